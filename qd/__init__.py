@@ -1,0 +1,66 @@
+"""qd: a Python kernel language with declarative parameter pruning.
+
+Source-compatible with the common subset of the quadrants API: replace
+`import quadrants as qd` with `import qd`.
+"""
+
+from __future__ import annotations
+
+from . import types
+from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
+from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .errors import (
+    QdArgumentError,
+    QdCallError,
+    QdCompileError,
+    QdError,
+    QdInternalError,
+    QdNameError,
+    QdRuntimeError,
+    QdStaticError,
+    QdSyntaxError,
+    QdTypeError,
+)
+from .kernel import func, kernel, launch_info
+from .lang import (
+    abs,
+    atomic_add,
+    atomic_and,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_sub,
+    atomic_xor,
+    cast,
+    ceil,
+    cos,
+    exp,
+    floor,
+    log,
+    max,
+    min,
+    ndrange,
+    pi,
+    sin,
+    sqrt,
+    static,
+    sync,
+    tan,
+)
+from .ndarray import Ndarray, ndarray
+from .types import Template, template
+
+__version__ = "0.1.0"
+i = i32
+f = f32
+
+__all__ = [
+    "types", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
+    "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
+    "QdArgumentError", "QdRuntimeError", "QdInternalError",
+    "kernel", "func", "launch_info", "static", "ndrange", "cast", "sync",
+    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
+    "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
+    "ndarray", "Ndarray", "template", "Template", "__version__",
+]

@@ -1,0 +1,1 @@
+"""Codegen: typed IR → LLVM IR text → native code."""

@@ -1,0 +1,98 @@
+"""`qd.init` and the process-wide configuration it sets.
+
+Configuration is one explicit object replaced by each `qd.init`; kernels compare its
+generation number to drop compiled variants that were built under older settings.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from . import dtypes as _dt
+
+
+class Arch(str):
+    """An architecture name; a `str` so it prints and compares plainly."""
+
+
+cpu = Arch("cpu")
+x64 = Arch("x64")
+arm64 = Arch("arm64")
+cuda = Arch("cuda")
+gpu = Arch("gpu")
+metal = Arch("metal")
+vulkan = Arch("vulkan")
+amdgpu = Arch("amdgpu")
+
+_KNOWN_ARCHS = {cpu, x64, arm64, cuda, gpu, metal, vulkan, amdgpu}
+
+# quadrants keywords that mean nothing for qd; accepted so programs run unchanged.
+_IGNORED_KEYWORDS = {
+    "default_ip", "cfg_optimization", "fast_math", "num_compile_threads", "advanced_optimization",
+    "kernel_profiler", "device_memory_GB", "device_memory_fraction", "random_seed", "log_level",
+    "print_ir", "verbose", "check_out_of_bound", "src_ll_cache", "print_non_pure", "packed",
+    "dynamic_index", "opt_level", "ad_stack_size", "print_kernel_llvm_ir",
+}
+
+
+@dataclass
+class Config:
+    arch: Arch = cpu
+    debug: bool = False
+    default_fp: _dt.DType = _dt.f32
+    default_ip: _dt.DType = _dt.i32
+    offline_cache: bool = True
+    offline_cache_file_path: str | None = None
+    prune: bool = True
+    cpu_max_num_threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    generation: int = 0
+
+
+_config = Config()
+_warned: set[str] = set()
+
+
+def current() -> Config:
+    return _config
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, stacklevel=3)
+
+
+def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
+         offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
+         prune: bool = True, cpu_max_num_threads: int | None = None, **kwargs) -> None:
+    """Reset qd: drop compiled kernels and apply the new settings."""
+    global _config
+    arch = cpu if arch is None else arch
+    if arch not in _KNOWN_ARCHS:
+        raise ValueError(f"qd.init: unknown arch {arch!r}")
+    if arch in (x64, arm64):
+        arch = cpu
+    if arch != cpu:
+        _warn_once(f"arch:{arch}", f"qd.init: arch={arch} is not available in this build; running on the CPU")
+        arch = cpu
+    fp = _dt.as_dtype(default_fp) if default_fp is not None else _dt.f32
+    if fp is None or not fp.is_float:
+        raise ValueError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {default_fp!r}")
+    ip = _dt.as_dtype(default_ip) if default_ip is not None else _dt.i32
+    if ip is None or not ip.is_int:
+        raise ValueError(f"qd.init: default_ip must be an integer dtype, got {default_ip!r}")
+    for key in kwargs:
+        if key not in _IGNORED_KEYWORDS:
+            raise TypeError(f"qd.init() got an unexpected keyword argument {key!r}")
+        _warn_once(f"kw:{key}", f"qd.init: option {key!r} has no effect in qd and is ignored")
+    env_cache = os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
+    threads = cpu_max_num_threads or int(os.environ.get("QD_NUM_THREADS", 0)) or (os.cpu_count() or 1)
+    _config = Config(
+        arch=arch, debug=bool(debug), default_fp=fp, default_ip=ip,
+        offline_cache=True if offline_cache is None else bool(offline_cache),
+        offline_cache_file_path=offline_cache_file_path or env_cache,
+        prune=bool(prune), cpu_max_num_threads=max(1, int(threads)),
+        generation=_config.generation + 1,
+    )

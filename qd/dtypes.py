@@ -1,0 +1,106 @@
+"""Scalar types of the kernel language and their promotion rules.
+
+Python literals are *weak*: `x * 2` keeps x's type, so f32 kernels do not silently
+become f64 kernels (the same rule NumPy 2 and quadrants apply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    kind: str  # "i" signed int, "u" unsigned int, "f" float, "b" bool
+    bits: int
+
+    @property
+    def np(self) -> np.dtype:
+        return _NP[self.name]
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    def __repr__(self) -> str:
+        return f"qd.{self.name}"
+
+    __str__ = __repr__
+
+    def __call__(self, value):
+        """`qd.f32(1.5)` in Python scope converts like numpy does."""
+        return self.np.type(value)
+
+
+i8 = DType("i8", "i", 8)
+i16 = DType("i16", "i", 16)
+i32 = DType("i32", "i", 32)
+i64 = DType("i64", "i", 64)
+u8 = DType("u8", "u", 8)
+u16 = DType("u16", "u", 16)
+u32 = DType("u32", "u", 32)
+u64 = DType("u64", "u", 64)
+f32 = DType("f32", "f", 32)
+f64 = DType("f64", "f", 64)
+u1 = DType("u1", "b", 1)
+
+ALL = (i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, u1)
+BY_NAME = {d.name: d for d in ALL}
+_NP = {
+    "i8": np.dtype(np.int8), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+    "u8": np.dtype(np.uint8), "u16": np.dtype(np.uint16), "u32": np.dtype(np.uint32), "u64": np.dtype(np.uint64),
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "u1": np.dtype(np.bool_),
+}
+_FROM_NP = {v: BY_NAME[k] for k, v in _NP.items()}
+_PY_ALIASES = {int: i32, float: f32, bool: u1}
+
+
+def from_numpy(dt) -> DType | None:
+    return _FROM_NP.get(np.dtype(dt))
+
+
+def as_dtype(obj) -> DType | None:
+    """Accept qd dtypes, numpy dtypes/scalar types and the Python builtins int/float/bool."""
+    if isinstance(obj, DType):
+        return obj
+    if obj in _PY_ALIASES:
+        return _PY_ALIASES[obj]
+    try:
+        return _FROM_NP.get(np.dtype(obj))
+    except TypeError:
+        return None
+
+
+def promote(a: DType, b: DType) -> DType:
+    """Binary-operation result type of two typed (non-literal) operands."""
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            return a if a.bits >= b.bits else b
+        return a if a.is_float else b
+    if a.is_bool:
+        return b
+    if b.is_bool:
+        return a
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    signed, unsigned = (a, b) if a.is_signed else (b, a)
+    if signed.bits > unsigned.bits:
+        return signed
+    return unsigned if unsigned.bits >= signed.bits else signed

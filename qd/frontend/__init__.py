@@ -1,0 +1,1 @@
+"""Frontend: Python source of kernels and funcs → typed IR per instantiation."""

@@ -1,0 +1,283 @@
+"""Typed IR of one function instantiation.
+
+Shared by the fact exporter (which reads params, blocks, accesses and call sites) and by
+codegen (which lowers it to LLVM). Expressions are trees of plain dataclasses; every
+runtime leaf parameter is referred to by its dotted path so that pruning can remove it
+from signatures without rewriting the IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..dtypes import DType
+from ..errors import SourceLoc
+
+# ---------------------------------------------------------------- parameters / variables
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A runtime leaf parameter: a scalar or an array, named by its dotted path."""
+
+    path: str
+    kind: str  # "scalar" | "array"
+    dtype: DType
+    ndim: int = 0
+    loc: SourceLoc | None = None
+
+
+@dataclass(eq=False)
+class Var:
+    """A local scalar variable. `home` is the task index that owns it (-1: kernel frame / func)."""
+
+    name: str
+    dtype: DType
+    home: int = -1
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(eq=False)
+class Expr:
+    dtype: DType
+
+
+@dataclass(eq=False)
+class Const(Expr):
+    value: object = 0
+
+
+@dataclass(eq=False)
+class VarRead(Expr):
+    var: Var = None
+
+
+@dataclass(eq=False)
+class ParamRead(Expr):
+    path: str = ""
+
+
+@dataclass(eq=False)
+class Load(Expr):
+    path: str = ""
+    indices: list[Expr] = field(default_factory=list)
+    loc: SourceLoc | None = None
+
+
+@dataclass(eq=False)
+class Shape(Expr):
+    path: str = ""
+    dim: int = 0
+
+
+@dataclass(eq=False)
+class BinOp(Expr):
+    """Arithmetic / bitwise / comparison on operands already converted to `operand_dtype`."""
+
+    op: str = ""
+    lhs: Expr = None
+    rhs: Expr = None
+
+
+@dataclass(eq=False)
+class UnaryOp(Expr):
+    op: str = ""  # "neg", "not", "invert"
+    operand: Expr = None
+
+
+@dataclass(eq=False)
+class BoolOp(Expr):
+    """Short-circuit `and` / `or` over u1 operands."""
+
+    op: str = ""
+    values: list[Expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    operand: Expr = None
+
+
+@dataclass(eq=False)
+class Select(Expr):
+    cond: Expr = None
+    a: Expr = None
+    b: Expr = None
+
+
+@dataclass(eq=False)
+class Intrinsic(Expr):
+    name: str = ""  # sqrt sin cos tan exp log abs floor ceil min max pow
+    args: list[Expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class AtomicRMW(Expr):
+    """Atomic read-modify-write on an array element; evaluates to the old value."""
+
+    op: str = ""  # add sub min max and or xor
+    path: str = ""
+    indices: list[Expr] = field(default_factory=list)
+    value: Expr = None
+    loc: SourceLoc | None = None
+
+
+@dataclass(eq=False)
+class AtomicVar(Expr):
+    """Atomic update of a kernel-frame variable from inside a parallel loop."""
+
+    op: str = ""
+    var: Var = None
+    value: Expr = None
+
+
+@dataclass(eq=False)
+class CallFunc(Expr):
+    """Call of another instantiation. Each callee leaf is fed either from a caller leaf
+    (`binds`, the facts' Bind rows) or from an evaluated expression (`values`)."""
+
+    site: str = ""
+    callee: str = ""
+    binds: list[tuple[str, str]] = field(default_factory=list)  # (caller path, callee path)
+    values: list[tuple[str, Expr]] = field(default_factory=list)  # (callee path, expression)
+    loc: SourceLoc | None = None
+    block: str = ""
+
+
+@dataclass(eq=False)
+class TupleReturn:
+    """The value of `return a, b` in a func that returns several scalars."""
+
+    values: list[Expr]
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(eq=False)
+class Stmt:
+    loc: SourceLoc | None
+
+
+@dataclass(eq=False)
+class Block:
+    id: str
+    parent: str
+    stmts: list[Stmt] = field(default_factory=list)
+    static_taken: int | None = None  # 1/0 for arms of `if qd.static`, None otherwise
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    var: Var = None
+    value: Expr = None
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    path: str = ""
+    indices: list[Expr] = field(default_factory=list)
+    value: Expr = None
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    expr: Expr = None
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr = None
+    then: Block = None
+    orelse: Block | None = None
+
+
+@dataclass(eq=False)
+class Nested(Stmt):
+    """A block executed in place (taken `qd.static` arm, unrolled static-for body)."""
+
+    block: Block = None
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    """`for vars in range/ndrange`: dims are (start, stop, step) per loop variable.
+
+    `task` >= 0 marks a top-level kernel loop that runs as parallel task number `task`.
+    """
+
+    vars: list[Var] = field(default_factory=list)
+    dims: list[tuple[Expr, Expr, Expr]] = field(default_factory=list)
+    body: Block = None
+    task: int = -1
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr = None
+    body: Block = None
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Expr | None = None
+
+
+@dataclass(eq=False)
+class Unpack(Stmt):
+    """Assign the results of a tuple-returning call to temporaries."""
+
+    vars: list[Var] = field(default_factory=list)
+    call: CallFunc = None
+
+
+# ---------------------------------------------------------------- facts side tables
+
+
+@dataclass(frozen=True)
+class AccessRec:
+    path: str
+    block: str
+    loc: SourceLoc | None
+    kind: str  # read write atomic shape arg
+
+
+@dataclass(frozen=True)
+class DeadCallRec:
+    site: str
+    func: str
+    block: str
+
+
+@dataclass(eq=False)
+class Inst:
+    """One function specialised by its static context."""
+
+    id: str
+    qualname: str
+    is_kernel: bool
+    params: list[Leaf]
+    body: Block
+    blocks: list[Block]
+    returns: tuple[DType, ...]  # () for none, (t,) scalar, (t1, t2, ...) tuple
+    accesses: list[AccessRec]
+    calls: list[CallFunc]
+    dead_calls: list[DeadCallRec]
+    callees: set[str]
+    loc: SourceLoc | None = None
+    n_tasks: int = 0
+    frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
+    written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
+    source_digest: str = ""

@@ -1,0 +1,250 @@
+"""`@qd.kernel` / `@qd.func` and the dispatch from a Python call to a compiled variant."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from . import config as _config
+from .dtypes import from_numpy
+from .errors import QdArgumentError, QdError, SourceLoc
+from .frontend.lower import _type_hints, ct_key
+from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of
+from .frontend.source import get_source
+from .ndarray import Ndarray
+
+
+class Func:
+    """A `@qd.func`: inlined into its callers, instantiated per static context."""
+
+    is_qd_func = True
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self._hints = None
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+
+    @property
+    def hints(self) -> dict:
+        if self._hints is None:
+            self._hints = _type_hints(self.fn)
+        return self._hints
+
+    def __call__(self, *args, **kwargs):
+        raise QdError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func")
+
+
+def func(fn=None, **_options):
+    """Decorator; accepts quadrants' options (`is_real_function`, ...) for source compatibility."""
+    if fn is None:
+        return lambda f: Func(f)
+    return Func(fn)
+
+
+@dataclass
+class LaunchInfo:
+    """What `qd.launch_info(kernel)` reports about the last launch."""
+
+    specialization: tuple
+    kept: tuple[str, ...]
+    pruned: tuple[str, ...]
+    source: str  # "compile" | "memory" | "disk"
+    inst_id: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+class Kernel:
+    """A `@qd.kernel`: compiled lazily per specialisation key on first call."""
+
+    is_qd_kernel = True
+
+    def __init__(self, fn, fastcache: bool = False):
+        self.fn = fn
+        self.fastcache = fastcache
+        self.signature = inspect.signature(fn)
+        self.defaults = {p.name: p.default for p in self.signature.parameters.values() if p.default is not p.empty}
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self._specs = None
+        self._gen = -1
+        self._fast = None
+        self.variants: dict = {}
+        self.last: LaunchInfo | None = None
+
+    # -- lazily computed signature facts -------------------------------------------------------
+
+    @property
+    def hints(self) -> dict:
+        return _type_hints(self.fn)
+
+    @property
+    def specs(self) -> list[tuple[str, object]]:
+        if self._specs is None:
+            hints = self.hints
+            specs = []
+            for p in self.signature.parameters.values():
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    raise QdArgumentError("kernels cannot take *args / **kwargs", self.param_loc(p.name))
+                ann = hints.get(p.name)
+                spec = spec_of(ann, allow_any=False) if ann is not None else None
+                if spec is None:
+                    raise QdArgumentError(f"kernel parameter {p.name!r} needs a type annotation (a qd dtype, "
+                                          "qd.types.NDArray[...], qd.template() or a dataclass)", self.param_loc(p.name))
+                specs.append((p.name, spec))
+            self._specs = specs
+            self.key_paths = _key_paths(specs)
+        return self._specs
+
+    def param_loc(self, path: str) -> SourceLoc | None:
+        root = path.split(".")[0]
+        try:
+            src = get_source(self.fn)
+        except QdError:
+            return None
+        a = src.tree.args
+        for node in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+            if node.arg == root:
+                return src.loc(node)
+        return src.loc(src.tree)
+
+    def def_loc(self) -> SourceLoc | None:
+        try:
+            src = get_source(self.fn)
+        except QdError:
+            return None
+        return src.loc(src.tree)
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if self._gen != _config._config.generation:
+            self._reset()
+        fast = self._fast
+        try:
+            if fast is not None:
+                try:
+                    return fast(*args, **kwargs)
+                except QdError:
+                    raise
+                except TypeError:  # wrong number or names of arguments: explain them
+                    return self._slow_call(args, kwargs)
+            return self._slow_call(args, kwargs)
+        except QdError as e:
+            raise e.with_traceback(None) from None
+
+    def _reset(self) -> None:
+        self._gen = _config._config.generation
+        self._fast = None
+        self.variants = {}
+        self.last = None
+
+    def bind(self, args, kwargs) -> dict:
+        try:
+            b = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise QdArgumentError(f"bad call of kernel {self.fn.__qualname__}(): {e}", self.def_loc()) from None
+        b.apply_defaults()
+        return dict(b.arguments)
+
+    def key_of(self, bound: dict) -> tuple:
+        from .runtime.args import array_signature
+
+        key = []
+        for path, kind, spec in self.key_paths:
+            v = _get_path(bound, path, self)
+            key.append(ct_key(v) if kind == "ct" else array_signature(v, spec, path, self))
+        return tuple(key)
+
+    def _slow_call(self, args, kwargs):
+        from .pipeline import get_variant
+
+        specs = self.specs  # noqa: F841 - validates annotations
+        bound = self.bind(args, kwargs)
+        key = self.key_of(bound)
+        variant, source = get_variant(self, key, bound)
+        if not self.key_paths:
+            self._fast = variant.launch
+        else:
+            self._fast = self._make_dispatcher()
+        result = variant.launch(*args, **kwargs)
+        self.last = LaunchInfo(key, variant.kept, variant.pruned, source, variant.inst_id)
+        return result
+
+    def _make_dispatcher(self):
+        from .runtime.launcher import param_list
+
+        plist, fwd = param_list(self.signature)
+        parts = []
+        ns = {"_table": self.variants, "_slow": lambda *a, **k: self._slow_call(a, k), "_ck": ct_key,
+              "_defaults": self.defaults, "_asig": _asig, "_self": self}
+        for path, kind, _spec in self.key_paths:
+            parts.append(f"_ck({path})" if kind == "ct" else f"_asig({path})")
+        src = "\n".join([
+            f"def dispatch({plist}):",
+            "  try:",
+            f"    v = _table[({', '.join(parts)},)]",
+            "  except (KeyError, TypeError, AttributeError):",
+            f"    return _slow({fwd})",
+            f"  return v.launch({fwd})",
+        ])
+        exec(compile(src, f"<qd dispatch {self.fn.__qualname__}>", "exec"), ns)
+        return ns["dispatch"]
+
+
+def _asig(v):
+    if type(v) is Ndarray:
+        return (v.dtype, v.ndim)
+    return (from_numpy(v.dtype), v.ndim)
+
+
+def _get_path(bound: dict, path: str, kernel):
+    parts = path.split(".")
+    v = bound[parts[0]]
+    for p in parts[1:]:
+        try:
+            v = getattr(v, p)
+        except AttributeError:
+            raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated dataclass)",
+                                  kernel.param_loc(path)) from None
+    return v
+
+
+def _key_paths(specs) -> list[tuple[str, str, object]]:
+    """Paths whose values select the compiled variant: template values, compile-time dataclass
+    members and arrays whose annotation leaves dtype or ndim open."""
+    out = []
+
+    def walk(path, spec):
+        if isinstance(spec, ConstSpec):
+            out.append((path, "ct", spec))
+        elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None):
+            out.append((path, "arr", spec))
+        elif isinstance(spec, StructSpec):
+            for name, m in spec.members:
+                walk(f"{path}.{name}", m)
+
+    for name, spec in specs:
+        walk(name, spec)
+    return out
+
+
+def kernel(fn=None, *, fastcache: bool = False, **_options):
+    """Decorator: `@qd.kernel` or `@qd.kernel(fastcache=True)`."""
+    if fn is None:
+        return lambda f: Kernel(f, fastcache=fastcache)
+    return Kernel(fn, fastcache=fastcache)
+
+
+def launch_info(k: Kernel) -> LaunchInfo | None:
+    """Specialisation, kept/pruned leaf paths and cache source of `k`'s last launch."""
+    if not isinstance(k, Kernel):
+        raise TypeError("qd.launch_info expects a @qd.kernel")
+    return k.last
+
+

@@ -1,0 +1,85 @@
+"""Kernel-language builtins as Python-scope objects.
+
+Inside kernels the frontend recognises these by identity and lowers them; called from
+ordinary Python they behave like their numpy counterparts so helper code can be tested
+outside kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+
+
+def static(x, *rest):
+    """Compile-time evaluation marker: `if qd.static(c)` / `for x in qd.static(seq)`."""
+    return (x, *rest) if rest else x
+
+
+class ndrange:
+    """`for i, j in qd.ndrange(n, (a, b))` — a multi-dimensional range."""
+
+    def __init__(self, *dims):
+        self.dims = tuple((0, d) if not isinstance(d, tuple) else d for d in dims)
+
+    def __iter__(self):
+        import itertools
+
+        return itertools.product(*(range(a, b) for a, b in self.dims))
+
+
+def cast(x, dtype):
+    return _dt.as_dtype(dtype).np.type(x)
+
+
+def sync() -> None:
+    """Launches are synchronous on the CPU; kept for source compatibility."""
+
+
+def _atomic(op):
+    def f(ref, value):
+        raise RuntimeError(f"qd.atomic_{op} can only be used inside a kernel or func")
+
+    f.__name__ = f"atomic_{op}"
+    f.__qualname__ = f.__name__
+    return f
+
+
+atomic_add = _atomic("add")
+atomic_sub = _atomic("sub")
+atomic_min = _atomic("min")
+atomic_max = _atomic("max")
+atomic_and = _atomic("and")
+atomic_or = _atomic("or")
+atomic_xor = _atomic("xor")
+
+sqrt = np.sqrt
+sin = np.sin
+cos = np.cos
+tan = np.tan
+exp = np.exp
+log = np.log
+floor = np.floor
+ceil = np.ceil
+abs = np.abs  # noqa: A001 - mirrors quadrants' qd.abs
+
+
+def min(*args):  # noqa: A001
+    return np.minimum.reduce(args) if len(args) > 1 else args[0]
+
+
+def max(*args):  # noqa: A001
+    return np.maximum.reduce(args) if len(args) > 1 else args[0]
+
+
+pi = math.pi
+
+ATOMICS = {atomic_add: "add", atomic_sub: "sub", atomic_min: "min", atomic_max: "max",
+           atomic_and: "and", atomic_or: "or", atomic_xor: "xor"}
+MATH = {sqrt: "sqrt", sin: "sin", cos: "cos", tan: "tan", exp: "exp", log: "log",
+        floor: "floor", ceil: "ceil", abs: "abs", min: "min", max: "max",
+        math.sqrt: "sqrt", math.sin: "sin", math.cos: "cos", math.tan: "tan", math.exp: "exp",
+        math.log: "log", math.floor: "floor", math.ceil: "ceil", math.fabs: "abs", math.pow: "pow"}

@@ -1,0 +1,1 @@
+"""Runtime: argument checks, the launch path and the CPU thread pool."""

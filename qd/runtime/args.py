@@ -1,0 +1,71 @@
+"""Checks and conversions of launch arguments (the slow, explaining path)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import QdArgumentError
+from ..ndarray import Ndarray
+
+
+def array_signature(v, spec, path: str, kernel) -> tuple[_dt.DType, int]:
+    """(dtype, ndim) of an array argument, checked against the parameter's annotation."""
+    if isinstance(v, Ndarray):
+        dt, nd = v.dtype, v.ndim
+    elif isinstance(v, np.ndarray):
+        dt = _dt.from_numpy(v.dtype)
+        nd = v.ndim
+        if dt is None:
+            raise QdArgumentError(f"argument {path!r}: numpy dtype {v.dtype} is not supported by qd",
+                                  kernel.param_loc(path))
+    else:
+        raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
+                              kernel.param_loc(path))
+    if spec.dtype is not None and spec.dtype != dt:
+        raise QdArgumentError(f"argument {path!r} must have dtype {spec.dtype}, got {dt}", kernel.param_loc(path))
+    if spec.ndim is not None and spec.ndim != nd:
+        raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd}",
+                              kernel.param_loc(path))
+    return dt, nd
+
+
+def array_arg(v, dtype: _dt.DType, ndim: int, path: str, kernel) -> tuple[int, int, tuple]:
+    """(data pointer, end pointer, shape) of an array argument, with full checks."""
+    if isinstance(v, Ndarray):
+        if v.dtype != dtype or v.ndim != ndim:
+            raise QdArgumentError(f"argument {path!r} must be NDArray[{dtype}, {ndim}], got NDArray[{v.dtype}, "
+                                  f"{v.ndim}]", kernel.param_loc(path))
+        return v._ptr, v._end, v.shape
+    if isinstance(v, np.ndarray):
+        dt = _dt.from_numpy(v.dtype)
+        if dt != dtype or v.ndim != ndim:
+            raise QdArgumentError(f"argument {path!r} must be NDArray[{dtype}, {ndim}], got a numpy array of dtype "
+                                  f"{v.dtype} with {v.ndim} dimension(s)", kernel.param_loc(path))
+        if not v.flags.c_contiguous:
+            raise QdArgumentError(f"argument {path!r}: numpy array is not C-contiguous; pass "
+                                  "np.ascontiguousarray(a)", kernel.param_loc(path))
+        if not v.flags.writeable:
+            raise QdArgumentError(f"argument {path!r}: numpy array is read-only", kernel.param_loc(path))
+        p = v.ctypes.data
+        return p, p + v.nbytes, v.shape
+    raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
+                          kernel.param_loc(path))
+
+
+def scalar_arg(v, dtype: _dt.DType, path: str, kernel):
+    if isinstance(v, (bool, np.bool_)) or isinstance(v, (int, np.integer)):
+        return int(v) if not dtype.is_float else float(v)
+    if isinstance(v, (float, np.floating)):
+        if not dtype.is_float:
+            raise QdArgumentError(f"argument {path!r} must be an integer ({dtype}), got float {v!r}",
+                                  kernel.param_loc(path))
+        return float(v)
+    raise QdArgumentError(f"argument {path!r} must be a {dtype} scalar, got {type(v).__name__}",
+                          kernel.param_loc(path))
+
+
+def overlaps(spans) -> bool:
+    """True if any two non-empty [start, end) byte ranges intersect."""
+    s = sorted(x for x in spans if x[1] > x[0])
+    return any(s[i + 1][0] < s[i][1] for i in range(len(s) - 1))

@@ -1,0 +1,67 @@
+"""Annotations users write on kernel and func parameters (`qd.types.NDArray[...]`, `qd.template()`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import dtypes as _dt
+
+
+@dataclass(frozen=True)
+class NDArrayType:
+    """An array parameter; `dtype`/`ndim` of None mean "specialise on what is passed"."""
+
+    dtype: _dt.DType | None = None
+    ndim: int | None = None
+
+    def __repr__(self) -> str:
+        return f"qd.types.NDArray[{self.dtype}, {self.ndim}]"
+
+
+class _NDArrayAnnotation:
+    """Supports both spellings quadrants accepts: `NDArray[f32, 2]` and `ndarray(dtype=f32, ndim=2)`."""
+
+    def __getitem__(self, item) -> NDArrayType:
+        if not isinstance(item, tuple):
+            item = (item,)
+        dtype = item[0] if item else None
+        ndim = item[1] if len(item) > 1 else None
+        return self(dtype=dtype, ndim=ndim)
+
+    def __call__(self, dtype=None, ndim=None, **_ignored) -> NDArrayType:
+        d = None if dtype is None else _dt.as_dtype(dtype)
+        if dtype is not None and d is None:
+            raise TypeError(f"qd.types.NDArray: unknown dtype {dtype!r}")
+        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
+            raise TypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {ndim!r}")
+        return NDArrayType(d, ndim)
+
+    def __repr__(self) -> str:
+        return "qd.types.NDArray"
+
+
+NDArray = _NDArrayAnnotation()
+ndarray = NDArray
+
+
+class Template:
+    """Marks a compile-time parameter: each distinct value gets its own compiled variant.
+
+    Usable as an annotation (`x: qd.Template`), as `qd.template()`, and on dataclass members.
+    """
+
+    def __repr__(self) -> str:
+        return "qd.template()"
+
+
+def template() -> Template:
+    return Template()
+
+
+def is_template(annotation) -> bool:
+    return annotation is Template or isinstance(annotation, Template)
+
+
+i8, i16, i32, i64 = _dt.i8, _dt.i16, _dt.i32, _dt.i64
+u8, u16, u32, u64 = _dt.u8, _dt.u16, _dt.u32, _dt.u64
+f32, f64, u1 = _dt.f32, _dt.f64, _dt.u1
