@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.analyze import analyze
+from analysis.plan import PruningPlan, all_used
+
 from . import config as _config
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
@@ -30,6 +33,7 @@ class Variant:
     inst_id: str
     module: KernelModule
     info: LaunchInfo
+    plan: PruningPlan
 
 
 _registry: dict = {"gen": -1, "reg": None}
@@ -56,11 +60,6 @@ def reachable(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> list[ir.Inst]:
     return out
 
 
-def plan_all_used(insts: list[ir.Inst]) -> dict[str, tuple[str, ...]]:
-    """The plan with pruning off: every instantiation takes every leaf."""
-    return {i.id: tuple(lf.path for lf in i.params) for i in insts}
-
-
 def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
     """Kernel leaves that some instantiation stores to (for the launch-time aliasing check)."""
     memo: dict[str, set[str]] = {}
@@ -85,9 +84,11 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
     parallel.register()
     inst = lower_kernel(reg, kernel, bound)
     insts = reachable(inst, reg.insts)
-    used = plan_all_used(insts)
-    kept = used[inst.id]
-    pruned = tuple(lf.path for lf in inst.params if lf.path not in set(kept))
+    if cfg.prune:
+        plan = analyze(inst, insts, reg.analysed)
+    else:
+        plan = all_used(inst, insts)
+    used, kept, pruned = plan.used, plan.kept, plan.pruned
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{len(_names)}"
     _names.append(name)
     triple, layout, _cpu, _features = jit.target_info()
@@ -123,7 +124,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
                               kernel.def_loc())
 
     launch = make_launcher(kernel, km, addr, written if noalias else set(), on_alias, on_error, info)
-    return Variant(launch, kept, pruned, inst.id, km, info)
+    return Variant(launch, kept, pruned, inst.id, km, info, plan)
 
 
 _names: list[str] = []

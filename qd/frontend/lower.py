@@ -127,6 +127,7 @@ class InstRegistry:
         self.config = config
         self.insts: dict[str, ir.Inst] = {}
         self.graph = nx.DiGraph()  # instantiation call graph (recursion detection)
+        self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
         self._in_progress: list[tuple[object, str]] = []
 
 

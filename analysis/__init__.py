@@ -1,0 +1,1 @@
+"""The static analyzer: fact export, Datalog engines, the pruning plan and explanations."""
