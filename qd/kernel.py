@@ -148,7 +148,17 @@ class Kernel:
         try:
             b = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise QdArgumentError(f"bad call of kernel {self.fn.__qualname__}(): {e}", self.def_loc()) from None
+            loc = self.def_loc()
+            try:  # point at the first missing parameter when that is the problem
+                given = self.signature.bind_partial(*args, **kwargs).arguments
+                missing = [p.name for p in self.signature.parameters.values()
+                           if p.name not in given and p.default is p.empty
+                           and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+                if missing:
+                    loc = self.param_loc(missing[0])
+            except TypeError:
+                pass
+            raise QdArgumentError(f"bad call of kernel {self.fn.__qualname__}(): {e}", loc) from None
         b.apply_defaults()
         return dict(b.arguments)
 
