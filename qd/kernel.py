@@ -168,7 +168,14 @@ class Kernel:
         key = []
         for path, kind, spec in self.key_paths:
             v = _get_path(bound, path, self)
-            key.append(ct_key(v) if kind == "ct" else array_signature(v, spec, path, self))
+            if kind == "ct":
+                try:
+                    key.append(ct_key(v))
+                except TypeError as e:
+                    raise QdArgumentError(f"argument {path!r} is a compile-time parameter: {e}",
+                                          self.param_loc(path)) from None
+            else:
+                key.append(array_signature(v, spec, path, self))
         return tuple(key)
 
     def _slow_call(self, args, kwargs):

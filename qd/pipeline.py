@@ -138,6 +138,16 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
     v = kernel.variants.get(key)
     if v is not None:
         return v, "memory"
-    v = compile_variant(kernel, key, bound)
+    try:
+        v = compile_variant(kernel, key, bound)
+    except QdError:
+        raise
+    except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
+        import traceback
+
+        err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
+                              f"{type(e).__name__}: {e}", kernel.def_loc())
+        err.internal_traceback = traceback.format_exc()
+        raise err from None
     kernel.variants[key] = v
     return v, "compile"

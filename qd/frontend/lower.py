@@ -714,10 +714,7 @@ class Lowerer:
             if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
                 if not (isinstance(left, CT) and isinstance(right, CT)):
                     raise QdTypeError("`is` / `in` comparisons need compile-time operands", self.loc(node))
-                a, b = left.value, right.value
-                r = {ast.Is: lambda: a is b, ast.IsNot: lambda: a is not b, ast.In: lambda: a in b,
-                     ast.NotIn: lambda: a not in b}[type(op_node)]()
-                results.append(CT(r))
+                results.append(CT(_static_compare(op_node, left.value, right.value)))
             else:
                 results.append(self.binop(_CMPOPS[type(op_node)], left, right, node))
             left = right
@@ -767,7 +764,7 @@ class Lowerer:
             return RangeV((tuple(args),))
         if f is lang.ndrange:
             dims = []
-            for a, n in zip(args, node.args):
+            for a in args:
                 if isinstance(a, TupleV) and len(a.items) == 2:
                     dims.append((a.items[0], a.items[1], CT(1)))
                 elif isinstance(a, CT) and isinstance(a.value, tuple) and len(a.value) == 2:
@@ -1171,6 +1168,16 @@ class Lowerer:
                             f"values ({self.describe(v)})", self.loc(node))
 
 
+def _static_compare(op, a, b) -> bool:
+    if isinstance(op, ast.Is):
+        return a is b
+    if isinstance(op, ast.IsNot):
+        return a is not b
+    if isinstance(op, ast.In):
+        return a in b
+    return a not in b
+
+
 def _struct_spec_of(v: StructV) -> StructSpec:
     members = []
     for name, m in v.members:
@@ -1281,6 +1288,7 @@ class DeadArmScanner:
             low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id))
 
     def refs(self, s, default_kind):
+        stored = {id(n.value) for n in ast.walk(s) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)}
         seen: set[int] = set()
         for node in ast.walk(s):
             if id(node) in seen or not isinstance(node, (ast.Name, ast.Attribute)):
@@ -1293,7 +1301,7 @@ class DeadArmScanner:
             if v is None:
                 continue
             val, at = v
-            kind = "write" if isinstance(getattr(at, "ctx", None), ast.Store) else default_kind
+            kind = "write" if id(chain) in stored or isinstance(getattr(at, "ctx", None), ast.Store) else default_kind
             if isinstance(val, LeafV):
                 self._record(val.leaf.path, at, kind)
             elif isinstance(val, StructV):
