@@ -117,7 +117,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
             lf = leaves[path]
             v = _get_path(b, path, kernel)
             if lf.kind == "array":
-                array_arg(v, lf.dtype, lf.ndim, path, kernel)
+                array_arg(v, lf.dtype, lf.ndim, path, kernel, path in written)
             else:
                 scalar_arg(v, lf.dtype, path, kernel)
         raise QdInternalError(f"launch of kernel {kernel.fn.__qualname__} failed, but its arguments look valid",

@@ -30,7 +30,7 @@ def array_signature(v, spec, path: str, kernel) -> tuple[_dt.DType, int]:
     return dt, nd
 
 
-def array_arg(v, dtype: _dt.DType, ndim: int, path: str, kernel) -> tuple[int, int, tuple]:
+def array_arg(v, dtype: _dt.DType, ndim: int, path: str, kernel, writable: bool = True) -> tuple[int, int, tuple]:
     """(data pointer, end pointer, shape) of an array argument, with full checks."""
     if isinstance(v, Ndarray):
         if v.dtype != dtype or v.ndim != ndim:
@@ -45,8 +45,9 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, kernel) -> tuple[int, i
         if not v.flags.c_contiguous:
             raise QdArgumentError(f"argument {path!r}: numpy array is not C-contiguous; pass "
                                   "np.ascontiguousarray(a)", kernel.param_loc(path))
-        if not v.flags.writeable:
-            raise QdArgumentError(f"argument {path!r}: numpy array is read-only", kernel.param_loc(path))
+        if writable and not v.flags.writeable:
+            raise QdArgumentError(f"argument {path!r}: numpy array is read-only, but the kernel writes to it",
+                                  kernel.param_loc(path))
         p = v.ctypes.data
         return p, p + v.nbytes, v.shape
     raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",

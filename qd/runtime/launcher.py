@@ -11,8 +11,11 @@ from __future__ import annotations
 import ctypes
 import inspect
 
+import numpy as np
+
 from ..codegen import jit
 from ..codegen.lower_llvm import STATUS_SLOTS, KernelModule
+from ..dtypes import from_numpy
 from ..errors import QdRuntimeError
 from ..ndarray import Ndarray
 from .args import array_arg, overlaps
@@ -42,7 +45,9 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
     sig = kernel.signature
     plist, fwd = param_list(sig)
     ns = {"_i": buf, "_f": fbuf, "_st": status, "_sf": fstatus, "_run": run, "_argp": ctypes.addressof(buf),
-          "_Nd": Ndarray, "_arr": lambda v, d, nd, path: array_arg(v, d, nd, path, kernel),
+          "_Nd": Ndarray, "_npa": np.ndarray,
+          "_arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, kernel, w),
+          "_nptr": lambda v, path, w: _numpy_pointer(v, path, w, kernel),
           "_overlaps": overlaps, "_aliased": on_alias, "_diagnose": on_error, "_defaults": kernel.defaults,
           "_fail": lambda: _raise_check(km, status), "_keep": (buf, fbuf, status, fstatus), "_k": kernel, "_info": info}
     body = ["  _nd = True"]
@@ -51,11 +56,14 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
         k = s.slot
         if s.kind == "array":
             ns[f"_dt{k}"] = s.dtype
+            ns[f"_np{k}"] = s.dtype.np
             body += [f"  v = {s.path}",
                      f"  if type(v) is _Nd and v.dtype is _dt{k} and v.ndim == {s.ndim}:",
                      f"    p{k} = v._ptr; e{k} = v._end; shp = v.shape",
+                     f"  elif type(v) is _npa and v.dtype is _np{k} and v.ndim == {s.ndim} and v.size:",
+                     f"    p{k} = _nptr(v, {s.path!r}, {s.path in written}); e{k} = p{k} + v.nbytes; shp = v.shape; _nd = False",
                      "  else:",
-                     f"    p{k}, e{k}, shp = _arr(v, _dt{k}, {s.ndim}, {s.path!r}); _nd = False",
+                     f"    p{k}, e{k}, shp = _arr(v, _dt{k}, {s.ndim}, {s.path!r}, {s.path in written}); _nd = False",
                      f"  _i[{k}] = p{k}"]
             body += [f"  _i[{k + 1 + d}] = shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
@@ -90,6 +98,15 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
     launch = ns["launch"]
     launch.__qd_source__ = src
     return launch
+
+
+def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
+    """Data pointer of a numpy array: `c_char.from_buffer` costs a quarter of `.ctypes.data` and
+    also proves the buffer is C-contiguous and writable; anything else takes the checked path."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(v))
+    except (TypeError, ValueError, BufferError):
+        return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, kernel, writable)[0]
 
 
 def _raise_check(km: KernelModule, status) -> None:
