@@ -1,0 +1,21 @@
+"""The rules ship inside the installed package, not only in the source tree."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+
+def test_rules_found_and_loaded_from_outside_the_source_tree(tmp_path):
+    script = textwrap.dedent("""
+        import analysis.datalog as d
+        files = d.rule_files()
+        prog = d.load_program(files)
+        print(len(files), "Kept" in prog.outputs and "Used" in prog.outputs, files[0].parent)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    n, has_outputs, where = r.stdout.split()
+    assert int(n) == 5 and has_outputs == "True"
+    assert os.path.isfile(os.path.join(where, "schema.dl"))
