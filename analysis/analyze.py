@@ -16,8 +16,9 @@ def program():
     return load_program(rule_files())
 
 
-def analyze(kernel: ir.Inst, insts: list[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
-            engine=None) -> _plan.PruningPlan:
+def analyze(
+    kernel: ir.Inst, insts: list[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]], engine=None
+) -> _plan.PruningPlan:
     """Used sets for `kernel` and every instantiation it reaches. `analysed` maps instantiation
     ids to used sets from earlier runs; it is extended with the new ones."""
     t0 = time.perf_counter()

@@ -11,15 +11,27 @@ from collections.abc import Iterable, Mapping
 
 from qd.frontend import ir
 
-RELATIONS = ("Kernel", "Inst_Func", "Param", "Block_Parent", "StaticArm", "Access", "Call", "DeadCall", "Bind",
-             "Used_Cached")
+RELATIONS = (
+    "Kernel",
+    "Inst_Func",
+    "Param",
+    "Block_Parent",
+    "StaticArm",
+    "Access",
+    "Call",
+    "DeadCall",
+    "Bind",
+    "Used_Cached",
+)
 
 
 def loc_str(loc) -> str:
     return "?" if loc is None else f"{loc.file}:{loc.line}:{loc.col + 1}"
 
 
-def export(kernel: ir.Inst, insts: Iterable[ir.Inst], cached: Mapping[str, tuple[str, ...]]) -> dict[str, list]:
+def export(
+    kernel: ir.Inst, insts: Iterable[ir.Inst], cached: Mapping[str, tuple[str, ...]]
+) -> dict[str, list]:
     """Facts for one kernel specialisation. `insts` are all instantiations reachable from it;
     those in `cached` contribute only their used sets."""
     f: dict[str, list] = {r: [] for r in RELATIONS}

@@ -29,8 +29,9 @@ def all_used(kernel: ir.Inst, insts: Iterable[ir.Inst]) -> PruningPlan:
     return PruningPlan(kernel.id, used, used[kernel.id], ())
 
 
-def build(kernel: ir.Inst, insts: Iterable[ir.Inst], out: Mapping[str, set],
-          cached: Mapping[str, tuple[str, ...]]) -> PruningPlan:
+def build(
+    kernel: ir.Inst, insts: Iterable[ir.Inst], out: Mapping[str, set], cached: Mapping[str, tuple[str, ...]]
+) -> PruningPlan:
     by_inst: dict[str, set[str]] = {}
     for i, p in out["Used"]:
         by_inst.setdefault(i, set()).add(p)

@@ -585,8 +585,9 @@ class Lowerer:
             return ir.ParamRead(v.leaf.dtype, v.leaf.path)
         return v
 
-    def expr_Attribute(self, node):
-        base = self.expr(node.value)
+    def expr_Attribute(self, node, base=None):
+        if base is None:
+            base = self.expr(node.value)
         name = node.attr
         if isinstance(base, StructV):
             m = base.member(name)
@@ -807,9 +808,25 @@ class Lowerer:
 
     # -- calls to funcs ----------------------------------------------------------------------
 
+    def arg_value(self, node):
+        """A call argument: names and member chains are passed by reference (a scalar leaf
+        becomes a Bind row, not a read), everything else is evaluated."""
+        if isinstance(node, ast.Name):
+            v = self.lookup(node.id, node)
+            return self.read(v, node) if isinstance(v, ir.Var) else v
+        if isinstance(node, ast.Attribute):
+            base = self.arg_value(node.value)
+            if isinstance(base, StructV):
+                m = base.member(node.attr)
+                if m is None:
+                    raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {node.attr!r}", self.loc(node))
+                return m
+            return self.expr_Attribute(node, base)
+        return self.expr(node)
+
     def call_func(self, f, node):
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        args = [self.arg_value(a) for a in node.args]
+        kwargs = {k.arg: self.arg_value(k.value) for k in node.keywords}
         try:
             bound = f.signature.bind(*args, **kwargs)
         except TypeError as e:

@@ -1,0 +1,67 @@
+"""Datalog for qd's parameter-pruning analysis: a Soufflé-subset parser and two engines.
+
+The rules in ``rules/*.dl`` are the single source of truth.  They are parsed, checked and
+stratified once (:func:`load_program`), then evaluated per kernel by an engine chosen with
+:func:`get_engine`: the embedded compiled evaluator by default, or an external ``souffle``.
+
+Typical use::
+
+    prog = load_program(rule_files())
+    out = get_engine().run(prog, {"Kernel": [("k#1",)], ...})
+    out["Kept"]  # set of tuples
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from .embedded import EmbeddedEngine
+from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError
+from .program import Program, load_program, parse_program
+from .rules_path import rule_files, rules_dir
+from .syntax import Decl
+
+
+class Engine(Protocol):
+    """What every engine offers: evaluate a program on input facts."""
+
+    name: str
+
+    def run(
+        self, program: Program, facts: Mapping[str, Iterable[tuple[Any, ...]]]
+    ) -> dict[str, set[tuple[Any, ...]]]:
+        """Return every ``.output`` relation of ``program`` evaluated on ``facts``."""
+        ...
+
+
+_EMBEDDED = EmbeddedEngine()
+
+
+def get_engine(name: str | None = None) -> Engine:
+    """The engine called ``name``; ``None`` reads ``QD_DATALOG_ENGINE`` (default ``embedded``)."""
+    if name is None:
+        name = os.environ.get("QD_DATALOG_ENGINE", "").strip() or "embedded"
+    if name == "embedded":
+        return _EMBEDDED
+    if name == "souffle":
+        from .souffle import SouffleEngine
+
+        return SouffleEngine()
+    raise DatalogError(f"unknown Datalog engine {name!r} (choose 'embedded' or 'souffle')")
+
+
+__all__ = [
+    "DatalogError",
+    "DatalogStratificationError",
+    "DatalogSyntaxError",
+    "Decl",
+    "Engine",
+    "Program",
+    "get_engine",
+    "load_program",
+    "parse_program",
+    "rule_files",
+    "rules_dir",
+]

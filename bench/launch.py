@@ -1,0 +1,214 @@
+"""Launch overhead: microseconds per call of a tiny kernel with two array arguments.
+
+The kernel is y[i] += x[i] over 16 float32 elements, so the call is all overhead: argument
+checking, pointer extraction, dispatch and the foreign call. Each implementation makes
+`--launches` back-to-back calls per run; the result is the best and median run divided by the
+number of launches. A plain Python function with the same arguments is the floor that no
+Python-called kernel can beat.
+
+Each implementation runs in its own process so that thread pools of one runtime do not slow
+another. Results are checked once (y must equal launches * x after a known number of calls).
+
+    .venv/bin/python bench/launch.py [--launches 20000] [--runs 7] [--quick]
+
+Prints a table and writes bench/results/launch.json.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from _common import load_line, machine_info, optional_import, print_table, summarize, time_reps, write_json
+
+N = 16
+IMPL_NAMES = ["python", "qd-ndarray", "qd-numpy", "numba", "quadrants-ndarray", "quadrants-numpy"]
+
+
+def make_kernel(m):
+    """Shared source for qd and quadrants."""
+
+    @m.kernel
+    def accumulate(x: m.types.NDArray[m.f32, 1], y: m.types.NDArray[m.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] += x[i]
+
+    return accumulate
+
+
+def prepare(
+    name: str,
+) -> tuple[Callable[[], object] | None, Callable[[], np.ndarray] | None, Callable[[], None], str]:
+    """Return (launch, read_y, reset_y, skip_reason) for one implementation.
+
+    `launch()` makes one call with the fixed arguments; `read_y()` returns y as numpy;
+    `reset_y()` zeroes y.
+    """
+    x_np = np.arange(1, N + 1, dtype=np.float32)
+    y_np = np.zeros(N, dtype=np.float32)
+
+    if name == "python":
+
+        def accumulate_py(x, y):
+            return None
+
+        return (lambda: accumulate_py(x_np, y_np)), None, lambda: None, ""
+
+    if name == "numba":
+        numba, why = optional_import("numba")
+        if numba is None:
+            return None, None, lambda: None, why
+
+        @numba.njit
+        def accumulate_nb(x, y):
+            for i in range(x.shape[0]):
+                y[i] += x[i]
+
+        return (lambda: accumulate_nb(x_np, y_np)), (lambda: y_np), (lambda: y_np.fill(0)), ""
+
+    module_name, storage = name.split("-")
+    m, why = optional_import(module_name)
+    if m is None:
+        return None, None, lambda: None, why
+    m.init(arch=m.cpu)
+    kernel = make_kernel(m)
+    if storage == "numpy":
+        return (lambda: kernel(x_np, y_np)), (lambda: y_np), (lambda: y_np.fill(0)), ""
+    x = m.ndarray(m.f32, (N,))
+    y = m.ndarray(m.f32, (N,))
+    x.from_numpy(x_np)
+
+    def read():
+        m.sync()
+        return y.to_numpy()
+
+    return (lambda: kernel(x, y)), read, (lambda: y.from_numpy(np.zeros(N, dtype=np.float32))), ""
+
+
+def child(name: str, launches: int, runs: int, out_path: str) -> None:
+    launch, read_y, reset_y, why = prepare(name)
+    payload: dict[str, Any] = {}
+    if launch is None:
+        payload["skipped"] = why
+    else:
+        launch()  # compile
+        problem = ""
+        if read_y is not None:
+            reset_y()
+            for _ in range(5):
+                launch()
+            got = read_y()
+            if not np.array_equal(got, 5 * np.arange(1, N + 1, dtype=np.float32)):
+                problem = f"y after 5 launches is {got[:4]}..."
+
+        sync = sys.modules[name.split("-")[0]].sync if name.split("-")[0] in ("qd", "quadrants") else None
+
+        def batch():
+            for _ in range(launches):
+                launch()
+            if sync is not None:
+                sync()
+
+        s = summarize(time_reps(batch, runs, warmup=1))
+        payload["row"] = {
+            "impl": name,
+            "us_best": s["best_s"] / launches * 1e6,
+            "us_median": s["median_s"] / launches * 1e6,
+            "launches": launches,
+            "runs": runs,
+            "verified": not problem,
+            "verify_error": problem or None,
+        }
+    payload["machine"] = machine_info()
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(payload, f)
+
+
+def run_child(name: str, launches: int, runs: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path = os.path.join(tmp, "out.json")
+        cmd = [sys.executable, __file__, "--child", name, "--launches", str(launches), "--runs", str(runs)]
+        cmd += ["--child-out", out_path]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0 or not os.path.exists(out_path):
+            tail = proc.stdout.strip().splitlines()[-1:] or ["no output"]
+            return {"skipped": f"crashed (exit {proc.returncode}): {tail[0]}"}
+        with open(out_path, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--launches", type=int, default=20_000, help="launches per timed run (default 20000)")
+    parser.add_argument(
+        "--runs", type=int, default=7, help="timed runs; best and median are reported (default 7)"
+    )
+    parser.add_argument("--quick", action="store_true", help="2000 launches x 3 runs, for smoke-testing")
+    parser.add_argument("--only", nargs="+", choices=IMPL_NAMES, help="implementations to run (default: all)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child-out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    launches, runs = (2000, 3) if args.quick else (args.launches, args.runs)
+
+    if args.child:
+        child(args.child, launches, runs, args.child_out)
+        return 0
+
+    print(load_line())
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
+    versions: dict[str, Any] = {}
+    for name in args.only or IMPL_NAMES:
+        res = run_child(name, launches, runs)
+        if "skipped" in res:
+            skipped[name] = res["skipped"]
+            print(f"skipping {name}: {res['skipped']}")
+            continue
+        rows.append(res["row"])
+        versions.update({k: v for k, v in res.get("machine", {}).items() if k.endswith("_version")})
+
+    print()
+    print_table(
+        rows,
+        [
+            ("impl", "impl", ""),
+            ("us_best", "us/launch best", ".2f"),
+            ("us_median", "us/launch median", ".2f"),
+            ("launches", "launches/run", "d"),
+            ("verified", "ok", ""),
+        ],
+    )
+    by_name = {r["impl"]: r for r in rows if r["verified"]}
+    ratios = {}
+    for qd_name in ("qd-ndarray", "qd-numpy"):
+        for ref in ("numba", "quadrants-ndarray"):
+            if qd_name in by_name and ref in by_name:
+                ratios[f"{qd_name} / {ref}"] = by_name[qd_name]["us_best"] / by_name[ref]["us_best"]
+    if ratios:
+        print()
+        for k, v in ratios.items():
+            print(f"{k}: {v:.2f}x the time per launch")
+    failures = [r for r in rows if not r["verified"]]
+    for r in failures:
+        print(f"VERIFY FAILED: {r['impl']}: {r['verify_error']}")
+    path = write_json(
+        "launch.json",
+        {
+            "machine": {**machine_info(), **versions},
+            "config": {"n": N, "launches": launches, "runs": runs},
+            "skipped": skipped,
+            "results": rows,
+            "ratios": ratios,
+        },
+    )
+    print(f"wrote {path}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

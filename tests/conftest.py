@@ -1,0 +1,33 @@
+"""Shared pytest setup.
+
+Every test that uses ``qd`` starts from a freshly initialised CPU runtime so that compiled
+kernels, debug mode and cache settings cannot leak from one test into the next. Compiled
+objects go to a temporary directory created for this pytest run, never to the user's home
+cache, so a stale entry from an earlier checkout cannot make a test pass or fail.
+"""
+
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def qd_cache_dir(tmp_path_factory):
+    """One cache directory per pytest run: fastcache hits between tests are allowed, and they
+    must be correct, but nothing outlives the run."""
+    return tmp_path_factory.mktemp("qd_cache")
+
+
+@pytest.fixture(autouse=True)
+def _qd_fresh_runtime(request, qd_cache_dir):
+    """Re-initialise qd before each test that has imported it.
+
+    Rule-level and analysis tests never import ``qd``; checking ``sys.modules`` keeps them
+    independent of the compiler, so a broken backend does not hide a Datalog regression.
+    """
+    qd = sys.modules.get("qd")
+    if qd is None or not hasattr(qd, "init"):
+        yield
+        return
+    qd.init(arch=qd.cpu)
+    yield

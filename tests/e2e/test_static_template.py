@@ -1,0 +1,157 @@
+"""Compile-time specialisation: template parameters, `qd.static` branches and unrolled loops.
+
+Each template value selects different code. The tests call the variants in interleaved order,
+so a cache that keys on the wrong thing returns the other variant's numbers and fails.
+"""
+
+import numpy as np
+import pytest
+
+import qd
+
+USE_OFFSET = True
+OFFSET = 0.5
+
+
+@qd.kernel
+def apply_mode(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1], mode: qd.template()):
+    for i in range(x.shape[0]):
+        if qd.static(mode == 0):
+            y[i] = x[i] * x[i]
+        elif qd.static(mode == 1):
+            y[i] = x[i] + 1.0
+        else:
+            y[i] = -x[i]
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 0, 1), (2, 1, 0, 2)])
+def test_template_variants_interleaved(order):
+    rng = np.random.default_rng(40)
+    x = rng.standard_normal(1000).astype(np.float32)
+    expected = {0: x * x, 1: x + np.float32(1.0), 2: -x}
+    for mode in order:
+        y = np.zeros_like(x)
+        apply_mode(x, y, mode)
+        np.testing.assert_allclose(y, expected[mode], rtol=1e-6, err_msg=f"mode={mode}")
+
+
+@qd.kernel
+def scale_by(x: qd.types.NDArray[qd.i32, 1], factor: qd.Template):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * factor
+
+
+def test_template_value_is_baked_in():
+    x = np.arange(100, dtype=np.int32)
+    scale_by(x, 3)
+    np.testing.assert_array_equal(x, np.arange(100) * 3)
+    scale_by(x, -2)
+    np.testing.assert_array_equal(x, np.arange(100) * -6)
+    scale_by(x, 3)
+    np.testing.assert_array_equal(x, np.arange(100) * -18)
+
+
+@qd.func
+def power(v: qd.f32, n: qd.template()) -> qd.f32:
+    r = 1.0
+    for _ in qd.static(range(n)):
+        r = r * v
+    return r
+
+
+@qd.kernel
+def powers(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 2]):
+    for i in range(x.shape[0]):
+        out[i, 0] = power(x[i], 0)
+        out[i, 1] = power(x[i], 2)
+        out[i, 2] = power(x[i], 3)
+
+
+def test_template_func_two_instantiations_in_one_kernel():
+    x = np.random.default_rng(41).uniform(-2, 2, 333).astype(np.float32)
+    out = np.zeros((333, 3), dtype=np.float32)
+    powers(x, out)
+    np.testing.assert_allclose(out[:, 0], np.ones_like(x))
+    np.testing.assert_allclose(out[:, 1], x * x, rtol=1e-6)
+    np.testing.assert_allclose(out[:, 2], x * x * x, rtol=1e-6)
+
+
+@qd.kernel
+def static_unroll_range(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 2]):
+    for i in range(x.shape[0]):
+        for d in qd.static(range(4)):
+            out[i, d] = x[i] * (d + 1)
+
+
+def test_static_for_over_range():
+    x = np.random.default_rng(42).standard_normal(129).astype(np.float32)
+    out = np.zeros((129, 4), dtype=np.float32)
+    static_unroll_range(x, out)
+    np.testing.assert_allclose(out, x[:, None] * np.arange(1, 5, dtype=np.float32), rtol=1e-6)
+
+
+@qd.func
+def add_one(v: qd.f32) -> qd.f32:
+    return v + 1.0
+
+
+@qd.func
+def double(v: qd.f32) -> qd.f32:
+    return v * 2.0
+
+
+@qd.func
+def negate(v: qd.f32) -> qd.f32:
+    return -v
+
+
+@qd.kernel
+def pipeline(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for f in qd.static([add_one, double, negate]):
+            v = f(v)
+        y[i] = v
+
+
+def test_static_for_over_func_list():
+    x = np.random.default_rng(43).standard_normal(500).astype(np.float32)
+    y = np.zeros_like(x)
+    pipeline(x, y)
+    np.testing.assert_allclose(y, -((x + np.float32(1.0)) * np.float32(2.0)), rtol=1e-6)
+
+
+@qd.kernel
+def static_global_branch(x: qd.types.NDArray[qd.f32, 1]):
+    for i in range(x.shape[0]):
+        if qd.static(USE_OFFSET):
+            x[i] = x[i] + OFFSET
+        else:
+            x[i] = 0.0
+
+
+def test_static_if_on_module_constant():
+    x = np.arange(10, dtype=np.float32)
+    static_global_branch(x)
+    np.testing.assert_array_equal(x, np.arange(10, dtype=np.float32) + np.float32(0.5))
+
+
+@qd.kernel
+def static_if_flag(x: qd.types.NDArray[qd.i32, 1], flag: qd.template(), dead: qd.types.NDArray[qd.i32, 1]):
+    for i in range(x.shape[0]):
+        if qd.static(flag):
+            x[i] = i * 2
+        else:
+            dead[i] = 1
+            x[i] = -1
+
+
+def test_static_if_dead_branch_has_no_effect():
+    x = np.zeros(64, dtype=np.int32)
+    dead = np.zeros(64, dtype=np.int32)
+    static_if_flag(x, True, dead)
+    np.testing.assert_array_equal(x, np.arange(64) * 2)
+    assert (dead == 0).all()
+    static_if_flag(x, False, dead)
+    assert (x == -1).all()
+    assert (dead == 1).all()

@@ -1,0 +1,71 @@
+"""provenance.dl: one-step reasons for kept parameters and near misses for pruned ones."""
+
+from __future__ import annotations
+
+FACTS = {
+    "Kernel": [("k#0",)],
+    "Param": [("k#0", "md.a", 0), ("k#0", "md.b", 1), ("k#0", "md.c", 2), ("k#0", "md.d", 3)],
+    "Block_Parent": [
+        ("k#0", "root", ""),
+        ("k#0", "dbg", "root"),
+        ("k#0", "dbg.inner", "dbg"),
+        ("f#1", "root", ""),
+        ("f#1", "fast", "root"),
+    ],
+    "StaticArm": [("k#0", "dbg", 0), ("f#1", "fast", 1)],
+    "Access": [
+        ("k#0", "md.a", "root", "k.py:3:9", "read"),
+        ("k#0", "md.a", "dbg.inner", "k.py:5:13", "write"),
+        ("k#0", "md.c", "dbg.inner", "k.py:6:13", "read"),  # only in dead code
+        ("f#1", "x", "fast", "f.py:2:9", "atomic"),
+    ],
+    "Call": [("s1", "k#0", "f#1", "root")],
+    "Bind": [("s1", "md.b", "x"), ("s1", "md.d", "y")],
+    "DeadCall": [("s9", "k#0", "mod.g", "dbg")],
+}
+
+
+def test_used_by_access(run) -> None:
+    out = run(FACTS)
+    assert out["UsedBy_Access"] == {("k#0", "md.a", "k.py:3:9", "read"), ("f#1", "x", "f.py:2:9", "atomic")}
+
+
+def test_used_by_forward(run) -> None:
+    out = run(FACTS)
+    assert out["UsedBy_Forward"] == {("k#0", "md.b", "s1", "f#1", "x")}
+
+
+def test_access_dead_reports_the_dead_block(run) -> None:
+    out = run(FACTS)
+    assert out["Access_Dead"] == {
+        ("k#0", "md.a", "k.py:5:13", "dbg.inner"),
+        ("k#0", "md.c", "k.py:6:13", "dbg.inner"),
+    }
+
+
+def test_forward_unused(run) -> None:
+    out = run(FACTS)
+    assert out["Forward_Unused"] == {("k#0", "md.d", "s1", "f#1", "y")}
+
+
+def test_call_dead(run) -> None:
+    out = run(FACTS)
+    assert out["Call_Dead"] == {("s9", "k#0", "mod.g", "dbg")}
+
+
+def test_decisions_match_explanations(run) -> None:
+    out = run(FACTS)
+    assert out["Kept"] == {("k#0", "md.a"), ("k#0", "md.b")}
+    assert out["Pruned"] == {("k#0", "md.c"), ("k#0", "md.d")}
+    # every used path has at least one one-step reason
+    reasons = {(i, p) for i, p, *_ in out["UsedBy_Access"]} | {(i, a) for i, a, *_ in out["UsedBy_Forward"]}
+    assert reasons == out["Used"]
+
+
+def test_forward_through_dead_call_block_is_neither(run) -> None:
+    facts = dict(FACTS)
+    facts["Call"] = [("s1", "k#0", "f#1", "dbg")]  # the call now sits in the dead arm
+    out = run(facts)
+    assert out["UsedBy_Forward"] == set()
+    assert out["Forward_Unused"] == set()
+    assert ("k#0", "md.b") not in out["Used"]
