@@ -163,7 +163,10 @@ class ModuleGen:
         fn = Fn(f"define internal void @{body_name}({', '.join(params)}) #0")
         g = StmtGen(self, fn, "%status", leaves, k, "task", "%frame")
         g.snapshot_frame(loop)
+        if not self.debug:
+            g.plan_reductions(loop)
         g.task_loop(loop, self.task_dims[t])
+        g.flush_reductions()
         self.func_text.append(fn.finish("ret void"))
         # the task entry: unpack the argument buffer, call the body
         w = Fn(f"define internal void @{self.name}_task{t}(ptr %args, i64 %begin, i64 %end) #1")
@@ -300,6 +303,87 @@ class StmtGen:
         self.shadow: dict[int, str] = {}  # id(loop var) -> i64 value (index widening)
         self.loops: list[tuple[str, str]] = []  # (continue label, break label)
         self.ret = inst.returns
+        self.reductions: dict[int, str] = {}  # id(AtomicRMW) -> accumulator pointer
+        self.reduction_targets: list[tuple[ir.AtomicRMW, str]] = []
+
+    # -- reductions --------------------------------------------------------------------------
+
+    def plan_reductions(self, loop: ir.For) -> None:
+        """`out[c] += v` on a loop-invariant element is accumulated per task chunk and written
+        with one atomic at the end: a contended atomic per iteration costs ~100x more."""
+        written = _assigned_vars(loop.body)
+        stmts = list(_walk_stmts(loop.body))
+        passed = {a for st in stmts for c in _calls_in(st) for a, _ in c.binds}
+        other = set()  # arrays touched other than by a candidate statement
+        cands: dict[str, list[tuple[ir.AtomicRMW, tuple]]] = {}
+        for st in stmts:
+            e = st.expr if isinstance(st, ir.ExprStmt) else None
+            if isinstance(e, ir.AtomicRMW) and e.op in _REDUCE_OPS:
+                sig = _invariant_sig(e.indices, written)
+                if sig is not None and not _reads_array(e.value, e.path):
+                    cands.setdefault(e.path, []).append((e, sig))
+                    continue
+            other.update(_arrays_in(st))
+        fn = self.fn
+        # kernel-scope scalars updated only by `s += v` (never read or assigned in the loop)
+        plain = {id(st.var) for st in stmts if isinstance(st, ir.Assign)}
+        plain |= {id(v) for st in stmts if isinstance(st, ir.Unpack) for v in st.vars}
+        read = {id(e.var) for st in stmts for e in _exprs(st) if isinstance(e, ir.VarRead)}
+        var_items: dict[int, list] = {}
+        for st in stmts:
+            e = st.expr if isinstance(st, ir.ExprStmt) else None
+            if isinstance(e, ir.AtomicVar) and e.op in _REDUCE_OPS:
+                var_items.setdefault(id(e.var), []).append(e)
+        for vid, items in var_items.items():
+            if vid in plain or vid in read or len({e.op for e in items}) != 1:
+                continue
+            e0 = items[0]
+            t = ll(e0.dtype)
+            acc = fn.alloca(t)
+            fn.allocas.append(f"  store {t} {const(e0.dtype, _identity(e0.op, e0.dtype))}, ptr {acc}")
+            self.reduction_targets.append((e0, acc))
+            for e in items:
+                self.reductions[id(e)] = acc
+        for path, items in cands.items():
+            if path in other or path in passed:
+                continue
+            ops = {}
+            if any(ops.setdefault(sig, e.op) != e.op for e, sig in items):
+                continue
+            accs: dict[tuple, str] = {}
+            for e, sig in items:
+                acc = accs.get(sig)
+                if acc is None:
+                    t = ll(e.dtype)
+                    acc = fn.alloca(t)
+                    fn.allocas.append(f"  store {t} {const(e.dtype, _identity(e.op, e.dtype))}, ptr {acc}")
+                    accs[sig] = acc
+                    self.reduction_targets.append((e, acc))
+                self.reductions[id(e)] = acc
+
+    def accumulate(self, e) -> None:
+        fn = self.fn
+        acc = self.reductions[id(e)]
+        t = ll(e.dtype)
+        v = self.expr(e.value)
+        cur = fn.ins(f"load {t}, ptr {acc}")
+        op = "add" if e.op == "sub" else e.op
+        if op in ("min", "max"):
+            new = self.intrinsic(ir.Intrinsic(e.dtype, op, [_Raw(e.dtype, cur), _Raw(e.dtype, v)]))
+        elif e.dtype.is_float:
+            new = fn.ins(f"fadd {t} {cur}, {v}")
+        else:
+            new = fn.ins(f"{op} {t} {cur}, {v}")
+        fn.op(f"store {t} {new}, ptr {acc}")
+
+    def flush_reductions(self) -> None:
+        fn = self.fn
+        for e, acc in self.reduction_targets:
+            v = fn.ins(f"load {ll(e.dtype)}, ptr {acc}")
+            if isinstance(e, ir.AtomicVar):
+                self.expr(ir.AtomicVar(e.dtype, e.op, e.var, _Raw(e.dtype, v)))
+            else:
+                self.atomic(ir.AtomicRMW(e.dtype, e.op, e.path, e.indices, _Raw(e.dtype, v), e.loc))
 
     # -- variables ---------------------------------------------------------------------------
 
@@ -349,7 +433,10 @@ class StmtGen:
         elif isinstance(st, ir.Store):
             self.store(st.path, st.indices, st.value, st.loc)
         elif isinstance(st, ir.ExprStmt):
-            self.expr(st.expr)
+            if id(st.expr) in self.reductions:
+                self.accumulate(st.expr)
+            else:
+                self.expr(st.expr)
         elif isinstance(st, ir.Nested):
             self.block(st.block)
         elif isinstance(st, ir.If):
@@ -690,6 +777,8 @@ class StmtGen:
 
     def expr(self, e) -> str:
         fn = self.fn
+        if isinstance(e, _Raw):
+            return e.value
         if isinstance(e, ir.Const):
             return const(e.dtype, e.value)
         if isinstance(e, ir.VarRead):
@@ -941,6 +1030,79 @@ class StmtGen:
             f = self.mg.intrinsic(f"llvm.{pre}{e.name}.{t}", t, [t, t])
             return fn.ins(f"call {t} {f}({t} {args[0]}, {t} {args[1]})")
         raise QdInternalError(f"codegen: intrinsic {e.name} on {d}")
+
+
+_REDUCE_OPS = ("add", "sub", "min", "max", "and", "or", "xor")
+
+
+class _Raw(ir.Expr):
+    """An already-emitted LLVM value wrapped as an expression."""
+
+    def __init__(self, dtype, value: str):
+        self.dtype = dtype
+        self.value = value
+
+
+def _identity(op: str, d: _dt.DType):
+    if op in ("add", "sub", "or", "xor"):
+        return 0
+    if op == "and":
+        return -1
+    if d.is_float:
+        return float("inf") if op == "min" else float("-inf")
+    import numpy as np
+
+    info = np.iinfo(d.np) if not d.is_bool else None
+    if info is None:
+        return op == "min"
+    return info.max if op == "min" else info.min
+
+
+def _invariant_sig(indices, written: set[int]):
+    sig = []
+    for x in indices:
+        if isinstance(x, ir.Const):
+            sig.append(("c", x.value))
+        elif isinstance(x, ir.ParamRead):
+            sig.append(("p", x.path))
+        elif isinstance(x, ir.VarRead) and x.var.home == -1 and id(x.var) not in written:
+            sig.append(("v", id(x.var)))
+        else:
+            return None
+    return tuple(sig)
+
+
+def _exprs(node):
+    """Every expression reachable from a statement or expression (not into child blocks)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.Expr):
+            yield n
+        for v in (vars(n).values() if hasattr(n, "__dict__") else ()):
+            if isinstance(v, (ir.Expr, ir.TupleReturn)):
+                stack.append(v)
+            elif isinstance(v, (list, tuple)):
+                for x in v:
+                    if isinstance(x, (ir.Expr, ir.TupleReturn)):
+                        stack.append(x)
+                    elif isinstance(x, tuple):
+                        stack.extend(y for y in x if isinstance(y, ir.Expr))
+
+
+def _calls_in(st):
+    return [e for e in _exprs(st) if isinstance(e, ir.CallFunc)]
+
+
+def _arrays_in(st) -> set[str]:
+    out = {e.path for e in _exprs(st) if isinstance(e, (ir.Load, ir.AtomicRMW))}
+    if isinstance(st, ir.Store):
+        out.add(st.path)
+    return out
+
+
+def _reads_array(e, path: str) -> bool:
+    return any(isinstance(x, (ir.Load, ir.AtomicRMW)) and x.path == path for x in _exprs(e))
 
 
 def _atomic_op(op: str, d: _dt.DType) -> str:
