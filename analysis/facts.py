@@ -7,49 +7,41 @@ analysed once per process.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from qd.frontend import ir
 
-RELATIONS = (
-    "Kernel",
-    "Inst_Func",
-    "Param",
-    "Block_Parent",
-    "StaticArm",
-    "Access",
-    "Call",
-    "DeadCall",
-    "Bind",
-    "Used_Cached",
-)
+RELATIONS = ("Kernel", "Inst_Func", "Param", "Block_Parent", "StaticArm", "Access", "Call", "DeadCall", "Bind",
+             "Used_Cached")
 
 
 def loc_str(loc) -> str:
     return "?" if loc is None else f"{loc.file}:{loc.line}:{loc.col + 1}"
 
 
-def export(
-    kernel: ir.Inst, insts: Iterable[ir.Inst], cached: Mapping[str, tuple[str, ...]]
-) -> dict[str, list]:
-    """Facts for one kernel specialisation. `insts` are all instantiations reachable from it;
-    those in `cached` contribute only their used sets."""
+def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
+           cached: Mapping[str, tuple[str, ...]]) -> dict[str, list]:
+    """Facts for kernel specialisations. `insts` are all instantiations reachable from them;
+    those in `cached` (kernels excepted) contribute only their used sets."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
-    f["Kernel"].append((kernel.id,))
+    f["Kernel"].extend((k.id,) for k in kernels)
+    access, param, blocks, arms = f["Access"], f["Param"], f["Block_Parent"], f["StaticArm"]
+    calls, binds = f["Call"], f["Bind"]
     for inst in insts:
         i = inst.id
-        if inst is not kernel and i in cached:
+        if not inst.is_kernel and i in cached:
             f["Used_Cached"].extend((i, p) for p in cached[i])
             continue
         f["Inst_Func"].append((i, inst.qualname))
-        f["Param"].extend((i, lf.path, n) for n, lf in enumerate(inst.params))
+        param.extend((i, lf.path, n) for n, lf in enumerate(inst.params))
         for b in inst.blocks:
-            f["Block_Parent"].append((i, b.id, b.parent))
+            blocks.append((i, b.id, b.parent))
             if b.static_taken is not None:
-                f["StaticArm"].append((i, b.id, b.static_taken))
-        f["Access"].extend((i, a.path, a.block, loc_str(a.loc), a.kind) for a in inst.accesses)
+                arms.append((i, b.id, b.static_taken))
+        access.extend((i, a.path, a.block, loc_str(a.loc), a.kind) for a in inst.accesses)
         for c in inst.calls:
-            f["Call"].append((c.site, i, c.callee, c.block))
-            f["Bind"].extend((c.site, a, q) for a, q in c.binds)
+            calls.append((c.site, i, c.callee, c.block))
+            site = c.site
+            binds.extend((site, a, q) for a, q in c.binds)
         f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
     return f

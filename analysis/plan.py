@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from qd.frontend import ir
@@ -11,8 +11,8 @@ from qd.frontend import ir
 @dataclass
 class PruningPlan:
     """`used[i]`: the leaves instantiation i takes, in signature order; `kept`/`pruned`: the
-    kernel's leaves that are / are not launch arguments; `relations`: the derived relations,
-    kept for explanations."""
+    kernel's leaves that are / are not launch arguments; `relations` and `facts`: what the
+    decision was derived from, kept for explanations."""
 
     kernel: str
     used: dict[str, tuple[str, ...]]
@@ -29,22 +29,34 @@ def all_used(kernel: ir.Inst, insts: Iterable[ir.Inst]) -> PruningPlan:
     return PruningPlan(kernel.id, used, used[kernel.id], ())
 
 
-def build(
-    kernel: ir.Inst, insts: Iterable[ir.Inst], out: Mapping[str, set], cached: Mapping[str, tuple[str, ...]]
-) -> PruningPlan:
+def build(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst], out: Mapping[str, set],
+          cached: Mapping[str, tuple[str, ...]]) -> dict[str, PruningPlan]:
+    """One plan per kernel; the used sets of instantiations are shared between them."""
     by_inst: dict[str, set[str]] = {}
     for i, p in out["Used"]:
-        by_inst.setdefault(i, set()).add(p)
-    used = {}
+        s = by_inst.get(i)
+        if s is None:
+            s = by_inst[i] = set()
+        s.add(p)
+    used: dict[str, tuple[str, ...]] = {}
     for inst in insts:
-        if inst is not kernel and inst.id in cached:
+        if not inst.is_kernel and inst.id in cached:
             used[inst.id] = cached[inst.id]
             continue
-        s = by_inst.get(inst.id, set())
-        used[inst.id] = tuple(lf.path for lf in inst.params if lf.path in s)
-    ks = {p for k, p in out["Kept"] if k == kernel.id}
-    kept = tuple(lf.path for lf in kernel.params if lf.path in ks)
-    pruned_set = {p for k, p in out["Pruned"] if k == kernel.id}
-    pruned = tuple(lf.path for lf in kernel.params if lf.path in pruned_set)
-    used[kernel.id] = kept
-    return PruningPlan(kernel.id, used, kept, pruned)
+        s = by_inst.get(inst.id)
+        used[inst.id] = tuple(lf.path for lf in inst.params if lf.path in s) if s else ()
+    kept_by: dict[str, set[str]] = {}
+    for k, p in out["Kept"]:
+        kept_by.setdefault(k, set()).add(p)
+    pruned_by: dict[str, set[str]] = {}
+    for k, p in out["Pruned"]:
+        pruned_by.setdefault(k, set()).add(p)
+    plans = {}
+    for k in kernels:
+        ks, ps = kept_by.get(k.id, set()), pruned_by.get(k.id, set())
+        kept = tuple(lf.path for lf in k.params if lf.path in ks)
+        pruned = tuple(lf.path for lf in k.params if lf.path in ps)
+        kused = dict(used)
+        kused[k.id] = kept
+        plans[k.id] = PruningPlan(k.id, kused, kept, pruned)
+    return plans

@@ -131,6 +131,24 @@ def _build_projection(
     return proj
 
 
+def _new_projection(
+    rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]
+) -> defaultdict[Any, set[Any]]:
+    """Start a projection index that grows with its relation (see :func:`_build_projection`)."""
+    proj: defaultdict[Any, set[Any]] = defaultdict(set)
+    _extend_projection(proj, rows, outer, inner)
+    return proj
+
+
+def _extend_projection(
+    proj: defaultdict[Any, set[Any]], rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]
+) -> None:
+    """Add newly derived rows to a growing projection index."""
+    outerf, innerf = itemgetter(*outer), itemgetter(*inner)
+    for row in rows:
+        proj[outerf(row)].add(innerf(row))
+
+
 def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
     """Start an index that will grow while its (recursive) relation is being computed."""
     index: defaultdict[Any, list[Row]] = defaultdict(list)
@@ -519,11 +537,31 @@ def _schedule(program: Program) -> list[tuple[Stratum | None, list[Stratum]]]:
             if isinstance(lit, Atom) and lit.rel not in s.relations
         }
 
+    def needed_by_recursion(s: Stratum) -> bool:
+        """Whether some pending recursive stratum (transitively) waits for ``s``."""
+        wanted: set[str] = set()
+        for r in remaining:
+            if r.recursive:
+                wanted |= deps(r)
+        changed = True
+        while changed:
+            changed = False
+            for r in remaining:
+                if set(r.relations) & wanted and not deps(r) <= wanted:
+                    wanted |= deps(r)
+                    changed = True
+        return bool(set(s.relations) & wanted)
+
     while remaining:
         ready = [s for s in remaining if not s.recursive and deps(s) <= complete]
         rec = next((s for s in remaining if s.recursive and deps(s) <= complete), None)
         if not ready and rec is None:  # pragma: no cover - stratification guarantees progress
             raise AssertionError("no stratum is ready")
+        if rec is None:
+            # Run now only what a pending recursion waits for; the rest can wait and share
+            # loops with that recursion's first round.
+            urgent = [s for s in ready if needed_by_recursion(s)]
+            ready = urgent or ready
         batches.append((rec, ready))
         for s in ([rec] if rec else []) + ready:
             remaining.remove(s)
@@ -603,15 +641,26 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
                 chunk.append(f"    N_{rel} = set()")
             _Emitter(chunk, rec_rels).batch(once, 1)
             chunk.append(f"    while {' or '.join(f'N_{r}' for r in rec.relations)}:")
+            # Projections that later strata will need on these relations are grown with each
+            # round's new tuples, while those are still hot in the cache, instead of being built
+            # by a separate pass over the finished relation.
+            grown = sorted(p for p in (future.proj if future else ()) if p[0] in rec_rels)
             for rel in rec.relations:
                 chunk.append(f"        S_{rel} |= N_{rel}")
                 for key in sorted(k for k in needs.maintained if k[0] == rel):
                     chunk.append(f"        _extend_index(X_{rel}_{_cols_name(key[1])}, N_{rel}, {key[1]!r})")
+                for _, outer, inner in (p for p in grown if p[0] == rel):
+                    name = f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+                    chunk.append(f"        _extend_projection({name}, N_{rel}, {outer!r}, {inner!r})")
                 chunk.append(f"        D_{rel} = N_{rel}")
                 chunk.append(f"        N_{rel} = set()")
             _Emitter(chunk, rec_rels).batch(deltas, 2)
             for key in sorted(needs.maintained):
                 body.append(f"    X_{key[0]}_{_cols_name(key[1])} = _new_index(S_{key[0]}, {key[1]!r})")
+            for rel, outer, inner in grown:
+                name = f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+                body.append(f"    {name} = _new_projection(S_{rel}, {outer!r}, {inner!r})")
+                built.add((rel, ("proj", *outer, -1, *inner)))
         build_static_indexes()
         body.extend(chunk)
         complete.update(rec_rels)
@@ -651,6 +700,8 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
         "_build_index": _build_index,
         "_build_nested": _build_nested,
         "_build_projection": _build_projection,
+        "_new_projection": _new_projection,
+        "_extend_projection": _extend_projection,
         "EMPTY_MAP": {},
         "EMPTY_SET": frozenset(),
         "_new_index": _new_index,

@@ -19,6 +19,7 @@ INPUTS = {
 OUTPUTS = {
     "Dead": ("Inst", "Block"),
     "Live": ("Inst", "Block"),
+    "Call_Live": ("Site", "Inst", "Inst"),
     "Used": ("Inst", "Path"),
     "Kept": ("Inst", "Path"),
     "Pruned": ("Inst", "Path"),

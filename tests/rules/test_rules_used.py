@@ -170,3 +170,25 @@ def test_recursion_terminates_on_cyclic_bindings(run) -> None:
         }
     )
     assert out["Used"] == {("g#1", "b"), ("f#1", "a")}
+
+
+def test_call_live_keeps_only_calls_in_live_blocks(run) -> None:
+    out = run(
+        {
+            "Block_Parent": [
+                ("k#0", "root", ""),
+                ("k#0", "on", "root"),
+                ("k#0", "off", "root"),
+                ("k#0", "deep", "off"),
+            ],
+            "StaticArm": [("k#0", "on", 1), ("k#0", "off", 0)],
+            "Call": [
+                ("s1", "k#0", "f#1", "root"),
+                ("s2", "k#0", "f#2", "on"),
+                ("s3", "k#0", "f#3", "off"),
+                ("s4", "k#0", "f#4", "deep"),
+                ("s5", "k#0", "f#5", "unknown-block"),
+            ],
+        }
+    )
+    assert out["Call_Live"] == {("s1", "k#0", "f#1"), ("s2", "k#0", "f#2")}
