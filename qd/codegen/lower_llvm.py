@@ -268,23 +268,10 @@ def _assigned_vars(block: ir.Block) -> set[int]:
 
 def _read_vars(block: ir.Block) -> list[ir.Var]:
     seen: dict[int, ir.Var] = {}
-
-    def visit(e):
-        if isinstance(e, ir.VarRead):
-            seen.setdefault(id(e.var), e.var)
-        for v in vars(e).values() if hasattr(e, "__dict__") else ():
-            if isinstance(v, (ir.Expr, ir.Stmt, ir.TupleReturn)):
-                visit(v)
-            elif isinstance(v, list):
-                for x in v:
-                    if isinstance(x, (ir.Expr, ir.Stmt, ir.TupleReturn)):
-                        visit(x)
-                    elif isinstance(x, tuple):
-                        for y in x:
-                            if isinstance(y, (ir.Expr, ir.Stmt)):
-                                visit(y)
     for st in _walk_stmts(block):
-        visit(st)
+        for e in _exprs(st):
+            if isinstance(e, ir.VarRead):
+                seen.setdefault(id(e.var), e.var)
     return list(seen.values())
 
 

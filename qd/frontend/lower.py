@@ -185,12 +185,10 @@ class Lowerer:
         self.loops: list[str] = []  # "task" | "serial" | "static"
         self.runtime_depth = 0  # nesting inside runtime `if` arms
         self.return_ann = return_ann
-        root = self._new_block("", None)
         self.inst = ir.Inst(id=inst_id, qualname=fn.__qualname__, is_kernel=is_kernel, params=leaves,
-                            body=root, blocks=[root], returns=(), accesses=[], calls=[], dead_calls=[],
+                            body=None, blocks=[], returns=(), accesses=[], calls=[], dead_calls=[],
                             callees=set(), loc=src.loc(src.tree), source_digest=src.digest)
-        self.inst.blocks = [root]
-        self.block = root
+        self.inst.body = self.block = self._new_block("", None)
         self._returns_fixed = return_ann is not None
         if return_ann is not None:
             self.inst.returns = return_ann
@@ -203,8 +201,7 @@ class Lowerer:
     def _new_block(self, parent: str, taken: int | None) -> ir.Block:
         b = ir.Block(f"b{self.n_blocks}", parent, [], taken)
         self.n_blocks += 1
-        if self.n_blocks > 1:
-            self.inst.blocks.append(b)
+        self.inst.blocks.append(b)
         return b
 
     def emit(self, stmt: ir.Stmt) -> None:
@@ -347,7 +344,7 @@ class Lowerer:
 
     def new_var(self, name: str | None, dtype: _dt.DType) -> ir.Var:
         home = self.task if self.is_kernel else -1
-        var = ir.Var(name or f"_t{len(self.inst.frame_vars)}_{id(self) % 997}", dtype, home)
+        var = ir.Var(name or "_tmp", dtype, home)
         if self.is_kernel and home == -1:
             self.inst.frame_vars.append(var)
         if name is not None:
@@ -747,6 +744,9 @@ class Lowerer:
                               "make it a @qd.func", self.loc(node))
         if getattr(f, "is_qd_func", False):
             return self.call_func(f, node)
+        if f is builtins.print:
+            raise QdSyntaxError("print() is not supported inside kernels; return values or write them to an "
+                                "array instead", self.loc(node))
         if f is lang.static:
             if len(node.args) != 1:
                 raise QdStaticError("qd.static() takes exactly one argument here", self.loc(node))
