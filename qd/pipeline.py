@@ -92,6 +92,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{len(_names)}"
     _names.append(name)
     triple, layout, _cpu, _features = jit.target_info()
+    written = written_leaves(inst, reg.insts)
     try:
         km = ModuleGen(name, inst, reg.insts, used, cfg.debug, noalias,
                        PARALLEL_MIN if cfg.cpu_max_num_threads > 1 else 1 << 62).build(triple, layout)
@@ -101,7 +102,6 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
-    written = written_leaves(inst, reg.insts)
     info = LaunchInfo(key, kept, pruned, "memory", inst.id)
 
     def on_alias(*args, **kwargs):
