@@ -8,6 +8,7 @@ chunk runs, so the chunks execute concurrently.
 from __future__ import annotations
 
 import ctypes
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 from ..codegen import jit
@@ -27,6 +28,9 @@ def configure(n_threads: int) -> None:
     _pool["executor"] = ThreadPoolExecutor(max_workers=n_threads - 1, thread_name_prefix="qd") if n_threads > 1 else None
 
 
+CHUNKS_PER_THREAD = 8  # dynamic scheduling: a thread slowed by another process takes fewer chunks
+
+
 def _parallel_for(task, args, begin, end):
     fn = _tasks.get(task)
     if fn is None:
@@ -37,10 +41,19 @@ def _parallel_for(task, args, begin, end):
     if ex is None or n == 1 or total < 2:
         fn(args, begin, end)
         return
-    chunks = min(n, total)
+    chunks = min(total, n * CHUNKS_PER_THREAD)
     step = (total + chunks - 1) // chunks
-    futures = [ex.submit(fn, args, begin + i * step, min(end, begin + (i + 1) * step)) for i in range(1, chunks)]
-    fn(args, begin, min(end, begin + step))
+    counter = itertools.count()  # next() on it is atomic under the GIL
+
+    def worker():
+        for c in iter(counter.__next__, None):
+            lo = begin + c * step
+            if lo >= end:
+                return
+            fn(args, lo, min(end, lo + step))
+
+    futures = [ex.submit(worker) for _ in range(n - 1)]
+    worker()
     for f in futures:
         f.result()
 
