@@ -129,6 +129,16 @@ class InstRegistry:
         self.graph = nx.DiGraph()  # instantiation call graph (recursion detection)
         self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
         self._in_progress: list[tuple[object, str]] = []
+        self._identities: dict[int, tuple[object, tuple]] = {}
+
+    def identity(self, f) -> tuple:
+        """What distinguishes one decorated function from another: module, qualified name and
+        a serial, so two closures with the same name (a factory called twice) never share
+        instantiations. The registry holds the function, so its id cannot be reused."""
+        hit = self._identities.get(id(f))
+        if hit is None:
+            hit = self._identities[id(f)] = (f, (f.fn.__module__, f.fn.__qualname__, len(self._identities)))
+        return hit[1]
 
 
 def _type_hints(fn) -> dict:
@@ -853,7 +863,7 @@ class Lowerer:
             v, k = self.bind_param(name, spec, value, node, binds, values, leaves, f)
             params.append((name, v))
             key.append((name, k))
-        ctx = (f.fn.__module__, f.fn.__qualname__, tuple(key))
+        ctx = (self.reg.identity(f), tuple(key))
         inst_id = f"{f.fn.__qualname__}#{digest(ctx)}"
         callee = self.reg.insts.get(inst_id)
         if callee is None:
@@ -1388,7 +1398,7 @@ def _kernel_value(path, spec, v, leaves, kernel):
 
 def lower_kernel(reg: InstRegistry, kernel, args: dict) -> ir.Inst:
     params, leaves, key = kernel_params(reg, kernel, args)
-    inst_id = f"{kernel.fn.__qualname__}#{digest((kernel.fn.__module__, key))}"
+    inst_id = f"{kernel.fn.__qualname__}#{digest((reg.identity(kernel), key))}"
     src = get_source(kernel.fn)
     ret = None
     ann = kernel.hints.get("return")
