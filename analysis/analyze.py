@@ -7,6 +7,7 @@ never pays for explanations nobody reads.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import MutableMapping, Sequence
 
@@ -33,16 +34,22 @@ def analyze_many(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst],
     """Plans for several kernel specialisations from one engine run. `insts` holds every
     instantiation they reach; `analysed` maps instantiation ids to used sets from earlier runs
     and is extended with the new ones."""
-    t0 = time.perf_counter()
-    f = _facts.export(kernels, insts, analysed)
-    t1 = time.perf_counter()
-    out = (engine or get_engine()).run(program(explain), f)
-    t2 = time.perf_counter()
-    plans = _plan.build(kernels, insts, out, analysed)
-    for inst in insts:
-        if inst.id not in analysed and not inst.is_kernel:
-            analysed[inst.id] = plans[kernels[0].id].used[inst.id]
-    t3 = time.perf_counter()
+    gc_was_on = gc.isenabled()
+    gc.disable()  # the stage allocates ~10^5 short-lived tuples and no cycles
+    try:
+        t0 = time.perf_counter()
+        f = _facts.export(kernels, insts, analysed)
+        t1 = time.perf_counter()
+        out = (engine or get_engine()).run(program(explain), f)
+        t2 = time.perf_counter()
+        plans = _plan.build(kernels, insts, out, analysed)
+        for inst in insts:
+            if inst.id not in analysed and not inst.is_kernel:
+                analysed[inst.id] = plans[kernels[0].id].used[inst.id]
+        t3 = time.perf_counter()
+    finally:
+        if gc_was_on:
+            gc.enable()
     timings = {"export": t1 - t0, "engine": t2 - t1, "plan": t3 - t2}
     for p in plans.values():
         p.relations = out

@@ -27,6 +27,7 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     f["Kernel"].extend((k.id,) for k in kernels)
     access, param, blocks, arms = f["Access"], f["Param"], f["Block_Parent"], f["StaticArm"]
     calls, binds = f["Call"], f["Bind"]
+    bound_sites: set[str] = set()  # a site id names its binding list, so its rows go out once
     for inst in insts:
         i = inst.id
         if not inst.is_kernel and i in cached:
@@ -40,8 +41,10 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
                 arms.append((i, b.id, b.static_taken))
         access.extend((i, a.path, a.block, loc_str(a.loc), a.kind) for a in inst.accesses)
         for c in inst.calls:
-            calls.append((c.site, i, c.callee, c.block))
             site = c.site
-            binds.extend((site, a, q) for a, q in c.binds)
+            calls.append((site, i, c.callee, c.block))
+            if site not in bound_sites:
+                bound_sites.add(site)
+                binds.extend((site, a, q) for a, q in c.binds)
         f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
     return f

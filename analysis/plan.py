@@ -52,11 +52,10 @@ def build(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst], out: Mapping[str
     for k, p in out["Pruned"]:
         pruned_by.setdefault(k, set()).add(p)
     plans = {}
-    for k in kernels:
+    for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple
         ks, ps = kept_by.get(k.id, set()), pruned_by.get(k.id, set())
         kept = tuple(lf.path for lf in k.params if lf.path in ks)
         pruned = tuple(lf.path for lf in k.params if lf.path in ps)
-        kused = dict(used)
-        kused[k.id] = kept
-        plans[k.id] = PruningPlan(k.id, kused, kept, pruned)
+        used[k.id] = kept
+        plans[k.id] = PruningPlan(k.id, used, kept, pruned)
     return plans

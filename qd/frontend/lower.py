@@ -842,8 +842,6 @@ class Lowerer:
         except TypeError as e:
             raise QdCallError(f"bad call of {f.fn.__qualname__}(): {e}", self.loc(node)) from None
         bound.apply_defaults()
-        site = f"{self.inst.id}@{node.lineno}:{node.col_offset}#{self.n_sites}"
-        self.n_sites += 1
         binds: list[tuple[str, str]] = []
         values: list[tuple[str, ir.Expr]] = []
         params: list[tuple[str, object]] = []
@@ -863,6 +861,10 @@ class Lowerer:
             v, k = self.bind_param(name, spec, value, node, binds, values, leaves, f)
             params.append((name, v))
             key.append((name, k))
+        # A site is named by its source position and what it binds, so every instantiation of
+        # this caller that binds alike shares the site and its Bind rows.
+        where = f"{self.inst.qualname}@{node.lineno}:{node.col_offset}"
+        site = f"{where}#{digest((self.reg.identity(self.func), tuple(binds)))}"
         ctx = (self.reg.identity(f), tuple(key))
         inst_id = f"{f.fn.__qualname__}#{digest(ctx)}"
         callee = self.reg.insts.get(inst_id)
