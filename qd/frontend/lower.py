@@ -17,7 +17,6 @@ import inspect
 import typing
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from .. import dtypes as _dt
@@ -126,7 +125,6 @@ class InstRegistry:
     def __init__(self, config):
         self.config = config
         self.insts: dict[str, ir.Inst] = {}
-        self.graph = nx.DiGraph()  # instantiation call graph (recursion detection)
         self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
         self._in_progress: list[tuple[object, str]] = []
         self._identities: dict[int, tuple[object, tuple]] = {}
@@ -870,7 +868,6 @@ class Lowerer:
         callee = self.reg.insts.get(inst_id)
         if callee is None:
             callee = self.instantiate(f, inst_id, params, leaves, node)
-        self.reg.graph.add_edge(self.inst.id, inst_id)
         self.inst.callees.add(inst_id)
         ret = callee.returns
         call = ir.CallFunc(ret[0] if len(ret) == 1 else None, site, inst_id, binds, values, self.loc(node),
