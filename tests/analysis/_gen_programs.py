@@ -8,15 +8,23 @@ oracles that do not depend on qd at all:
 * the kernel leaves that live code really touches (`interpret(...).accessed`): with exact,
   per-instantiation used sets, this is exactly the tuple a pruned launch must keep.
 
-Program shape: a dataclass tree (2-3 levels, 3-8 int32 array leaves, an i32 scalar leaf, maybe
-a `typing.Final[int]` member); 2-6 `@qd.func`s forming a DAG (func i calls only funcs j > i),
-each taking one struct type (a node of the tree) in slot `a`, maybe a second one in slot `b`, a
-`qd.template()` flag, an array `x` and an i32 scalar `s`, in a drawn parameter order; bodies
-write leaves, read leaves, scalars and shapes, branch on `qd.static(flag)` or on the Final
-member, and call later funcs forwarding the struct, sub-structs, single fields, swapped slots
-or the same path twice, positionally, by keyword or mixed.  Two kernels `k` and `k2`
-(`(md: Root, extra: NDArray)`) call some funcs with literal flags from a serial body or a
-`for` loop.  Every name is unique per leaf, so a leaf name identifies its kernel path.
+Program shape:
+
+* a dataclass tree `Root` (2-3 levels, 3-8 int32 array leaves, an i32 scalar leaf `sc`, maybe a
+  `typing.Final[int]` member `fin`);
+* 2-6 `@qd.func`s forming a DAG (func i calls only funcs j > i).  Each takes a struct (a node
+  of the tree) in slot `a`, maybe a second struct `b` (same type or another one), a
+  `qd.template()` flag, an array `x` and an i32 scalar `s`, in a drawn parameter order, and may
+  return an i32.  Bodies write leaves, read leaves, scalars and shapes, branch on
+  `qd.static(flag)` or on the Final member, and call later funcs forwarding the struct,
+  sub-structs, single fields, swapped slots or the same path twice, positionally, by keyword
+  or mixed; a returned value is stored in a local and added to a leaf;
+* two kernels `k(md: Root, md2: Root, extra: NDArray, flag: qd.template())` and `k2(...)` with a
+  serial body or one `for` loop, calling funcs with literal flags or their own template flag.
+  The two roots may carry different Final values, so a func reached with `md` and with `md2`
+  can be two instantiations.
+
+Array leaf names are unique in the tree, so a leaf name and a root identify a kernel path.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 ARR = "qd.types.NDArray[qd.i32, 1]"
+ROOTS = ("md", "md2")
 MAX_CALLS_PER_FUNC = 2
 MAX_CALLS_PER_KERNEL = 3
 
@@ -73,20 +82,23 @@ class Tree:
     nodes: list[Node]
     lengths: dict[str, int]  # array leaf name -> length
 
-    def kernel_leaves(self) -> list[str]:
-        """The kernel's runtime leaf paths in signature order (`md` then `extra`)."""
-        out: list[str] = []
+    def root_leaves(self, prefix: str) -> list[tuple[str, str, str]]:
+        """(kernel path, member name, kind) of every runtime leaf below root `prefix`."""
+        out: list[tuple[str, str, str]] = []
 
-        def walk(node: Node, prefix: str) -> None:
+        def walk(node: Node, pre: str) -> None:
             for name, kind in node.members:
                 if kind in ("arr", "scalar"):
-                    out.append(f"{prefix}.{name}")
+                    out.append((f"{pre}.{name}", name, kind))
                 elif kind == "struct":
-                    walk(node.children[name], f"{prefix}.{name}")
+                    walk(node.children[name], f"{pre}.{name}")
 
-        walk(self.root, "md")
-        out.append("extra")
+        walk(self.root, prefix)
         return out
+
+    def kernel_leaves(self) -> list[str]:
+        """The kernel's runtime leaf paths in signature order: `md.*`, `md2.*`, `extra`."""
+        return [p for r in ROOTS for p, _, _ in self.root_leaves(r)] + ["extra"]
 
 
 Ref = tuple[str, tuple[str, ...]]  # (base variable, member chain)
@@ -130,18 +142,27 @@ class If:  # if qd.static(<cond>): ... else: ...
 
 
 @dataclass
-class CallS:
+class CallS:  # f(...)   (a returned value, if any, is dropped)
     callee: int
     args: list[tuple[str, tuple]]  # (callee param, value) in emission order
     n_positional: int  # how many of `args` are written positionally (they follow the signature order)
 
 
 @dataclass
+class CallInto:  # var = f(...); T[i] += var
+    var: str
+    call: CallS
+    target: Ref
+    idx: int
+
+
+@dataclass
 class FuncM:
     name: str
-    node: Node
+    slots: dict[str, Node]  # struct parameters "a" (always) and "b" (maybe) -> their types
     params: list[str]  # signature order, names from "a", "b", "flag", "x", "s"
     body: list = field(default_factory=list)
+    ret: tuple | None = None  # (Ref, idx, const): `return R[idx] + const`
 
 
 @dataclass
@@ -156,7 +177,8 @@ class Program:
     tree: Tree
     funcs: list[FuncM]
     kernels: list[KernelM]
-    fin: int | None
+    fins: dict[str, int]  # root -> value of its Final member (empty when the tree has none)
+    launches: list[tuple[str, bool]]  # (kernel, template flag), in launch order
 
 
 # ------------------------------------------------------------------------------ strategies
@@ -179,24 +201,20 @@ def trees(draw: Any) -> Tree:
         n.members.append((f"l{counter['leaf']}", "arr"))
         counter["leaf"] += 1
 
-    root = new_node(())
-    add_leaf(root)
-    # a chain guarantees the depth; further structs hang off random earlier nodes
-    parent = root
-    for _ in range(depth - 1):
-        child = new_node((*parent.path, f"c{len(nodes)}"))
-        parent.members.append((child.path[-1], "struct"))
-        parent.children[child.path[-1]] = child
-        add_leaf(child)
-        parent = child
-    for _ in range(draw(st.integers(0, 1))):
-        if counter["leaf"] >= n_leaves:
-            break
-        host = draw(st.sampled_from([n for n in nodes if len(n.path) < depth - 1]))
+    def add_child(host: Node) -> Node:
         child = new_node((*host.path, f"c{len(nodes)}"))
         host.members.append((child.path[-1], "struct"))
         host.children[child.path[-1]] = child
         add_leaf(child)
+        return child
+
+    root = new_node(())
+    add_leaf(root)
+    parent = root
+    for _ in range(depth - 1):  # a chain guarantees the depth
+        parent = add_child(parent)
+    if draw(st.booleans()) and counter["leaf"] < n_leaves:  # maybe a sibling struct
+        add_child(draw(st.sampled_from([n for n in nodes if len(n.path) < depth - 1])))
     while counter["leaf"] < n_leaves:
         add_leaf(draw(st.sampled_from(nodes)))
     root.members.append(("sc", "scalar"))
@@ -219,6 +237,7 @@ class _Ctx:
     flag_values: list[tuple]  # values a template flag argument may take
     callees: list[int]
     calls_left: int
+    n_vars: int = 0
 
 
 def _ctx_for(tree: Tree, structs: dict[str, Node], extra_arrays: list[Ref], has_s: bool, has_flag: bool,
@@ -234,16 +253,12 @@ def _ctx_for(tree: Tree, structs: dict[str, Node], extra_arrays: list[Ref], has_
 
 
 def _struct_values(ctx: _Ctx, target: Node) -> list[Ref]:
-    out = []
-    for base, node in ctx.structs.items():
-        for rel, sub in node.subnodes():
-            if sub is target:
-                out.append((base, rel))
-    return out
+    return [(base, rel) for base, node in ctx.structs.items() for rel, sub in node.subnodes() if sub is target]
 
 
-def _callable(ctx: _Ctx, funcs: list[FuncM]) -> list[int]:
-    return [j for j in ctx.callees if _struct_values(ctx, funcs[j].node)]
+def _callable(ctx: _Ctx, funcs: list[FuncM], returning: bool = False) -> list[int]:
+    return [j for j in ctx.callees
+            if all(_struct_values(ctx, n) for n in funcs[j].slots.values()) and (funcs[j].ret or not returning)]
 
 
 def _call(draw: Any, ctx: _Ctx, funcs: list[FuncM], j: int) -> CallS:
@@ -251,7 +266,7 @@ def _call(draw: Any, ctx: _Ctx, funcs: list[FuncM], j: int) -> CallS:
     values: dict[str, tuple] = {}
     for p in callee.params:
         if p in ("a", "b"):
-            values[p] = ("ref", draw(st.sampled_from(_struct_values(ctx, callee.node))))
+            values[p] = ("ref", draw(st.sampled_from(_struct_values(ctx, callee.slots[p]))))
         elif p == "flag":
             values[p] = draw(st.sampled_from(ctx.flag_values))
         elif p == "x":
@@ -272,7 +287,9 @@ def _block(draw: Any, ctx: _Ctx, funcs: list[FuncM], depth: int) -> list:
         if ctx.scalars:
             kinds.append("scalar")
         if ctx.calls_left > 0 and _callable(ctx, funcs):
-            kinds += ["call", "call", "call"]
+            kinds += ["call", "call"]
+            if _callable(ctx, funcs, returning=True):
+                kinds.append("call_into")
         if ctx.conds and depth < 2:
             kinds.append("if")
         kind = draw(st.sampled_from(kinds))
@@ -289,6 +306,11 @@ def _block(draw: Any, ctx: _Ctx, funcs: list[FuncM], depth: int) -> list:
         elif kind == "call":
             ctx.calls_left -= 1
             out.append(_call(draw, ctx, funcs, draw(st.sampled_from(_callable(ctx, funcs)))))
+        elif kind == "call_into":
+            ctx.calls_left -= 1
+            call = _call(draw, ctx, funcs, draw(st.sampled_from(_callable(ctx, funcs, returning=True))))
+            ctx.n_vars += 1
+            out.append(CallInto(f"r{ctx.n_vars}", call, draw(st.sampled_from(ctx.arrays)), idx))
         else:
             cond = draw(st.sampled_from(ctx.conds))
             if cond[0] == "fin":
@@ -305,30 +327,35 @@ def programs(draw: Any) -> Program:
     n_funcs = draw(st.integers(2, 6))
     funcs: list[FuncM] = []
     for i in range(n_funcs):
-        node = draw(st.sampled_from(tree.nodes))
+        slots = {"a": draw(st.sampled_from(tree.nodes))}
         params = ["a"]
-        for p in ("b", "flag", "x", "s"):
+        if draw(st.booleans()):
+            slots["b"] = slots["a"] if draw(st.booleans()) else draw(st.sampled_from(tree.nodes))
+            params.append("b")
+        for p in ("flag", "x", "s"):
             if draw(st.booleans()):
                 params.append(p)
-        funcs.append(FuncM(f"f{i}", node, list(draw(st.permutations(params)))))
+        funcs.append(FuncM(f"f{i}", slots, list(draw(st.permutations(params)))))
     for i, f in enumerate(funcs):
-        structs = {"a": f.node}
-        if "b" in f.params:
-            structs["b"] = f.node
-        extra = [("x", ())] if "x" in f.params else []
-        ctx = _ctx_for(tree, structs, extra, "s" in f.params, "flag" in f.params, list(range(i + 1, n_funcs)),
-                       MAX_CALLS_PER_FUNC)
+        ctx = _ctx_for(tree, dict(f.slots), [("x", ())] if "x" in f.params else [], "s" in f.params,
+                       "flag" in f.params, list(range(i + 1, n_funcs)), MAX_CALLS_PER_FUNC)
         f.body = _block(draw, ctx, funcs, 0)
+        if draw(st.booleans()):
+            f.ret = (draw(st.sampled_from(ctx.arrays)), draw(st.integers(0, 3)), draw(st.integers(-5, 5)))
     kernels = []
     for name in ("k", "k2"):
-        ctx = _ctx_for(tree, {"md": tree.root}, [("extra", ())], False, False, list(range(n_funcs)),
+        ctx = _ctx_for(tree, {r: tree.root for r in ROOTS}, [("extra", ())], False, True, list(range(n_funcs)),
                        MAX_CALLS_PER_KERNEL)
         ctx.calls_left -= 1  # every kernel calls at least one func
         first = _call(draw, ctx, funcs, draw(st.sampled_from(_callable(ctx, funcs))))
         body = [first, *_block(draw, ctx, funcs, 0)]
         kernels.append(KernelM(name, draw(st.sampled_from([0, 0, 1, 3])), body))
-    fin = draw(st.integers(1, 2)) if tree.root.has("final") else None
-    return Program(tree, funcs, kernels, fin)
+    fins = {r: draw(st.integers(1, 2)) for r in ROOTS} if tree.root.has("final") else {}
+    f1, f2 = draw(st.booleans()), draw(st.booleans())
+    launches = [("k", f1), ("k2", f2)]
+    if draw(st.booleans()):
+        launches.append(draw(st.sampled_from([("k", not f1), ("k2", not f2)])))
+    return Program(tree, funcs, kernels, fins, launches)
 
 
 # ------------------------------------------------------------------------------ permutation
@@ -345,12 +372,13 @@ def _permute_block(block: list, rng: random.Random) -> list:
 
 
 def permuted(prog: Program, seed: int) -> Program:
-    """The same program with every block's statements, and the func definitions, in a different
-    order.  Values may change (statements read what others write); used sets may not."""
+    """The same program with every block's statements in a different order (render it with the
+    same seed to shuffle the func definitions too).  Values may change, since statements read
+    what others write; used sets may not."""
     rng = random.Random(seed)
     funcs = [dataclasses.replace(f, body=_permute_block(f.body, rng)) for f in prog.funcs]
     kernels = [dataclasses.replace(k, body=_permute_block(k.body, rng)) for k in prog.kernels]
-    return Program(prog.tree, funcs, kernels, prog.fin)
+    return dataclasses.replace(prog, funcs=funcs, kernels=kernels)
 
 
 def definition_order(prog: Program, seed: int | None) -> list[int]:
@@ -370,15 +398,19 @@ def _ref(r: Ref) -> str:
 def _value(v: tuple) -> str:
     if v[0] == "ref":
         return _ref(v[1])
-    if v[0] == "ct":
-        return repr(v[1])
-    if v[0] == "int":
+    if v[0] in ("ct", "int"):
         return repr(v[1])
     return "flag"
 
 
 def _cond(c: tuple) -> str:
     return "flag" if c[0] == "flag" else f"{c[1]}.fin == {c[2]}"
+
+
+def _render_call(s: CallS, funcs: list[FuncM]) -> str:
+    parts = [_value(v) for _, v in s.args[:s.n_positional]]
+    parts += [f"{p}={_value(v)}" for p, v in s.args[s.n_positional:]]
+    return f"{funcs[s.callee].name}({', '.join(parts)})"
 
 
 def _render_block(block: list, funcs: list[FuncM], indent: str) -> list[str]:
@@ -393,9 +425,10 @@ def _render_block(block: list, funcs: list[FuncM], indent: str) -> list[str]:
         elif isinstance(s, AddShape):
             lines.append(f"{indent}{_ref(s.target)}[{s.idx}] += {_ref(s.src)}.shape[0]")
         elif isinstance(s, CallS):
-            parts = [_value(v) for _, v in s.args[:s.n_positional]]
-            parts += [f"{p}={_value(v)}" for p, v in s.args[s.n_positional:]]
-            lines.append(f"{indent}{funcs[s.callee].name}({', '.join(parts)})")
+            lines.append(f"{indent}{_render_call(s, funcs)}")
+        elif isinstance(s, CallInto):
+            lines.append(f"{indent}{s.var} = {_render_call(s.call, funcs)}")
+            lines.append(f"{indent}{_ref(s.target)}[{s.idx}] += {s.var}")
         else:
             lines.append(f"{indent}if qd.static({_cond(s.cond)}):")
             lines += _render_block(s.then, funcs, indent + "    ") or [f"{indent}    pass"]
@@ -416,11 +449,14 @@ def render(prog: Program, def_seed: int | None = None) -> str:
     pann = {"flag": "qd.template()", "x": ARR, "s": "qd.i32"}
     for i in definition_order(prog, def_seed):
         f = prog.funcs[i]
-        sig = ", ".join(f"{p}: {f.node.cls if p in ('a', 'b') else pann[p]}" for p in f.params)
-        lines += ["", "", "@qd.func", f"def {f.name}({sig}):"]
+        sig = ", ".join(f"{p}: {f.slots[p].cls if p in f.slots else pann[p]}" for p in f.params)
+        lines += ["", "", "@qd.func", f"def {f.name}({sig}){' -> qd.i32' if f.ret else ''}:"]
         lines += _render_block(f.body, prog.funcs, "    ") or ["    pass"]
+        if f.ret:
+            r, idx, c = f.ret
+            lines.append(f"    return {_ref(r)}[{idx}] + {c}")
     for k in prog.kernels:
-        lines += ["", "", "@qd.kernel", f"def {k.name}(md: Root, extra: {ARR}):"]
+        lines += ["", "", "@qd.kernel", f"def {k.name}(md: Root, md2: Root, extra: {ARR}, flag: qd.template()):"]
         indent = "    "
         if k.loop:
             lines.append(f"    for i in range({k.loop}):")
@@ -433,52 +469,46 @@ def render(prog: Program, def_seed: int | None = None) -> str:
 
 
 def make_data(prog: Program, seed: int) -> dict[str, Any]:
-    """Initial values by kernel leaf path (`md.c1.l3`, `md.sc`, `extra`)."""
+    """Initial values by kernel leaf path (`md.c1.l3`, `md2.sc`, `extra`)."""
     rng = np.random.default_rng(seed)
     data: dict[str, Any] = {}
-    leaf_nodes = {}
-    for node in prog.tree.nodes:
-        for name, kind in node.members:
-            if kind in ("arr", "scalar"):
-                leaf_nodes[".".join(("md", *node.path, name))] = (name, kind)
-    for path in prog.tree.kernel_leaves():
-        name, kind = leaf_nodes.get(path, ("extra", "arr"))
-        if kind == "scalar":
-            data[path] = int(rng.integers(-20, 21))
-        else:
-            n = prog.tree.lengths.get(name, 5)
-            data[path] = rng.integers(-50, 51, size=n).astype(np.int32)
+    for root in ROOTS:
+        for path, name, kind in prog.tree.root_leaves(root):
+            if kind == "scalar":
+                data[path] = int(rng.integers(-20, 21))
+            else:
+                data[path] = rng.integers(-50, 51, size=prog.tree.lengths[name]).astype(np.int32)
+    data["extra"] = rng.integers(-50, 51, size=5).astype(np.int32)
     return data
 
 
-def build_args(mod: Any, prog: Program, data: dict[str, Any]) -> tuple[Any, Any]:
-    """Fresh `(md, extra)` for `mod` (arrays copied from `data`)."""
+def build_args(mod: Any, prog: Program, data: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """Fresh `(md, md2, extra)` for `mod` (arrays copied from `data`)."""
 
-    def build(node: Node) -> Any:
+    def build(node: Node, root: str) -> Any:
         kwargs = {}
         for name, kind in node.members:
-            path = ".".join(("md", *node.path, name))
+            path = ".".join((root, *node.path, name))
             if kind == "arr":
                 kwargs[name] = data[path].copy()
             elif kind == "scalar":
                 kwargs[name] = data[path]
             elif kind == "final":
-                kwargs[name] = prog.fin
+                kwargs[name] = prog.fins[root]
             else:
-                kwargs[name] = build(node.children[name])
+                kwargs[name] = build(node.children[name], root)
         return getattr(mod, node.cls)(**kwargs)
 
-    return build(prog.tree.root), data["extra"].copy()
+    return build(prog.tree.root, "md"), build(prog.tree.root, "md2"), data["extra"].copy()
 
 
-def read_back(prog: Program, md: Any, extra: Any) -> dict[str, np.ndarray]:
+def read_back(prog: Program, args: tuple[Any, Any, Any]) -> dict[str, np.ndarray]:
+    roots = dict(zip((*ROOTS, "extra"), args))
     out = {}
     for path in prog.tree.kernel_leaves():
-        if path == "extra":
-            out[path] = np.array(extra)
-            continue
-        v = md
-        for part in path.split(".")[1:]:
+        parts = path.split(".")
+        v = roots[parts[0]]
+        for part in parts[1:]:
             v = getattr(v, part)
         if isinstance(v, np.ndarray):
             out[path] = v.copy()
@@ -496,27 +526,52 @@ def _wrap(v: int) -> int:
 class Run:
     arrays: dict[str, list[int]]
     accessed: set[str]
-    forwarded_scalars: set[str]  # kernel scalar leaves passed, at a live call, to a scalar parameter
 
 
-def interpret(prog: Program, kernel: str, data: dict[str, Any]) -> Run:
-    """Execute kernel `kernel` on a copy of `data`, sequentially, recording every kernel leaf
-    that live code reads, writes or shape-queries."""
+def interpret(prog: Program, kernel: str, flag: bool, data: dict[str, Any]) -> Run:
+    """Execute `kernel(..., flag)` on a copy of `data`, sequentially, recording every kernel
+    leaf that live code reads, writes or shape-queries."""
     arrays = {p: [int(x) for x in v] for p, v in data.items() if isinstance(v, np.ndarray)}
     scalars = {p: v for p, v in data.items() if not isinstance(v, np.ndarray)}
     accessed: set[str] = set()
-    forwarded: set[str] = set()
 
     def path_of(env: dict, r: Ref) -> str:
-        base = env[r[0]]
-        return ".".join((base, *r[1]))
+        return ".".join((env[r[0]], *r[1]))
 
     def scalar(env: dict, r: Ref) -> int:
-        v = env[r[0]] if r[0] == "s" else path_of(env, r)
+        v = env["s"] if r[0] == "s" else path_of(env, r)
         if isinstance(v, int):  # the scalar parameter bound to a literal
             return v
         accessed.add(v)
         return scalars[v]
+
+    def call(s: CallS, env: dict) -> int | None:
+        callee = prog.funcs[s.callee]
+        sub = {}
+        for p, v in s.args:
+            if v[0] == "ref":
+                sub[p] = env["s"] if v[1] == ("s", ()) else path_of(env, v[1])
+            elif v[0] in ("ct", "int"):
+                sub[p] = v[1]
+            else:
+                sub[p] = env["flag"]
+        run(callee.body, sub)
+        if callee.ret is None:
+            return None
+        r, idx, c = callee.ret
+        src = path_of(sub, r)
+        accessed.add(src)
+        return _wrap(arrays[src][idx] + c)
+
+    def store(env: dict, target: Ref, idx: int, value: int) -> None:
+        t = path_of(env, target)
+        accessed.add(t)
+        arrays[t][idx] = _wrap(value)
+
+    def load(env: dict, r: Ref, idx: int) -> int:
+        p = path_of(env, r)
+        accessed.add(p)
+        return arrays[p][idx]
 
     def run(block: list, env: dict) -> None:
         for s in block:
@@ -524,66 +579,59 @@ def interpret(prog: Program, kernel: str, data: dict[str, Any]) -> Run:
                 if s.cond[0] == "flag":
                     taken = env["flag"]
                 else:
-                    taken = prog.fin == s.cond[2]
+                    taken = prog.fins[env[s.cond[1]].split(".")[0]] == s.cond[2]
                 run(s.then if taken else s.orelse, env)
             elif isinstance(s, CallS):
-                callee = prog.funcs[s.callee]
-                sub = {}
-                for p, v in s.args:
-                    if v[0] == "ref":
-                        sub[p] = env[v[1][0]] if (v[1][0] == "s" and not v[1][1]) else path_of(env, v[1])
-                        if p == "s" and isinstance(sub[p], str):
-                            forwarded.add(sub[p])
-                    elif v[0] == "ct" or v[0] == "int":
-                        sub[p] = v[1]
-                    else:
-                        sub[p] = env["flag"]
-                run(callee.body, sub)
+                call(s, env)
+            elif isinstance(s, CallInto):
+                v = call(s.call, env)
+                store(env, s.target, s.idx, load(env, s.target, s.idx) + v)
+            elif isinstance(s, Add):
+                store(env, s.target, s.idx, load(env, s.target, s.idx) + s.const)
+            elif isinstance(s, Copy):
+                store(env, s.target, s.idx, load(env, s.src, s.sidx) + s.const)
+            elif isinstance(s, AddShape):
+                n = len(arrays[path_of(env, s.src)])
+                accessed.add(path_of(env, s.src))
+                store(env, s.target, s.idx, load(env, s.target, s.idx) + n)
             else:
-                t = path_of(env, s.target)
-                accessed.add(t)
-                if isinstance(s, Add):
-                    arrays[t][s.idx] = _wrap(arrays[t][s.idx] + s.const)
-                elif isinstance(s, Copy):
-                    src = path_of(env, s.src)
-                    accessed.add(src)
-                    arrays[t][s.idx] = _wrap(arrays[src][s.sidx] + s.const)
-                elif isinstance(s, AddShape):
-                    src = path_of(env, s.src)
-                    accessed.add(src)
-                    arrays[t][s.idx] = _wrap(arrays[t][s.idx] + len(arrays[src]))
-                else:
-                    arrays[t][s.idx] = _wrap(arrays[t][s.idx] + scalar(env, s.src))
+                store(env, s.target, s.idx, load(env, s.target, s.idx) + scalar(env, s.src))
 
     k = next(k for k in prog.kernels if k.name == kernel)
-    env = {"md": "md", "extra": "extra"}
+    env: dict[str, Any] = {"md": "md", "md2": "md2", "extra": "extra", "flag": flag}
     for _ in range(max(k.loop, 1)):
         run(k.body, env)
-    return Run(arrays, accessed, forwarded)
+    return Run(arrays, accessed)
 
 
 def mentioned_leaves(prog: Program) -> set[str]:
     """Kernel leaf paths whose names appear anywhere in the program text (live or dead code,
-    accesses or call arguments)."""
+    accesses, returns or call arguments), under either root."""
     names: set[str] = set()
+
+    def ref(r: Ref) -> None:
+        names.add(r[1][-1] if r[1] else r[0])
 
     def refs(block: list) -> None:
         for s in block:
             if isinstance(s, If):
                 refs(s.then)
                 refs(s.orelse)
-            elif isinstance(s, CallS):
-                for _, v in s.args:
+                continue
+            call = s.call if isinstance(s, CallInto) else s if isinstance(s, CallS) else None
+            if call is not None:
+                for _, v in call.args:
                     if v[0] == "ref":
-                        names.add(v[1][0] if not v[1][1] else v[1][1][-1])
-            else:
-                names.add(s.target[1][-1] if s.target[1] else s.target[0])
-                src = getattr(s, "src", None)
-                if src is not None:
-                    names.add(src[1][-1] if src[1] else src[0])
+                        ref(v[1])
+            if not isinstance(s, CallS):
+                ref(s.target)
+            if getattr(s, "src", None) is not None:
+                ref(s.src)
 
     for f in prog.funcs:
         refs(f.body)
+        if f.ret:
+            ref(f.ret[0])
     for k in prog.kernels:
         refs(k.body)
     return {p for p in prog.tree.kernel_leaves() if p.split(".")[-1] in names}

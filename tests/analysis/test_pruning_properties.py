@@ -1,8 +1,9 @@
 """Property tests of parameter pruning on randomly generated qd programs.
 
 Programs come from `_gen_programs` (a dataclass tree, a DAG of funcs with template flags,
-static branches, struct / sub-struct / field forwarding, swapped slots, two kernels).  They
-are rendered to a real module, imported and launched.  The properties:
+static branches, return values, struct / sub-struct / field forwarding, swapped slots, two
+kernels over two roots).  They are rendered to a real module, imported and launched.  The
+properties:
 
 (a) `kept` does not depend on order: not on the order of statements and definitions in the
     source (nor on which kernel is compiled first), and not on the order of fact rows fed to
@@ -10,8 +11,8 @@ are rendered to a real module, imported and launched.  The properties:
 (b) launches give the same arrays with and without pruning (and the same as a plain Python
     interpretation of the program), and a pruned launch keeps exactly the leaves live code
     touches: everything read or written live is kept, a leaf named nowhere is pruned;
-(c) on the facts of each compile, the engine's Used / Kept / Pruned equal a hand-written
-    worklist fixpoint.
+(c) on the facts of each compile, the engine's Live / Used / Kept / Pruned equal a
+    hand-written worklist fixpoint.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ import pytest
 from _gen_fixpoint import kept_pruned, live_blocks, used_fixpoint
 from _gen_programs import (
     Add,
+    CallInto,
     CallS,
     FuncM,
     If,
     KernelM,
     Node,
     Program,
+    Run,
     Tree,
     build_args,
     interpret,
@@ -50,9 +53,8 @@ import qd
 from analysis.analyze import program as rules_program
 from analysis.datalog import get_engine
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                            HealthCheck.data_too_large])
-KERNELS = ("k", "k2")
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 _ids = itertools.count()
 
 
@@ -83,26 +85,23 @@ class Loaded:
         return False
 
 
-def launch(loaded: Loaded, prog: Program, kernel: str, data: dict[str, Any]):
-    md, extra = build_args(loaded.mod, prog, data)
+def launch(loaded: Loaded, prog: Program, kernel: str, flag: bool, data: dict[str, Any]):
+    """Run `kernel` on fresh copies of `data`: (arrays after the launch, launch info, variant)."""
+    args = build_args(loaded.mod, prog, data)
     k = getattr(loaded.mod, kernel)
-    k(md, extra)
-    return read_back(prog, md, extra), qd.launch_info(k)
+    k(*args, flag)
+    info = qd.launch_info(k)
+    return read_back(prog, args), info, k.variants[info.specialization]
 
 
 def expected_kept(prog: Program, accessed: set[str]) -> tuple[str, ...]:
     return tuple(p for p in prog.tree.kernel_leaves() if p in accessed)
 
 
-def assert_kept_exact(prog: Program, kept: tuple[str, ...], ref, msg: str) -> None:
-    """Array leaves: kept is exactly what live code touches.  Scalar leaves: at least what live
-    code reads, at most that plus scalars forwarded at live calls (a forwarded scalar that the
-    callee ignores may be kept; tests/e2e/test_pruning_809.py pins the precise behaviour)."""
-    scalars = {p for p in prog.tree.kernel_leaves() if p.endswith(".sc")}
-    array_kept = tuple(p for p in kept if p not in scalars)
-    assert array_kept == expected_kept(prog, ref.accessed - scalars), msg
-    assert ref.accessed & scalars <= set(kept), msg
-    assert set(kept) & scalars <= ref.accessed | ref.forwarded_scalars, msg
+def assert_kept_exact(prog: Program, kept: tuple[str, ...], ref: Run, msg: str) -> None:
+    """Kept is exactly what live code touches: every leaf read, written or shape-queried, and
+    nothing else (a leaf passed only to func parameters that nothing reads is pruned too)."""
+    assert kept == expected_kept(prog, ref.accessed), msg
 
 
 def assert_same_arrays(got: dict[str, np.ndarray], want: dict[str, Any], what: str, source: str) -> None:
@@ -123,22 +122,22 @@ def test_pruned_launch_matches_unpruned_and_keeps_exactly_live_leaves(gen_dir, p
     with Loaded(gen_dir, prog) as loaded:
         src = loaded.source
         qd.init(arch=qd.cpu, prune=True)
-        pruned_values = {}
-        for name in KERNELS:
-            ref = interpret(prog, name, data)
-            values, info = launch(loaded, prog, name, data)
-            assert_same_arrays(values, ref.arrays, f"kernel {name} (pruned) vs interpreter", src)
-            pruned_values[name] = values
-            written_or_read = ref.accessed
-            assert written_or_read <= set(info.kept), f"{name}: live leaves not kept\n{src}"
-            assert never_named <= set(info.pruned), f"{name}: unnamed leaves not pruned\n{src}"
-            assert_kept_exact(prog, info.kept, ref, f"{name}\n{src}")
-            assert info.pruned == tuple(p for p in leaves if p not in info.kept), f"{name}\n{src}"
+        pruned_values = []
+        for name, flag in prog.launches:
+            what = f"{name}(flag={flag})"
+            ref = interpret(prog, name, flag, data)
+            values, info, _ = launch(loaded, prog, name, flag, data)
+            assert_same_arrays(values, ref.arrays, f"{what} (pruned) vs interpreter", src)
+            pruned_values.append(values)
+            assert ref.accessed <= set(info.kept), f"{what}: live leaves not kept\n{src}"
+            assert never_named <= set(info.pruned), f"{what}: unnamed leaves not pruned\n{src}"
+            assert_kept_exact(prog, info.kept, ref, f"{what}\n{src}")
+            assert info.pruned == tuple(p for p in leaves if p not in info.kept), f"{what}\n{src}"
 
         qd.init(arch=qd.cpu, prune=False)
-        for name in KERNELS:
-            values, info = launch(loaded, prog, name, data)
-            assert_same_arrays(values, pruned_values[name], f"kernel {name}: prune=False vs prune=True", src)
+        for (name, flag), want in zip(prog.launches, pruned_values):
+            values, info, _ = launch(loaded, prog, name, flag, data)
+            assert_same_arrays(values, want, f"{name}(flag={flag}): prune=False vs prune=True", src)
             assert info.kept == tuple(leaves)
             assert info.pruned == ()
 
@@ -154,14 +153,14 @@ def test_kept_invariant_under_source_order(gen_dir, prog, perm_seed, data_seed):
     kept = {}
     qd.init(arch=qd.cpu, prune=True)
     with Loaded(gen_dir, prog) as loaded:
-        for name in KERNELS:
-            kept[name] = launch(loaded, prog, name, data)[1].kept
+        for name, flag in prog.launches:
+            kept[name, flag] = launch(loaded, prog, name, flag, data)[1].kept
     qd.init(arch=qd.cpu, prune=True)
     with Loaded(gen_dir, other, def_seed=perm_seed) as loaded:
-        for name in reversed(KERNELS):  # the other kernel compiles first and seeds the used-set cache
-            values, info = launch(loaded, other, name, data)
-            assert info.kept == kept[name], f"{name}\n--- permuted program ---\n{loaded.source}"
-            assert_same_arrays(values, interpret(other, name, data).arrays, f"kernel {name} (permuted)",
+        for name, flag in reversed(other.launches):  # another kernel compiles first and seeds the used-set cache
+            values, info, _ = launch(loaded, other, name, flag, data)
+            assert info.kept == kept[name, flag], f"{name}({flag})\n--- permuted program ---\n{loaded.source}"
+            assert_same_arrays(values, interpret(other, name, flag, data).arrays, f"{name}({flag}) permuted",
                                loaded.source)
 
 
@@ -182,80 +181,75 @@ def shuffled_facts(facts: dict[str, list], rnd: random.Random) -> dict[str, list
 
 
 def compiled_plans(loaded: Loaded, prog: Program, data) -> list:
-    plans = []
-    for name in KERNELS:
-        launch(loaded, prog, name, data)
-        variants = list(getattr(loaded.mod, name).variants.values())
-        assert len(variants) == 1
-        plans.append(variants[0].plan)
-    return plans
+    """The pruning plan of every launch of `prog`, in launch order."""
+    return [launch(loaded, prog, name, flag, data)[2].plan for name, flag in prog.launches]
 
 
-def _by_inst(rel: set) -> dict[str, set]:
-    out: dict[str, set] = {}
-    for row in rel:
-        out.setdefault(row[0], set()).add(row[1:])
-    return out
+def check_plan_against_worklist(plan, rnd: random.Random) -> None:
+    engine = get_engine()
+    rules = rules_program()
+    facts = plan.facts
+    base = engine.run(rules, facts)
+    assert base == plan.relations
+    for _ in range(3):
+        out = engine.run(rules, shuffled_facts(facts, rnd))
+        for rel in ("Live", "Used", "Kept", "Pruned"):
+            assert out[rel] == base[rel], rel
+
+    used = used_fixpoint(facts)
+    assert base["Live"] == live_blocks(facts)
+    assert base["Used"] == used
+    kept, pruned = kept_pruned(facts, used)
+    assert base["Kept"] == kept
+    assert base["Pruned"] == pruned
+    assert {p for k, p in kept if k == plan.kernel} == set(plan.kept)
+    assert {p for k, p in pruned if k == plan.kernel} == set(plan.pruned)
+    assert used_fixpoint(shuffled_facts(facts, rnd)) == used
 
 
 @SETTINGS
 @given(prog=programs(), rnd=st.randoms(use_true_random=False))
 def test_engine_result_independent_of_fact_order_and_equal_to_worklist(gen_dir, prog, rnd):
     data = make_data(prog, 0)
-    engine = get_engine()
-    rules = rules_program()
     qd.init(arch=qd.cpu, prune=True)
     with Loaded(gen_dir, prog) as loaded:
         plans = compiled_plans(loaded, prog, data)
     for plan in plans:
-        facts = plan.facts
-        base = engine.run(rules, facts)
-        assert base == plan.relations
-        for _ in range(3):
-            out = engine.run(rules, shuffled_facts(facts, rnd))
-            for rel in ("Live", "Used", "Kept", "Pruned"):
-                assert out[rel] == base[rel], rel
-
-        used = used_fixpoint(facts)
-        assert _by_inst(base["Used"]) == _by_inst(used)
-        assert base["Used"] == used
-        assert base["Live"] == live_blocks(facts)
-        kept, pruned = kept_pruned(facts, used)
-        assert base["Kept"] == kept
-        assert base["Pruned"] == pruned
-        assert {p for _k, p in kept} == set(plan.kept)
-        assert used_fixpoint(shuffled_facts(facts, rnd)) == used
+        check_plan_against_worklist(plan, rnd)
 
 
 def _fixed_program() -> Program:
-    """Root(l0, c1: C1(l1, l2), sc); f0(a: Root, flag) writes c1.l1 or l0 and calls f1(a.c1),
-    f1 writes l2; k calls f0(md, True), k2 calls f0(flag=False, a=md)."""
+    """Root(l0, c1: C1(l1, l2), sc); f0(a: Root, flag) writes c1.l1 or l0, calls f1(a.c1) and
+    returns what f1 returns; f1 writes l2 and returns l1[0].  k calls f0(md, True) and stores
+    the result in md2.l0; k2 calls f0(flag=False, a=md2)."""
     c1 = Node("C1", ("c1",), [("l1", "arr"), ("l2", "arr")])
     root = Node("Root", (), [("l0", "arr"), ("c1", "struct"), ("sc", "scalar")], {"c1": c1})
     tree = Tree(root, [root, c1], {"l0": 4, "l1": 4, "l2": 4})
-    f0 = FuncM("f0", root, ["a", "flag"], [
+    f0 = FuncM("f0", {"a": root}, ["a", "flag"], [
         If(("flag",), [Add(("a", ("c1", "l1")), 0, 1)], [Add(("a", ("l0",)), 0, 2)]),
-        CallS(1, [("a", ("ref", ("a", ("c1",))))], 1),
-    ])
-    f1 = FuncM("f1", c1, ["a"], [Add(("a", ("l2",)), 1, 3)])
-    k = KernelM("k", 0, [CallS(0, [("a", ("ref", ("md", ()))), ("flag", ("ct", True))], 2)])
-    k2 = KernelM("k2", 2, [CallS(0, [("flag", ("ct", False)), ("a", ("ref", ("md", ())))], 0)])
-    return Program(tree, [f0, f1], [k, k2], None)
+        CallInto("r1", CallS(1, [("a", ("ref", ("a", ("c1",))))], 1), ("a", ("l0",)), 3),
+    ], (("a", ("l0",)), 3, 0))
+    f1 = FuncM("f1", {"a": c1}, ["a"], [Add(("a", ("l2",)), 1, 3)], (("a", ("l1",)), 0, 0))
+    k = KernelM("k", 0, [CallInto("r1", CallS(0, [("a", ("ref", ("md", ()))), ("flag", ("ct", True))], 2),
+                                  ("md2", ("l0",)), 2)])
+    k2 = KernelM("k2", 2, [CallS(0, [("flag", ("ct", False)), ("a", ("ref", ("md2", ())))], 0)])
+    return Program(tree, [f0, f1], [k, k2], {}, [("k", True), ("k2", False)])
 
 
 def test_second_kernel_facts_use_cached_used_sets(gen_dir):
     """k2 shares f1 with k, so its facts carry f1 as Used_Cached rows; the engine, the worklist
-    and the interpreter must still agree on it."""
+    and the interpreter must still agree."""
     prog = _fixed_program()
     data = make_data(prog, 1)
     qd.init(arch=qd.cpu, prune=True)
     with Loaded(gen_dir, prog) as loaded:
-        plans = compiled_plans(loaded, prog, data)
-    assert not plans[0].facts["Used_Cached"]
-    assert plans[1].facts["Used_Cached"]
-    for plan, name in zip(plans, KERNELS):
-        used = used_fixpoint(plan.facts)
-        assert plan.relations["Used"] == used
-        assert_kept_exact(prog, plan.kept, interpret(prog, name, data), name)
-    assert plans[0].kept == ("md.c1.l1", "md.c1.l2")
-    assert plans[1].kept == ("md.l0", "md.c1.l2")
+        runs = [launch(loaded, prog, name, flag, data) for name, flag in prog.launches]
+    for (values, info, variant), (name, flag) in zip(runs, prog.launches):
+        ref = interpret(prog, name, flag, data)
+        assert_same_arrays(values, ref.arrays, name, "")
+        assert_kept_exact(prog, info.kept, ref, name)
+        check_plan_against_worklist(variant.plan, random.Random(0))
+    assert not runs[0][2].plan.facts["Used_Cached"]
+    assert ("f1" in {row[0].split("#")[0] for row in runs[1][2].plan.facts["Used_Cached"]})
+    assert runs[0][1].kept == ("md.l0", "md.c1.l1", "md.c1.l2", "md2.l0")
+    assert runs[1][1].kept == ("md2.l0", "md2.c1.l1", "md2.c1.l2")
