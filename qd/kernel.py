@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from . import config as _config
 from .dtypes import from_numpy
 from .errors import QdArgumentError, QdError, SourceLoc
-from .frontend.lower import _type_hints, ct_key
+from .frontend.registry import type_hints
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of
 from .frontend.source import get_source
+from .frontend.values import ct_key
 from .ndarray import Ndarray
 
 
@@ -31,7 +32,7 @@ class Func:
     @property
     def hints(self) -> dict:
         if self._hints is None:
-            self._hints = _type_hints(self.fn)
+            self._hints = type_hints(self.fn)
         return self._hints
 
     def __call__(self, *args, **kwargs):
@@ -81,7 +82,7 @@ class Kernel:
 
     @property
     def hints(self) -> dict:
-        return _type_hints(self.fn)
+        return type_hints(self.fn)
 
     @property
     def specs(self) -> list[tuple[str, object]]:

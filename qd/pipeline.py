@@ -16,7 +16,8 @@ from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
 from .errors import QdError, QdInternalError
 from .frontend import ir
-from .frontend.lower import InstRegistry, lower_kernel
+from .frontend.lower import lower_kernel
+from .frontend.registry import InstRegistry
 from .kernel import Kernel, LaunchInfo, _get_path
 from .runtime import parallel
 from .runtime.args import array_arg, scalar_arg

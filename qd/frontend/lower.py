@@ -10,12 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
-import enum
-import hashlib
-import inspect
 import typing
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,131 +28,13 @@ from ..errors import (
     SourceLoc,
 )
 from . import ir
+from .dead_arms import DeadArmScanner
+from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
 from .source import FuncSource, get_source
+from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV, ct_key, digest
 
-# ---------------------------------------------------------------- symbolic values
-
-
-@dataclass(frozen=True)
-class CT:
-    """A compile-time value."""
-
-    value: object
-
-
-@dataclass(frozen=True)
-class LeafV:
-    leaf: ir.Leaf
-
-
-@dataclass(frozen=True)
-class StructV:
-    path: str
-    cls: type
-    members: tuple[tuple[str, object], ...]
-
-    def member(self, name):
-        for n, v in self.members:
-            if n == name:
-                return v
-        return None
-
-    def leaves(self):
-        for _, v in self.members:
-            if isinstance(v, LeafV):
-                yield v.leaf
-            elif isinstance(v, StructV):
-                yield from v.leaves()
-
-
-@dataclass(frozen=True)
-class TupleV:
-    items: tuple
-
-
-@dataclass(frozen=True)
-class RangeV:
-    dims: tuple  # ((start, stop, step), ...) of symbolic values
-
-
-_NUMERIC = (bool, int, float, np.integer, np.floating, np.bool_)
-
-
-def ct_key(v):
-    """Hashable identity of a compile-time value, used in instantiation keys."""
-    if v is None or isinstance(v, (bool, int, float, str, bytes)):
-        return (type(v).__name__, v)
-    if isinstance(v, (np.integer, np.floating, np.bool_)):
-        return (type(v).__name__, v.item())
-    if isinstance(v, _dt.DType):
-        return ("dtype", v.name)
-    if isinstance(v, enum.Enum):
-        return ("enum", type(v).__qualname__, v.name)
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__, tuple(ct_key(x) for x in v))
-    if isinstance(v, range):
-        return ("range", v.start, v.stop, v.step)
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return ("dc", type(v).__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
-    fn = getattr(v, "fn", None)
-    if fn is not None and hasattr(v, "is_qd_func"):
-        return ("func", fn.__module__, fn.__qualname__, id(v))
-    if callable(v) or inspect.ismodule(v):
-        return ("obj", getattr(v, "__qualname__", getattr(v, "__name__", "?")), id(v))
-    try:
-        hash(v)
-    except TypeError:
-        raise TypeError(f"compile-time value of type {type(v).__name__} is not hashable") from None
-    return ("val", type(v).__qualname__, v)
-
-
-def digest(key) -> str:
-    return hashlib.sha1(repr(key).encode()).hexdigest()[:10]
-
-
-# ---------------------------------------------------------------- the registry of instantiations
-
-
-class InstRegistry:
-    """Explicit cache of lowered instantiations, shared by all kernels until `qd.init`."""
-
-    def __init__(self, config):
-        self.config = config
-        self.insts: dict[str, ir.Inst] = {}
-        self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
-        self._in_progress: list[tuple[object, str]] = []
-        self._identities: dict[int, tuple[object, tuple]] = {}
-
-    def identity(self, f) -> tuple:
-        """What distinguishes one decorated function from another: module, qualified name and
-        a serial, so two closures with the same name (a factory called twice) never share
-        instantiations. The registry holds the function, so its id cannot be reused."""
-        hit = self._identities.get(id(f))
-        if hit is None:
-            hit = self._identities[id(f)] = (f, (f.fn.__module__, f.fn.__qualname__, len(self._identities)))
-        return hit[1]
-
-
-def _type_hints(fn) -> dict:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        return dict(getattr(fn, "__annotations__", {}))
-
-
-def _free_vars(fn) -> dict:
-    out = {}
-    code = fn.__code__
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return out
-
-
-# ---------------------------------------------------------------- lowering
+__all__ = ["Lowerer", "lower_kernel"]
 
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -184,7 +61,7 @@ class Lowerer:
         self.is_kernel = is_kernel
         fn = func.fn
         self.globals = fn.__globals__
-        self.freevars = _free_vars(fn)
+        self.freevars = free_vars(fn)
         self.scope: dict[str, object] = dict(params)
         self.n_blocks = 0
         self.n_sites = 0
@@ -1243,115 +1120,6 @@ def _return_types(ann, src) -> tuple:
         raise QdTypeError(f"unsupported return annotation {ann!r}", src.loc(src.tree.returns))
     return out
 
-
-# ---------------------------------------------------------------- dead static arms
-
-
-class DeadArmScanner:
-    """Records what a not-taken `qd.static` arm would access or call, without instantiating it."""
-
-    def __init__(self, low: Lowerer, block: ir.Block):
-        self.low = low
-        self.block = block
-
-    def scan(self, stmts):
-        for s in stmts:
-            self.stmt(s)
-
-    def stmt(self, s):
-        low = self.low
-        if isinstance(s, ast.If):
-            arg = low.static_call_arg(s.test)
-            if arg is not None:
-                cond = self._try_static(arg)
-                for body, taken in ((s.body, cond is True), (s.orelse, cond is False)):
-                    if body:
-                        sub = low._new_block(self.block.id, 1 if taken else 0)
-                        DeadArmScanner(low, sub).scan(body)
-                return
-        for node in ast.walk(s):
-            if isinstance(node, ast.Call):
-                self.call(node)
-        self.refs(s, "read")
-
-    def _try_static(self, node):
-        try:
-            v = self.resolve(node)
-        except Exception:
-            return None
-        if isinstance(v, CT):
-            return bool(v.value)
-        return None
-
-    def resolve(self, node):
-        """Resolve a Name/Attribute chain without emitting anything."""
-        if isinstance(node, ast.Name):
-            low = self.low
-            if node.id in low.scope:
-                return low.scope[node.id]
-            if node.id in low.freevars:
-                return CT(low.freevars[node.id])
-            if node.id in low.globals:
-                return CT(low.globals[node.id])
-            return None
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            if isinstance(base, StructV):
-                return base.member(node.attr)
-            if isinstance(base, CT):
-                return CT(getattr(base.value, node.attr, None))
-            return None
-        if isinstance(node, ast.Constant):
-            return CT(node.value)
-        return None
-
-    def call(self, node):
-        f = self.resolve(node.func)
-        if isinstance(f, CT) and getattr(f.value, "is_qd_func", False):
-            low = self.low
-            site = f"{low.inst.id}@{node.lineno}:{node.col_offset}#{low.n_sites}"
-            low.n_sites += 1
-            low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id))
-
-    def refs(self, s, default_kind):
-        stored = {id(n.value) for n in ast.walk(s) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)}
-        seen: set[int] = set()
-        for node in ast.walk(s):
-            if id(node) in seen or not isinstance(node, (ast.Name, ast.Attribute)):
-                continue
-            # take maximal chains only
-            chain = node
-            for sub in ast.walk(chain):
-                seen.add(id(sub))
-            v = self.resolve_chain(chain)
-            if v is None:
-                continue
-            val, at = v
-            kind = "write" if id(chain) in stored or isinstance(getattr(at, "ctx", None), ast.Store) else default_kind
-            if isinstance(val, LeafV):
-                self._record(val.leaf.path, at, kind)
-            elif isinstance(val, StructV):
-                for lf in val.leaves():
-                    self._record(lf.path, at, "arg")
-
-    def resolve_chain(self, node):
-        # walk down to the deepest resolvable Name/Attribute prefix
-        try:
-            v = self.resolve(node)
-        except Exception:
-            v = None
-        if v is not None and isinstance(v, (LeafV, StructV)):
-            return v, node
-        if isinstance(node, ast.Attribute):
-            inner = self.resolve_chain(node.value)
-            if inner is not None and isinstance(inner[0], LeafV) and node.attr == "shape":
-                return inner
-            return inner
-        return None
-
-    def _record(self, path, node, kind):
-        low = self.low
-        low.inst.accesses.append(ir.AccessRec(path, self.block.id, low.loc(node), kind))
 
 
 # ---------------------------------------------------------------- kernels

@@ -1,0 +1,120 @@
+"""Dead `qd.static` arms: recorded, never instantiated.
+
+The analysis needs to know what a not-taken arm *would* access or call, so that "only used
+under a dead qd.static" is a fact the rules (and explanations) can see; this scanner finds
+those names syntactically, without evaluating or type-checking the arm.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import ir
+from .values import CT, LeafV, StructV
+
+
+class DeadArmScanner:
+    """Records what a not-taken `qd.static` arm would access or call, without instantiating it."""
+
+    def __init__(self, low, block: ir.Block):
+        self.low = low
+        self.block = block
+
+    def scan(self, stmts):
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s):
+        low = self.low
+        if isinstance(s, ast.If):
+            arg = low.static_call_arg(s.test)
+            if arg is not None:
+                cond = self._try_static(arg)
+                for body, taken in ((s.body, cond is True), (s.orelse, cond is False)):
+                    if body:
+                        sub = low._new_block(self.block.id, 1 if taken else 0)
+                        DeadArmScanner(low, sub).scan(body)
+                return
+        for node in ast.walk(s):
+            if isinstance(node, ast.Call):
+                self.call(node)
+        self.refs(s, "read")
+
+    def _try_static(self, node):
+        try:
+            v = self.resolve(node)
+        except Exception:
+            return None
+        if isinstance(v, CT):
+            return bool(v.value)
+        return None
+
+    def resolve(self, node):
+        """Resolve a Name/Attribute chain without emitting anything."""
+        if isinstance(node, ast.Name):
+            low = self.low
+            if node.id in low.scope:
+                return low.scope[node.id]
+            if node.id in low.freevars:
+                return CT(low.freevars[node.id])
+            if node.id in low.globals:
+                return CT(low.globals[node.id])
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if isinstance(base, StructV):
+                return base.member(node.attr)
+            if isinstance(base, CT):
+                return CT(getattr(base.value, node.attr, None))
+            return None
+        if isinstance(node, ast.Constant):
+            return CT(node.value)
+        return None
+
+    def call(self, node):
+        f = self.resolve(node.func)
+        if isinstance(f, CT) and getattr(f.value, "is_qd_func", False):
+            low = self.low
+            site = f"{low.inst.id}@{node.lineno}:{node.col_offset}#{low.n_sites}"
+            low.n_sites += 1
+            low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id))
+
+    def refs(self, s, default_kind):
+        stored = {id(n.value) for n in ast.walk(s) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)}
+        seen: set[int] = set()
+        for node in ast.walk(s):
+            if id(node) in seen or not isinstance(node, (ast.Name, ast.Attribute)):
+                continue
+            # take maximal chains only
+            chain = node
+            for sub in ast.walk(chain):
+                seen.add(id(sub))
+            v = self.resolve_chain(chain)
+            if v is None:
+                continue
+            val, at = v
+            kind = "write" if id(chain) in stored or isinstance(getattr(at, "ctx", None), ast.Store) else default_kind
+            if isinstance(val, LeafV):
+                self._record(val.leaf.path, at, kind)
+            elif isinstance(val, StructV):
+                for lf in val.leaves():
+                    self._record(lf.path, at, "arg")
+
+    def resolve_chain(self, node):
+        # walk down to the deepest resolvable Name/Attribute prefix
+        try:
+            v = self.resolve(node)
+        except Exception:
+            v = None
+        if v is not None and isinstance(v, (LeafV, StructV)):
+            return v, node
+        if isinstance(node, ast.Attribute):
+            inner = self.resolve_chain(node.value)
+            if inner is not None and isinstance(inner[0], LeafV) and node.attr == "shape":
+                return inner
+            return inner
+        return None
+
+    def _record(self, path, node, kind):
+        low = self.low
+        low.inst.accesses.append(ir.AccessRec(path, self.block.id, low.loc(node), kind))

@@ -1,0 +1,95 @@
+"""Symbolic values of the lowering: what a name or expression denotes at compile time.
+
+A runtime scalar is an IR expression; everything else (a compile-time constant, a leaf
+parameter, a dataclass view, a tuple, a range) exists only while lowering.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as _dt
+from . import ir
+
+
+@dataclass(frozen=True)
+class CT:
+    """A compile-time value."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class LeafV:
+    leaf: ir.Leaf
+
+
+@dataclass(frozen=True)
+class StructV:
+    path: str
+    cls: type
+    members: tuple[tuple[str, object], ...]
+
+    def member(self, name):
+        for n, v in self.members:
+            if n == name:
+                return v
+        return None
+
+    def leaves(self):
+        for _, v in self.members:
+            if isinstance(v, LeafV):
+                yield v.leaf
+            elif isinstance(v, StructV):
+                yield from v.leaves()
+
+
+@dataclass(frozen=True)
+class TupleV:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class RangeV:
+    dims: tuple  # ((start, stop, step), ...) of symbolic values
+
+
+_NUMERIC = (bool, int, float, np.integer, np.floating, np.bool_)
+
+
+def ct_key(v):
+    """Hashable identity of a compile-time value, used in instantiation keys."""
+    if v is None or isinstance(v, (bool, int, float, str, bytes)):
+        return (type(v).__name__, v)
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return (type(v).__name__, v.item())
+    if isinstance(v, _dt.DType):
+        return ("dtype", v.name)
+    if isinstance(v, enum.Enum):
+        return ("enum", type(v).__qualname__, v.name)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(ct_key(x) for x in v))
+    if isinstance(v, range):
+        return ("range", v.start, v.stop, v.step)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return ("dc", type(v).__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
+    fn = getattr(v, "fn", None)
+    if fn is not None and hasattr(v, "is_qd_func"):
+        return ("func", fn.__module__, fn.__qualname__, id(v))
+    if callable(v) or inspect.ismodule(v):
+        return ("obj", getattr(v, "__qualname__", getattr(v, "__name__", "?")), id(v))
+    try:
+        hash(v)
+    except TypeError:
+        raise TypeError(f"compile-time value of type {type(v).__name__} is not hashable") from None
+    return ("val", type(v).__qualname__, v)
+
+
+def digest(key) -> str:
+    return hashlib.sha1(repr(key).encode()).hexdigest()[:10]
