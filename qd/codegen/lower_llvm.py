@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .. import dtypes as _dt
 from ..errors import QdInternalError, SourceLoc
 from ..frontend import ir
+from . import reductions
 from .llvm_text import Fn, const, ll, mem
 
 STATUS_SLOTS = 3  # error code, failing check site, failing index; return values follow
@@ -79,12 +80,12 @@ class ModuleGen:
         self.frame_index = {id(v): i for i, v in enumerate(k.frame_vars)}
         self.task_dims: dict[int, int] = {}  # task -> first hidden frame slot
         nslot = len(k.frame_vars)
-        for st in _walk_stmts(k.body):
+        for st in ir.walk_stmts(k.body):
             if isinstance(st, ir.For) and st.task >= 0:
                 self.task_dims[st.task] = nslot
                 nslot += 3 * len(st.dims)
         self.frame_size = max(1, nslot)
-        tasks = [st for st in _walk_stmts(k.body) if isinstance(st, ir.For) and st.task >= 0]
+        tasks = [st for st in ir.walk_stmts(k.body) if isinstance(st, ir.For) and st.task >= 0]
         bodies = [self.gen_run()] + [self.gen_task(t) for t in tasks]
         head = [f'target triple = "{triple}"', f'target datalayout = "{datalayout}"', ""]
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
@@ -237,44 +238,6 @@ def _ident(s: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in s)
 
 
-def _walk_stmts(block: ir.Block):
-    for st in block.stmts:
-        yield st
-        for child in _child_blocks(st):
-            yield from _walk_stmts(child)
-
-
-def _child_blocks(st):
-    if isinstance(st, ir.If):
-        return [b for b in (st.then, st.orelse) if b is not None]
-    if isinstance(st, (ir.For, ir.While)):
-        return [st.body]
-    if isinstance(st, ir.Nested):
-        return [st.block]
-    return []
-
-
-def _assigned_vars(block: ir.Block) -> set[int]:
-    out = set()
-    for st in _walk_stmts(block):
-        if isinstance(st, ir.Assign):
-            out.add(id(st.var))
-        elif isinstance(st, ir.Unpack):
-            out.update(id(v) for v in st.vars)
-        elif isinstance(st, ir.ExprStmt) and isinstance(st.expr, ir.AtomicVar):
-            out.add(id(st.expr.var))
-    return out
-
-
-def _read_vars(block: ir.Block) -> list[ir.Var]:
-    seen: dict[int, ir.Var] = {}
-    for st in _walk_stmts(block):
-        for e in _exprs(st):
-            if isinstance(e, ir.VarRead):
-                seen.setdefault(id(e.var), e.var)
-    return list(seen.values())
-
-
 class StmtGen:
     """Emits the statements of one LLVM function."""
 
@@ -296,56 +259,15 @@ class StmtGen:
     # -- reductions --------------------------------------------------------------------------
 
     def plan_reductions(self, loop: ir.For) -> None:
-        """`out[c] += v` on a loop-invariant element is accumulated per task chunk and written
-        with one atomic at the end: a contended atomic per iteration costs ~100x more."""
-        written = _assigned_vars(loop.body)
-        stmts = list(_walk_stmts(loop.body))
-        passed = {a for st in stmts for c in _calls_in(st) for a, _ in c.binds}
-        other = set()  # arrays touched other than by a candidate statement
-        cands: dict[str, list[tuple[ir.AtomicRMW, tuple]]] = {}
-        for st in stmts:
-            e = st.expr if isinstance(st, ir.ExprStmt) else None
-            if isinstance(e, ir.AtomicRMW) and e.op in _REDUCE_OPS:
-                sig = _invariant_sig(e.indices, written)
-                if sig is not None and not _reads_array(e.value, e.path):
-                    cands.setdefault(e.path, []).append((e, sig))
-                    continue
-            other.update(_arrays_in(st))
+        """One accumulator per reduction target of this task (see `reductions`)."""
         fn = self.fn
-        # kernel-scope scalars updated only by `s += v` (never read or assigned in the loop)
-        plain = {id(st.var) for st in stmts if isinstance(st, ir.Assign)}
-        plain |= {id(v) for st in stmts if isinstance(st, ir.Unpack) for v in st.vars}
-        read = {id(e.var) for st in stmts for e in _exprs(st) if isinstance(e, ir.VarRead)}
-        var_items: dict[int, list] = {}
-        for st in stmts:
-            e = st.expr if isinstance(st, ir.ExprStmt) else None
-            if isinstance(e, ir.AtomicVar) and e.op in _REDUCE_OPS:
-                var_items.setdefault(id(e.var), []).append(e)
-        for vid, items in var_items.items():
-            if vid in plain or vid in read or len({e.op for e in items}) != 1:
-                continue
-            e0 = items[0]
+        for group in reductions.find(loop):
+            e0 = group[0]
             t = ll(e0.dtype)
             acc = fn.alloca(t)
-            fn.allocas.append(f"  store {t} {const(e0.dtype, _identity(e0.op, e0.dtype))}, ptr {acc}")
+            fn.allocas.append(f"  store {t} {const(e0.dtype, reductions.identity(e0.op, e0.dtype))}, ptr {acc}")
             self.reduction_targets.append((e0, acc))
-            for e in items:
-                self.reductions[id(e)] = acc
-        for path, items in cands.items():
-            if path in other or path in passed:
-                continue
-            ops = {}
-            if any(ops.setdefault(sig, e.op) != e.op for e, sig in items):
-                continue
-            accs: dict[tuple, str] = {}
-            for e, sig in items:
-                acc = accs.get(sig)
-                if acc is None:
-                    t = ll(e.dtype)
-                    acc = fn.alloca(t)
-                    fn.allocas.append(f"  store {t} {const(e.dtype, _identity(e.op, e.dtype))}, ptr {acc}")
-                    accs[sig] = acc
-                    self.reduction_targets.append((e, acc))
+            for e in group:
                 self.reductions[id(e)] = acc
 
     def accumulate(self, e) -> None:
@@ -395,8 +317,8 @@ class StmtGen:
     def snapshot_frame(self, loop: ir.For) -> None:
         """Copy kernel-scope variables the task only reads into registers, so array stores in
         the loop cannot be assumed to clobber them."""
-        written = _assigned_vars(loop.body)
-        for var in _read_vars(loop.body):
+        written = ir.assigned_vars(loop.body)
+        for var in ir.read_vars(loop.body):
             if var.home != -1 or id(var) in written:
                 continue
             src = self.frame_slot(self.mg.frame_index[id(var)])
@@ -594,7 +516,7 @@ class StmtGen:
 
     def nested_loops(self, loop: ir.For, dims, begin: str, end: str | None) -> None:
         fn = self.fn
-        assigned = _assigned_vars(loop.body)
+        assigned = ir.assigned_vars(loop.body)
         exit_l = fn.new_label("fexit")
         latches = []
         for i, (sv, stv, cnt) in enumerate(dims):
@@ -1019,77 +941,12 @@ class StmtGen:
         raise QdInternalError(f"codegen: intrinsic {e.name} on {d}")
 
 
-_REDUCE_OPS = ("add", "sub", "min", "max", "and", "or", "xor")
-
-
 class _Raw(ir.Expr):
     """An already-emitted LLVM value wrapped as an expression."""
 
     def __init__(self, dtype, value: str):
         self.dtype = dtype
         self.value = value
-
-
-def _identity(op: str, d: _dt.DType):
-    if op in ("add", "sub", "or", "xor"):
-        return 0
-    if op == "and":
-        return -1
-    if d.is_float:
-        return float("inf") if op == "min" else float("-inf")
-    import numpy as np
-
-    info = np.iinfo(d.np) if not d.is_bool else None
-    if info is None:
-        return op == "min"
-    return info.max if op == "min" else info.min
-
-
-def _invariant_sig(indices, written: set[int]):
-    sig = []
-    for x in indices:
-        if isinstance(x, ir.Const):
-            sig.append(("c", x.value))
-        elif isinstance(x, ir.ParamRead):
-            sig.append(("p", x.path))
-        elif isinstance(x, ir.VarRead) and x.var.home == -1 and id(x.var) not in written:
-            sig.append(("v", id(x.var)))
-        else:
-            return None
-    return tuple(sig)
-
-
-def _exprs(node):
-    """Every expression reachable from a statement or expression (not into child blocks)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ir.Expr):
-            yield n
-        for v in (vars(n).values() if hasattr(n, "__dict__") else ()):
-            if isinstance(v, (ir.Expr, ir.TupleReturn)):
-                stack.append(v)
-            elif isinstance(v, (list, tuple)):
-                for x in v:
-                    if isinstance(x, (ir.Expr, ir.TupleReturn)):
-                        stack.append(x)
-                    elif isinstance(x, tuple):
-                        stack.extend(y for y in x if isinstance(y, ir.Expr))
-
-
-def _calls_in(st):
-    return [e for e in _exprs(st) if isinstance(e, ir.CallFunc)]
-
-
-def _arrays_in(st) -> set[str]:
-    out = {e.path for e in _exprs(st) if isinstance(e, (ir.Load, ir.AtomicRMW))}
-    if isinstance(st, ir.Store):
-        out.add(st.path)
-    return out
-
-
-def _reads_array(e, path: str) -> bool:
-    return any(isinstance(x, (ir.Load, ir.AtomicRMW)) and x.path == path for x in _exprs(e))
 
 
 def _atomic_op(op: str, d: _dt.DType) -> str:

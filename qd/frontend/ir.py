@@ -281,3 +281,65 @@ class Inst:
     frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
     source_digest: str = ""
+
+
+# ---------------------------------------------------------------- queries
+
+
+def child_blocks(st: Stmt) -> list[Block]:
+    if isinstance(st, If):
+        return [b for b in (st.then, st.orelse) if b is not None]
+    if isinstance(st, (For, While)):
+        return [st.body]
+    if isinstance(st, Nested):
+        return [st.block]
+    return []
+
+
+def walk_stmts(block: Block):
+    """Every statement of `block` and of the blocks nested in it, in order."""
+    for st in block.stmts:
+        yield st
+        for child in child_blocks(st):
+            yield from walk_stmts(child)
+
+
+def exprs(node):
+    """Every expression reachable from a statement or expression (not into child blocks)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Expr):
+            yield n
+        for v in (vars(n).values() if hasattr(n, "__dict__") else ()):
+            if isinstance(v, (Expr, TupleReturn)):
+                stack.append(v)
+            elif isinstance(v, (list, tuple)):
+                for x in v:
+                    if isinstance(x, (Expr, TupleReturn)):
+                        stack.append(x)
+                    elif isinstance(x, tuple):
+                        stack.extend(y for y in x if isinstance(y, Expr))
+
+
+def assigned_vars(block: Block) -> set[int]:
+    """ids of the variables some statement in `block` writes."""
+    out = set()
+    for st in walk_stmts(block):
+        if isinstance(st, Assign):
+            out.add(id(st.var))
+        elif isinstance(st, Unpack):
+            out.update(id(v) for v in st.vars)
+        elif isinstance(st, ExprStmt) and isinstance(st.expr, AtomicVar):
+            out.add(id(st.expr.var))
+    return out
+
+
+def read_vars(block: Block) -> list[Var]:
+    """The variables read anywhere in `block`."""
+    seen: dict[int, Var] = {}
+    for st in walk_stmts(block):
+        for e in exprs(st):
+            if isinstance(e, VarRead):
+                seen.setdefault(id(e.var), e.var)
+    return list(seen.values())
