@@ -52,12 +52,14 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
           "_fail": lambda: _raise_check(km, status), "_keep": (buf, fbuf, status, fstatus), "_k": kernel, "_info": info}
     body = ["  _nd = True"]
     arrays = []
+    prefixes: dict[str, str] = {}
     for s in km.slots:
         k = s.slot
+        acc = _accessor(s.path, prefixes, body)
         if s.kind == "array":
             ns[f"_dt{k}"] = s.dtype
             ns[f"_np{k}"] = s.dtype.np
-            body += [f"  v = {s.path}",
+            body += [f"  v = {acc}",
                      f"  if type(v) is _Nd and v.dtype is _dt{k} and v.ndim == {s.ndim}:",
                      f"    p{k} = v._ptr; e{k} = v._end; shp = v.shape",
                      f"  elif type(v) is _npa and v.dtype is _np{k} and v.ndim == {s.ndim} and v.size:",
@@ -68,9 +70,9 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
             body += [f"  _i[{k + 1 + d}] = shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
         elif s.dtype.is_float:
-            body.append(f"  _f[{k}] = {s.path}")
+            body.append(f"  _f[{k}] = {acc}")
         else:
-            body.append(f"  _i[{k}] = {s.path}")
+            body.append(f"  _i[{k}] = {acc}")
     if len(arrays) >= 2 and any(a.path in written for a in arrays):
         ps = [f"p{a.slot}" for a in arrays]
         spans = ", ".join(f"(p{a.slot}, e{a.slot})" for a in arrays)
@@ -98,6 +100,20 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
     launch = ns["launch"]
     launch.__qd_source__ = src
     return launch
+
+
+def _accessor(path: str, prefixes: dict[str, str], body: list[str]) -> str:
+    """Python expression for a leaf path; each shared dataclass prefix is read once."""
+    parts = path.split(".")
+    expr = parts[0]
+    for i in range(1, len(parts) - 1):
+        prefix = ".".join(parts[: i + 1])
+        local = prefixes.get(prefix)
+        if local is None:
+            local = prefixes[prefix] = f"_o{len(prefixes)}"
+            body.append(f"  {local} = {expr}.{parts[i]}")
+        expr = local
+    return expr if len(parts) == 1 else f"{expr}.{parts[-1]}"
 
 
 def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
