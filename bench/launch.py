@@ -27,7 +27,34 @@ import numpy as np
 from _common import load_line, machine_info, optional_import, print_table, summarize, time_reps, write_json
 
 N = 16
-IMPL_NAMES = ["python", "qd-ndarray", "qd-numpy", "numba", "quadrants-ndarray", "quadrants-numpy"]
+IMPL_NAMES = ["python", "qd-ndarray", "qd-numpy", "numba", "quadrants-ndarray", "quadrants-numpy",
+              "qd-struct64", "qd-struct64noprune", "quadrants-struct64"]
+FIELDS = 64  # a simulator-sized state dataclass; the kernel uses two of its members
+
+
+def make_struct_kernel(m):
+    """The same accumulate over a 64-member dataclass: pruning should make the 62 unused
+    members free at launch."""
+    import dataclasses
+
+    State = dataclasses.make_dataclass(
+        "State", [(f"f{i}", m.types.NDArray[m.f32, 1]) for i in range(FIELDS)])
+    # kernels need a real source file; write the one-liner module next to the temp dir
+    import importlib.util
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(), "struct_kernel.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("def make(m, State):\n"
+                "    @m.kernel\n"
+                "    def accumulate(s: State):\n"
+                "        for i in range(s.f0.shape[0]):\n"
+                "            s.f1[i] += s.f0[i]\n"
+                "    return accumulate\n")
+    spec = importlib.util.spec_from_file_location("struct_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return State, mod.make(m, State)
 
 
 def make_kernel(m):
@@ -75,6 +102,21 @@ def prepare(
     m, why = optional_import(module_name)
     if m is None:
         return None, None, lambda: None, why
+    if storage.startswith("struct"):
+        if storage.endswith("noprune"):
+            m.init(arch=m.cpu, prune=False)
+        else:
+            m.init(arch=m.cpu)
+        State, skernel = make_struct_kernel(m)
+        arrs = [m.ndarray(m.f32, (N,)) for _ in range(FIELDS)]
+        arrs[0].from_numpy(x_np)
+        state = State(*arrs)
+
+        def read_s():
+            m.sync()
+            return arrs[1].to_numpy()
+
+        return (lambda: skernel(state)), read_s, (lambda: arrs[1].from_numpy(np.zeros(N, np.float32))), ""
     m.init(arch=m.cpu)
     kernel = make_kernel(m)
     if storage == "numpy":
