@@ -21,6 +21,7 @@ from .errors import (
     QdSyntaxError,
     QdTypeError,
 )
+from .explain import explain
 from .kernel import func, kernel, launch_info
 from .lang import (
     abs,
@@ -59,7 +60,7 @@ __all__ = [
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
     "QdArgumentError", "QdRuntimeError", "QdInternalError",
-    "kernel", "func", "launch_info", "static", "ndrange", "cast", "sync",
+    "kernel", "func", "launch_info", "explain", "static", "ndrange", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "template", "Template", "__version__",

@@ -35,6 +35,7 @@ class Variant:
     module: KernelModule
     info: LaunchInfo
     plan: PruningPlan
+    insts: list  # the kernel's instantiation first, then every one it reaches
 
 
 _registry: dict = {"gen": -1, "reg": None}
@@ -125,7 +126,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
                               kernel.def_loc())
 
     launch = make_launcher(kernel, km, addr, written if noalias else set(), on_alias, on_error, info)
-    return Variant(launch, kept, pruned, inst.id, km, info, plan)
+    return Variant(launch, kept, pruned, inst.id, km, info, plan, insts)
 
 
 _names: list[str] = []
