@@ -481,6 +481,9 @@ class StmtGen:
                 p = self.frame_slot(base + 3 * i + j)
                 fn.op(f"store i64 {v}, ptr {p}")
             total = cnt if total is None else fn.ins(f"mul i64 {total}, {cnt}")
+        inner = self.inner_work(loop.body, loop.task)
+        if inner != "1":
+            total = fn.ins(f"mul i64 {total}, {inner}")
         c0 = dims[0][3]
         task = f"@{self.mg.name}_task{loop.task}"
         small = fn.ins(f"icmp slt i64 {total}, {self.mg.parallel_min}")
@@ -494,6 +497,30 @@ class StmtGen:
         fn.op(f"call void @qd_parallel_for(ptr {task}, ptr %args, i64 0, i64 {c0})")
         fn.term(f"br label %{end_l}")
         fn.label(end_l)
+
+    def inner_work(self, block: ir.Block, task: int) -> str:
+        """Iterations per outer iteration, counting nested loops whose bounds are known before
+        the task starts (e.g. the row loop of a stencil), so the parallel/inline decision sees
+        the real amount of work. Loops with bounds that vary per iteration count once."""
+        terms = []
+        for st in block.stmts:
+            if isinstance(st, ir.Nested):
+                w = self.inner_work(st.block, task)
+                if w != "1":
+                    terms.append(w)
+            elif isinstance(st, ir.For) and all(_invariant(e, task) for d in st.dims for e in d):
+                cnt = None
+                for s, e, step in st.dims:
+                    c = self.range_count(self.i64(s), self.i64(e), step, self.i64(step))
+                    cnt = c if cnt is None else self.fn.ins(f"mul i64 {cnt}, {c}")
+                sub = self.inner_work(st.body, task)
+                terms.append(cnt if sub == "1" else self.fn.ins(f"mul i64 {cnt}, {sub}"))
+        if not terms:
+            return "1"
+        acc = "1"
+        for t in terms:
+            acc = self.fn.ins(f"add i64 {acc}, {t}")
+        return acc
 
     def task_loop(self, loop: ir.For, base: int) -> None:
         """Body of a task: iterate [begin, end) of the outer dimension, inner dimensions fully."""
@@ -947,6 +974,17 @@ class _Raw(ir.Expr):
     def __init__(self, dtype, value: str):
         self.dtype = dtype
         self.value = value
+
+
+def _invariant(e: ir.Expr, task: int) -> bool:
+    """True if `e` can be evaluated before task `task` starts (no task-local state, no loads,
+    no calls)."""
+    for x in ir.exprs(e):
+        if isinstance(x, (ir.Load, ir.CallFunc, ir.AtomicRMW, ir.AtomicVar)):
+            return False
+        if isinstance(x, ir.VarRead) and x.var.home == task:
+            return False
+    return True
 
 
 def _atomic_op(op: str, d: _dt.DType) -> str:

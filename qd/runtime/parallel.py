@@ -15,6 +15,7 @@ from ..codegen import jit
 
 TASK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _tasks: dict[int, object] = {}
+stats = {"pool_launches": 0}  # how many parallel loops went to the pool (tests, diagnostics)
 _pool: dict = {"n": 1, "executor": None}
 
 
@@ -35,6 +36,7 @@ def _parallel_for(task, args, begin, end):
     fn = _tasks.get(task)
     if fn is None:
         fn = _tasks[task] = TASK(task)
+    stats["pool_launches"] += 1
     ex = _pool["executor"]
     n = _pool["n"]
     total = end - begin
