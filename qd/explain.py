@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from analysis.analyze import explain_relations
-from analysis.explain import Explainer
-from analysis.facts import export
-
 from .errors import QdError
 from .kernel import Kernel
 
@@ -16,6 +12,10 @@ def explain(kernel: Kernel, path: str | None = None) -> str:
     Explains the variant of the kernel's last launch; the provenance rules run now, over the
     facts of every instantiation the kernel reaches.
     """
+    from analysis.analyze import explain_relations  # analysis imports qd.frontend: load it late
+    from analysis.explain import Explainer
+    from analysis.facts import export
+
     if not isinstance(kernel, Kernel):
         raise TypeError("qd.explain expects a @qd.kernel")
     info = kernel.last

@@ -19,3 +19,10 @@ def test_rules_found_and_loaded_from_outside_the_source_tree(tmp_path):
     n, has_outputs, where = r.stdout.split()
     assert int(n) == 5 and has_outputs == "True"
     assert os.path.isfile(os.path.join(where, "schema.dl"))
+
+
+def test_analysis_imports_before_qd(tmp_path):
+    """The analysis package can be imported on its own (it pulls in qd.frontend, not the reverse)."""
+    r = subprocess.run([sys.executable, "-c", "import analysis.analyze, analysis.explain; import qd; print(qd.explain)"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
