@@ -14,7 +14,9 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -124,3 +126,18 @@ def write_json(name: str, payload: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def run_child(script: str, child_args: Sequence[str]) -> dict[str, Any]:
+    """Run `script --child-out FILE <child_args>` in a fresh interpreter and return the JSON it
+    wrote; a crash becomes {"skipped": reason}. One process per implementation keeps one
+    runtime's threads from slowing another's measurements."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path = os.path.join(tmp, "out.json")
+        cmd = [sys.executable, script, *child_args, "--child-out", out_path]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0 or not os.path.exists(out_path):
+            tail = proc.stdout.strip().splitlines()[-1:] or ["no output"]
+            return {"skipped": f"crashed (exit {proc.returncode}): {tail[0]}"}
+        with open(out_path, encoding="utf-8") as f:
+            return json.load(f)

@@ -16,7 +16,7 @@ stages are then timed on it (best of N):
 * whole analysis: `analysis.analyze.analyze_many` over all kernels, end to end.
 
 The incremental mode compiles the kernels one after another in one process, as qd.pipeline
-does: one `analyze_many([kernel], reachable(kernel), analysed)` call per kernel with a shared
+does: one `analyze_many([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
 `analysed` dict.  It checks that no func instantiation is exported in full twice and that the
 final used sets equal those of the whole-program run.
 
@@ -337,20 +337,6 @@ def build_ir(cb: CodeBase) -> ProgramIR:
     return ProgramIR(kernels, insts, source_bind_rows)
 
 
-def reachable(kernel: ir.Inst, insts: Mapping[str, ir.Inst]) -> list[ir.Inst]:
-    """The instantiations a kernel reaches, kernel first (what qd.pipeline passes to the analysis)."""
-    out, stack, seen = [], [kernel.id], set()
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        inst = insts[i]
-        out.append(inst)
-        stack.extend(sorted(inst.callees))
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # the hand-written baseline
 
@@ -533,7 +519,7 @@ def run_incremental(prog: ProgramIR, whole: Decisions) -> dict[str, Any]:
     gc.collect()
     for n, k in enumerate(prog.kernels):
         t0 = time.perf_counter()
-        reach = reachable(k, prog.insts)
+        reach = ir.reachable(k, prog.insts)
         t1 = time.perf_counter()
         plan = _analyze.analyze_many([k], reach, analysed)[k.id]
         t2 = time.perf_counter()

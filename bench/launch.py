@@ -17,12 +17,12 @@ Prints a table and writes bench/results/launch.json.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
+import _common
 import numpy as np
 from _common import load_line, machine_info, optional_import, print_table, summarize, time_reps, write_json
 
@@ -41,7 +41,6 @@ def make_struct_kernel(m):
         "State", [(f"f{i}", m.types.NDArray[m.f32, 1]) for i in range(FIELDS)])
     # kernels need a real source file; write the one-liner module next to the temp dir
     import importlib.util
-    import tempfile
 
     path = os.path.join(tempfile.mkdtemp(), "struct_kernel.py")
     with open(path, "w", encoding="utf-8") as f:
@@ -172,16 +171,7 @@ def child(name: str, launches: int, runs: int, out_path: str) -> None:
 
 
 def run_child(name: str, launches: int, runs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out_path = os.path.join(tmp, "out.json")
-        cmd = [sys.executable, __file__, "--child", name, "--launches", str(launches), "--runs", str(runs)]
-        cmd += ["--child-out", out_path]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if proc.returncode != 0 or not os.path.exists(out_path):
-            tail = proc.stdout.strip().splitlines()[-1:] or ["no output"]
-            return {"skipped": f"crashed (exit {proc.returncode}): {tail[0]}"}
-        with open(out_path, encoding="utf-8") as f:
-            return json.load(f)
+    return _common.run_child(__file__, ["--child", name, "--launches", str(launches), "--runs", str(runs)])
 
 
 def main(argv=None) -> int:

@@ -22,13 +22,11 @@ Prints a table and writes bench/results/throughput.json.
 import argparse
 import gc
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
+import _common
 import numpy as np
 from _common import (
     gbps,
@@ -308,17 +306,8 @@ def child(target: str, reps: int, quick: bool, out_path: str) -> None:
 def run_child(target: str, reps: int, quick: bool) -> dict[str, Any]:
     """Each implementation runs in its own process so that no runtime's thread pool (numba's
     OpenMP workers, quadrants' or qd's pool) competes with another's for the cores."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out_path = os.path.join(tmp, "out.json")
-        cmd = [sys.executable, __file__, "--child", target, "--reps", str(reps), "--child-out", out_path]
-        if quick:
-            cmd.append("--quick")
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if proc.returncode != 0 or not os.path.exists(out_path):
-            tail = proc.stdout.strip().splitlines()[-1:] or ["no output"]
-            return {"skipped": f"crashed (exit {proc.returncode}): {tail[0]}"}
-        with open(out_path, encoding="utf-8") as f:
-            return json.load(f)
+    args = ["--child", target, "--reps", str(reps)] + (["--quick"] if quick else [])
+    return _common.run_child(__file__, args)
 
 
 def main(argv=None) -> int:

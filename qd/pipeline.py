@@ -49,19 +49,6 @@ def registry() -> InstRegistry:
     return _registry["reg"]
 
 
-def reachable(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> list[ir.Inst]:
-    out, stack, seen = [], [kernel.id], set()
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        inst = insts[i]
-        out.append(inst)
-        stack.extend(sorted(inst.callees))
-    return out
-
-
 def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
     """Kernel leaves that some instantiation stores to (for the launch-time aliasing check)."""
     memo: dict[str, set[str]] = {}
@@ -85,7 +72,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> V
     reg = registry()
     parallel.register()
     inst = lower_kernel(reg, kernel, bound)
-    insts = reachable(inst, reg.insts)
+    insts = ir.reachable(inst, reg.insts)
     if cfg.prune:
         plan = analyze(inst, insts, reg.analysed)
     else:

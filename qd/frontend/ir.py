@@ -343,3 +343,17 @@ def read_vars(block: Block) -> list[Var]:
             if isinstance(e, VarRead):
                 seen.setdefault(id(e.var), e.var)
     return list(seen.values())
+
+
+def reachable(root: Inst, insts: dict[str, Inst]) -> list[Inst]:
+    """`root` and every instantiation it calls, transitively; root first."""
+    out, stack, seen = [], [root.id], set()
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        inst = insts[i]
+        out.append(inst)
+        stack.extend(sorted(inst.callees))
+    return out
