@@ -87,9 +87,6 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         if key not in _IGNORED_KEYWORDS:
             raise TypeError(f"qd.init() got an unexpected keyword argument {key!r}")
         _warn_once(f"kw:{key}", f"qd.init: option {key!r} has no effect in qd and is ignored")
-    if offline_cache or offline_cache_file_path:
-        _warn_once("offline_cache", "qd.init: the disk cache (offline_cache / offline_cache_file_path) is not "
-                   "available in this version of qd; kernels are compiled in memory")
     env_cache = os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
     threads = cpu_max_num_threads or int(os.environ.get("QD_NUM_THREADS", 0)) or (os.cpu_count() or 1)
     _config = Config(

@@ -14,7 +14,6 @@ def explain(kernel: Kernel, path: str | None = None) -> str:
     """
     from analysis.analyze import explain_relations  # analysis imports qd.frontend: load it late
     from analysis.explain import Explainer
-    from analysis.facts import export
 
     if not isinstance(kernel, Kernel):
         raise TypeError("qd.explain expects a @qd.kernel")
@@ -24,13 +23,13 @@ def explain(kernel: Kernel, path: str | None = None) -> str:
     variant = kernel.variants.get(info.specialization)
     if variant is None:
         raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)")
-    k = variant.insts[0]
-    rel = explain_relations(export([k], variant.insts, {}))
-    ex = Explainer(rel, {i.id: (i.loc.file if i.loc else "?") for i in variant.insts})
-    params = [lf.path for lf in k.params]
+    facts, files = variant.explain_facts()
+    ex = Explainer(explain_relations(facts), files)
+    k = variant.inst_id
+    params = [p for _k, p, _slot in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
     if path is not None:
         if path not in params:
             raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
                           + ", ".join(params))
-        return ex.explain(k.id, path)
-    return "\n".join(ex.explain(k.id, p) for p in params)
+        return ex.explain(k, path)
+    return "\n".join(ex.explain(k, p) for p in params)

@@ -29,5 +29,5 @@ def _qd_fresh_runtime(request, qd_cache_dir):
     if qd is None or not hasattr(qd, "init"):
         yield
         return
-    qd.init(arch=qd.cpu)
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(qd_cache_dir))
     yield

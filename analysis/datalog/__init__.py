@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError
 from .program import Program, load_program, parse_program
-from .rules_path import rule_files, rules_dir
+from ..rules_path import rule_files, rules_dir
 from .syntax import Decl
 
 

@@ -35,7 +35,7 @@ def _init():
     tm = make_tm()
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), make_tm())
     _state.update(tm=tm, engine=engine, cpu=cpu, features=features, triple=llvm.get_process_triple(),
-                  datalayout=str(tm.target_data), symbols={})
+                  datalayout=str(tm.target_data), loaded={})
     return _state
 
 
@@ -69,8 +69,25 @@ def load_module(mod, entry: str) -> int:
         s["engine"].add_module(mod)
         s["engine"].finalize_object()
         addr = s["engine"].get_function_address(entry)
+        s["loaded"][entry] = addr
     if not addr:
         raise RuntimeError(f"qd: symbol {entry} not found after loading")
+    return addr
+
+
+def load_object(obj: bytes, entry: str) -> int:
+    """Add a native object from the disk cache to the engine; address of `entry`."""
+    s = _init()
+    with _lock:
+        addr = s["loaded"].get(entry)  # already in this process (same kernel after a qd.init)
+        if addr:
+            return addr
+        s["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
+        s["engine"].finalize_object()
+        addr = s["engine"].get_function_address(entry)
+        s["loaded"][entry] = addr
+    if not addr:
+        raise RuntimeError(f"qd: symbol {entry} not found in cached object")
     return addr
 
 

@@ -280,6 +280,7 @@ class Inst:
     n_tasks: int = 0
     frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
+    captures: list = field(default_factory=list)  # (kind "global"/"free", module, name, value) frozen as constants
     source_digest: str = ""
 
 

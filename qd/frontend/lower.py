@@ -452,9 +452,13 @@ class Lowerer:
                                   self.loc(node))
             return v
         if name in self.freevars:
-            return CT(self.freevars[name])
+            v = self.freevars[name]
+            self.inst.captures.append(("free", self.func.fn.__module__, name, v))
+            return CT(v)
         if name in self.globals:
-            return CT(self.globals[name])
+            v = self.globals[name]
+            self.inst.captures.append(("global", self.func.fn.__module__, name, v))
+            return CT(v)
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))

@@ -21,7 +21,7 @@ def rules_dir() -> Path:
     for candidate in _package_dirs():
         if (candidate / RULE_FILES[0]).is_file():
             return candidate
-    return Path(__file__).resolve().parents[2] / "rules"
+    return Path(__file__).resolve().parents[1] / "rules"
 
 
 def _package_dirs() -> list[Path]:

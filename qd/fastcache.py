@@ -1,0 +1,238 @@
+"""The disk cache of compiled kernels (`@qd.kernel(fastcache=True)`).
+
+A hit skips parsing, analysis and LLVM entirely: the entry holds the native object, the
+argument-buffer layout and the analysis facts (so `qd.explain` still works).
+
+Key: qd version, rules, the kernel's identity and source, its specialisation (template values,
+compile-time members, open array types), the codegen-relevant configuration and the target
+(triple, CPU name and features). Stored with the entry and re-checked on load: the content
+hash of every source file the kernel's instantiations come from, and every Python global the
+compiled code captured as a constant — so an edited helper in another file, or a changed
+global, is a miss instead of a stale kernel.
+
+Entries are written atomically (temporary file + `os.replace`) with a checksum; a corrupt or
+truncated entry is reported with a warning and rebuilt. Nothing is unpickled: the header is
+JSON and the object is raw bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import dtypes as _dt
+from .codegen.lower_llvm import ArgSlot, KernelModule
+from .errors import SourceLoc
+
+MAGIC = b"QDK1"
+FORMAT = 1
+
+
+def cache_dir(cfg) -> Path:
+    base = cfg.offline_cache_file_path or os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
+    if not base:
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(root, "qd")
+    return Path(base) / "fastcache"
+
+
+# ---------------------------------------------------------------- stable keys
+
+
+_CODE = ("func", "kernel", "obj", "module")
+
+
+def stable(v):
+    """A JSON-able description of a compile-time value that means the same in every process,
+    or None when there is none (then the variant is not cached)."""
+    from .frontend.values import ct_key
+
+    if getattr(v, "is_qd_func", False) or getattr(v, "is_qd_kernel", False):
+        return ["func", v.fn.__module__, v.fn.__qualname__]
+    if isinstance(v, type(sys)):
+        return ["module", v.__name__]
+    if callable(v) and hasattr(v, "__qualname__") and hasattr(v, "__module__"):
+        return ["obj", v.__module__, v.__qualname__]
+    try:
+        k = ct_key(v)
+    except TypeError:
+        return None
+    return _stable_key(k)
+
+
+def _stable_key(k):
+    if isinstance(k, tuple):
+        if k and k[0] in ("func", "obj"):
+            return None  # identity-based parts have no meaning in another process
+        parts = [_stable_key(x) for x in k]
+        return None if any(p is None and x is not None for p, x in zip(parts, k)) else parts
+    if k is None or isinstance(k, (bool, int, float, str)):
+        return k
+    return None
+
+
+def _rules_digest() -> str:
+    from analysis.rules_path import rule_files
+
+    h = hashlib.sha256()
+    for f in rule_files():
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+_file_hashes: dict[tuple, str] = {}
+
+
+def file_digest(path: str) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    k = (path, st.st_mtime_ns, st.st_size)
+    hit = _file_hashes.get(k)
+    if hit is None:
+        with open(path, "rb") as f:
+            hit = _file_hashes[k] = hashlib.sha256(f.read()).hexdigest()
+    return hit
+
+
+def key(kernel, spec_key, cfg, target, version: str) -> str | None:
+    from .frontend.source import get_source
+
+    spec = []
+    for part in spec_key:
+        if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType):
+            spec.append(["array", part[0].name, part[1]])
+            continue
+        s = _stable_key(part)
+        if s is None:
+            return None
+        spec.append(s)
+    src = get_source(kernel.fn)
+    payload = {
+        "format": FORMAT, "qd": version, "rules": _rules_digest(),
+        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.digest],
+        "spec": spec,
+        "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1],
+        "target": list(target),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
+
+
+# ---------------------------------------------------------------- entries
+
+
+@dataclass
+class Entry:
+    module: KernelModule
+    obj: bytes
+    kept: tuple[str, ...]
+    pruned: tuple[str, ...]
+    inst_id: str
+    written: set[str]
+    facts: dict
+    files: dict  # inst id -> source file (for explanations)
+
+
+def _loc(loc: SourceLoc | None):
+    return None if loc is None else [loc.file, loc.line, loc.col, loc.end_col]
+
+
+def captures(insts, kernel_fn) -> list | None:
+    """The Python names the compiled code froze, as (module or "<kernel closure>", name, value),
+    or None when something was captured that cannot be re-checked later."""
+    out = []
+    for inst in insts:
+        for kind, module, name, value in inst.captures:
+            if kind == "free" and not inst.is_kernel:
+                return None  # a helper's closure cell cannot be found again from the kernel
+            s = stable(value)
+            if s is None:
+                return None
+            out.append([module if kind == "global" else "<kernel closure>", name, s])
+    return out
+
+
+def store(path: Path, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts, files,
+          sources: dict, caps: list) -> None:
+    header = {
+        "module": {
+            "name": km.name, "entry": km.entry, "n_slots": km.n_slots,
+            "slots": [[s.path, s.kind, s.dtype.name, s.ndim, s.slot] for s in km.slots],
+            "returns": [t.name for t in km.returns],
+            "check_locs": [_loc(c) for c in km.check_locs],
+        },
+        "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id, "written": sorted(written),
+        "facts": facts, "files": files, "sources": sources, "captures": caps,
+    }
+    blob = json.dumps(header).encode()
+    body = MAGIC + struct.pack("<Q", len(blob)) + blob + obj
+    data = body + hashlib.sha256(body).digest()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".qdk")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load(path: Path, kernel_fn) -> Entry | None:
+    """The entry at `path` if it exists, is intact and is still valid for the current sources."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        body, digest = data[:-32], data[-32:]
+        if len(data) < 44 or body[:4] != MAGIC or hashlib.sha256(body).digest() != digest:
+            raise ValueError("bad checksum or truncated")
+        (n,) = struct.unpack("<Q", body[4:12])
+        header = json.loads(body[12:12 + n].decode())
+        obj = body[12 + n:]
+        m = header["module"]
+        km = KernelModule(
+            m["name"], m["entry"], "",
+            [ArgSlot(p, k, _dt.BY_NAME[d], nd, s) for p, k, d, nd, s in m["slots"]],
+            m["n_slots"], tuple(_dt.BY_NAME[t] for t in m["returns"]),
+            [None if c is None else SourceLoc(c[0], c[1], c[2], c[3]) for c in m["check_locs"]])
+    except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as e:
+        warnings.warn(f"qd fastcache: ignoring corrupt entry {path.name} ({e}); it will be rebuilt", stacklevel=4)
+        return None
+    for file, digest_hex in header["sources"].items():
+        if file_digest(file) != digest_hex:
+            return None
+    if not _captures_still_hold(header["captures"], kernel_fn):
+        return None
+    return Entry(km, obj, tuple(header["kept"]), tuple(header["pruned"]), header["inst_id"],
+                 set(header["written"]), {k: [tuple(r) for r in v] for k, v in header["facts"].items()},
+                 header["files"])
+
+
+def _captures_still_hold(caps, kernel_fn) -> bool:
+    closure = dict(zip(kernel_fn.__code__.co_freevars, (c.cell_contents for c in kernel_fn.__closure__ or ())))
+    for module, name, expected in caps:
+        if module == "<kernel closure>":
+            if name not in closure:
+                return False
+            value = closure[name]
+        else:
+            mod = sys.modules.get(module)
+            if mod is None or name not in vars(mod):
+                return False
+            value = vars(mod)[name]
+        if stable(value) != expected:
+            return False
+    return True

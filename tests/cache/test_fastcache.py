@@ -1,0 +1,135 @@
+"""The disk cache: a second process skips compilation; stale or damaged entries are never used."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HELPER = textwrap.dedent("""
+    import qd
+
+    @qd.func
+    def scale(v: qd.f32) -> qd.f32:
+        return v * {factor}
+""")
+
+PROGRAM = textwrap.dedent("""
+    import dataclasses, json, os, sys, typing, warnings
+    import numpy as np
+    import qd
+    import helper
+
+    qd.init(arch=qd.cpu, offline_cache_file_path=sys.argv[1], offline_cache=sys.argv[2] == "on")
+    OFFSET = float(os.environ.get("OFFSET", "0"))
+
+    @dataclasses.dataclass
+    class State:
+        x: qd.types.NDArray[qd.f32, 1]
+        spare: qd.types.NDArray[qd.f32, 1]
+        n: typing.Final[int]
+
+    @qd.kernel(fastcache=True)
+    def step(s: State, twice: qd.template()) -> qd.f32:
+        for i in range(s.n):
+            s.x[i] = helper.scale(s.x[i]) + OFFSET
+            if qd.static(twice):
+                s.x[i] = helper.scale(s.x[i])
+        return s.x[0]
+
+    @qd.kernel
+    def plain(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] += 1.0
+
+    out = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for twice in (False, True):
+            s = State(np.arange(4, dtype=np.float32), np.zeros(4, np.float32), 3)
+            r = step(s, twice)
+            info = qd.launch_info(step)
+            out[str(twice)] = {"x": s.x.tolist(), "ret": r, "source": info.source, "kept": list(info.kept)}
+        plain(np.zeros(2, np.float32))
+        out["explain"] = qd.explain(step, "s.spare")
+    out["warnings"] = [str(w.message) for w in caught]
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "helper.py").write_text(HELPER.format(factor=2.0))
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    return tmp_path
+
+
+def run(project, cache="on", **env):
+    e = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    e.update(env)
+    r = subprocess.run([sys.executable, "prog.py", str(project / "cache"), cache], cwd=project, env=e,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def entries(project):
+    d = project / "cache" / "fastcache"
+    return sorted(p for p in d.glob("*.qdk")) if d.exists() else []
+
+
+def test_second_process_loads_from_disk(project):
+    first = run(project)
+    assert first["False"]["source"] == first["True"]["source"] == "compile"
+    assert first["False"]["x"] == [0.0, 2.0, 4.0, 3.0] and first["True"]["x"] == [0.0, 4.0, 8.0, 3.0]
+    assert first["False"]["kept"] == ["s.x"]
+    assert len(entries(project)) == 2  # one per specialisation; the plain kernel is not cached
+    mode = stat.S_IMODE(os.stat(project / "cache" / "fastcache").st_mode)
+    assert mode == 0o700
+    second = run(project)
+    for flag in ("False", "True"):
+        assert second[flag]["source"] == "disk"
+        assert second[flag]["x"] == first[flag]["x"] and second[flag]["kept"] == first[flag]["kept"]
+    assert "s.spare is pruned" in second["explain"] and second["explain"] == first["explain"]
+
+
+def test_edited_helper_in_another_file_is_a_miss(project):
+    run(project)
+    (project / "helper.py").write_text(HELPER.format(factor=3.0))
+    again = run(project)
+    assert again["False"]["source"] == "compile"
+    assert again["False"]["x"] == [0.0, 3.0, 6.0, 3.0]
+
+
+def test_changed_global_constant_is_a_miss(project):
+    run(project)
+    shifted = run(project, OFFSET="10")
+    assert shifted["False"]["source"] == "compile"
+    assert shifted["False"]["x"] == [10.0, 12.0, 14.0, 3.0]
+    assert run(project, OFFSET="10")["False"]["source"] == "disk"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncate", "flip"])
+def test_damaged_entry_is_rebuilt_with_a_warning(project, damage):
+    run(project)
+    for p in entries(project):
+        data = p.read_bytes()
+        if damage == "garbage":
+            p.write_bytes(b"not a cache entry")
+        elif damage == "truncate":
+            p.write_bytes(data[: len(data) // 2])
+        else:
+            p.write_bytes(data[:100] + bytes([data[100] ^ 0xFF]) + data[101:])
+    again = run(project)
+    assert again["False"]["source"] == "compile" and again["False"]["x"] == [0.0, 2.0, 4.0, 3.0]
+    assert any("corrupt entry" in w for w in again["warnings"])
+    assert run(project)["False"]["source"] == "disk"
+
+
+def test_offline_cache_off_writes_nothing(project):
+    out = run(project, cache="off")
+    assert out["False"]["source"] == "compile"
+    assert entries(project) == []
