@@ -160,6 +160,10 @@ def captures(insts, kernel_fn) -> list | None:
     return out
 
 
+def km_kernel_name(inst_id: str) -> str:
+    return inst_id.split("#", 1)[0]
+
+
 def store(path: Path, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts, files,
           sources: dict, caps: list) -> None:
     header = {
@@ -169,7 +173,8 @@ def store(path: Path, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, wr
             "returns": [t.name for t in km.returns],
             "check_locs": [_loc(c) for c in km.check_locs],
         },
-        "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id, "written": sorted(written),
+        "kernel": km_kernel_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
+        "written": sorted(written),
         "facts": facts, "files": files, "sources": sources, "captures": caps,
     }
     blob = json.dumps(header).encode()
@@ -189,6 +194,15 @@ def store(path: Path, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, wr
         raise
 
 
+def split(data: bytes) -> tuple[dict, bytes]:
+    """(header, object bytes) of an entry; ValueError when damaged."""
+    body, digest = data[:-32], data[-32:]
+    if len(data) < 44 or body[:4] != MAGIC or hashlib.sha256(body).digest() != digest:
+        raise ValueError("bad checksum or truncated")
+    (n,) = struct.unpack("<Q", body[4:12])
+    return json.loads(body[12:12 + n].decode()), body[12 + n:]
+
+
 def load(path: Path, kernel_fn) -> Entry | None:
     """The entry at `path` if it exists, is intact and is still valid for the current sources."""
     try:
@@ -196,12 +210,7 @@ def load(path: Path, kernel_fn) -> Entry | None:
     except OSError:
         return None
     try:
-        body, digest = data[:-32], data[-32:]
-        if len(data) < 44 or body[:4] != MAGIC or hashlib.sha256(body).digest() != digest:
-            raise ValueError("bad checksum or truncated")
-        (n,) = struct.unpack("<Q", body[4:12])
-        header = json.loads(body[12:12 + n].decode())
-        obj = body[12 + n:]
+        header, obj = split(data)
         m = header["module"]
         km = KernelModule(
             m["name"], m["entry"], "",
