@@ -15,10 +15,8 @@ from .frontend.values import ct_key
 from .ndarray import Ndarray
 
 
-class Func:
-    """A `@qd.func`: inlined into its callers, instantiated per static context."""
-
-    is_qd_func = True
+class _Decorated:
+    """What kernels and funcs share: the wrapped function, its signature and annotations."""
 
     def __init__(self, fn):
         self.fn = fn
@@ -31,9 +29,16 @@ class Func:
 
     @property
     def hints(self) -> dict:
+        """Evaluated annotations, computed on first use (forward references resolve by then)."""
         if self._hints is None:
             self._hints = type_hints(self.fn)
         return self._hints
+
+
+class Func(_Decorated):
+    """A `@qd.func`: inlined into its callers, instantiated per static context."""
+
+    is_qd_func = True
 
     def __call__(self, *args, **kwargs):
         raise QdError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func")
@@ -58,20 +63,15 @@ class LaunchInfo:
     extra: dict = field(default_factory=dict)
 
 
-class Kernel:
+class Kernel(_Decorated):
     """A `@qd.kernel`: compiled lazily per specialisation key on first call."""
 
     is_qd_kernel = True
 
     def __init__(self, fn, fastcache: bool = False):
-        self.fn = fn
+        super().__init__(fn)
         self.fastcache = fastcache
-        self.signature = inspect.signature(fn)
         self.defaults = {p.name: p.default for p in self.signature.parameters.values() if p.default is not p.empty}
-        self.__wrapped__ = fn
-        self.__doc__ = fn.__doc__
-        self.__name__ = fn.__name__
-        self.__qualname__ = fn.__qualname__
         self._specs = None
         self._gen = -1
         self._fast = None
@@ -79,10 +79,6 @@ class Kernel:
         self.last: LaunchInfo | None = None
 
     # -- lazily computed signature facts -------------------------------------------------------
-
-    @property
-    def hints(self) -> dict:
-        return type_hints(self.fn)
 
     @property
     def specs(self) -> list[tuple[str, object]]:
