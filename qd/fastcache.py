@@ -3,12 +3,13 @@
 A hit skips parsing, analysis and LLVM entirely: the entry holds the native object, the
 argument-buffer layout and the analysis facts (so `qd.explain` still works).
 
-Key: qd version, rules, the kernel's identity and source, its specialisation (template values,
-compile-time members, open array types), the codegen-relevant configuration and the target
-(triple, CPU name and features). Stored with the entry and re-checked on load: the content
-hash of every source file the kernel's instantiations come from, and every Python global the
-compiled code captured as a constant — so an edited helper in another file, or a changed
-global, is a miss instead of a stale kernel.
+Key: qd version, rules, the kernel's identity and source, the types of all its leaf
+parameters, its specialisation (template values, compile-time members, open array types), the
+codegen-relevant configuration and the target (triple, CPU name and features). Stored with the
+entry and re-checked on load: the source (and position) of every function the kernel's
+instantiations come from, and every Python global the compiled code captured as a constant —
+so an edited helper in another file, or a changed global, is a miss instead of a stale kernel,
+while an edit to an unrelated function in the same file is not.
 
 Entries are written atomically (temporary file + `os.replace`) with a checksum; a corrupt or
 truncated entry is reported with a warning and rebuilt. Nothing is unpickled: the header is
@@ -103,6 +104,91 @@ def file_digest(path: str) -> str | None:
     return hit
 
 
+_functions: dict[tuple, dict] = {}
+
+
+def function_digest(path: str, qualname: str) -> str | None:
+    """Digest of one function's source lines (decorators included) and of where they start, so
+    an edit elsewhere in the file is not a miss, but a function that moved is (its error
+    locations would be stale)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    k = (path, st.st_mtime_ns, st.st_size)
+    table = _functions.get(k)
+    if table is None:
+        table = _functions[k] = _function_table(path)
+    return table.get(qualname)
+
+
+def _function_table(path: str) -> dict[str, str]:
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    lines = text.splitlines()
+    out: dict[str, str] = {}
+
+    def walk(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + child.name
+                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                body = "\n".join(lines[start - 1:child.end_lineno])
+                out[q] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
+                walk(child, q + (".<locals>." if not isinstance(child, ast.ClassDef) else "."))
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def source_record(file: str, qualname: str) -> tuple[str, str] | None:
+    """(record key, digest) to store for one function, or None if its source cannot be found."""
+    d = function_digest(file, qualname)
+    if d is not None:
+        return f"{file}::{qualname}", d
+    d = file_digest(file)
+    return None if d is None else (file, d)
+
+
+def source_still_matches(record: str, digest: str) -> bool:
+    if "::" in record:
+        file, qualname = record.split("::", 1)
+        return function_digest(file, qualname) == digest
+    return file_digest(record) == digest
+
+
+def _leaves(specs) -> list:
+    """Every runtime leaf of the kernel's parameters with its type: a dataclass edited in
+    another file changes this even when no function source does."""
+    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
+
+    out = []
+
+    def walk(path, spec):
+        if isinstance(spec, ScalarSpec):
+            out.append([path, "s", spec.dtype.name])
+        elif isinstance(spec, ArraySpec):
+            out.append([path, "a", spec.dtype.name if spec.dtype else None, spec.ndim])
+        elif isinstance(spec, ConstSpec):
+            out.append([path, "c"])
+        elif isinstance(spec, StructSpec):
+            out.append([path, "struct", spec.cls.__module__, spec.cls.__qualname__])
+            for name, m in spec.members:
+                walk(f"{path}.{name}", m)
+
+    for name, spec in specs:
+        walk(name, spec)
+    return out
+
+
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
     from .frontend.source import get_source
 
@@ -119,6 +205,7 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
     payload = {
         "format": FORMAT, "qd": version, "rules": _rules_digest(),
         "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.digest],
+        "leaves": _leaves(kernel.specs),
         "spec": spec,
         "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1],
         "target": list(target),
@@ -220,8 +307,8 @@ def load(path: Path, kernel_fn) -> Entry | None:
     except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as e:
         warnings.warn(f"qd fastcache: ignoring corrupt entry {path.name} ({e}); it will be rebuilt", stacklevel=4)
         return None
-    for file, digest_hex in header["sources"].items():
-        if file_digest(file) != digest_hex:
+    for record, digest_hex in header["sources"].items():
+        if not source_still_matches(record, digest_hex):
             return None
     if not _captures_still_hold(header["captures"], kernel_fn):
         return None

@@ -129,11 +129,11 @@ def _store(path, kernel, km, obj, plan, inst, insts, written) -> None:
     caps = fastcache.captures(insts, kernel.fn)
     sources = {}
     for i in insts:
-        f = i.loc.file if i.loc else None
-        d = fastcache.file_digest(f) if f else None
-        if d is None:
+        rec = fastcache.source_record(i.loc.file, i.qualname) if i.loc else None
+        if rec is None:
             caps = None
-        sources[f] = d
+        else:
+            sources[rec[0]] = rec[1]
     if caps is None:
         return  # froze something that cannot be re-checked later: keep it in memory only
     facts = {k: [list(r) for r in v] for k, v in export([inst], insts, {}).items()}

@@ -133,3 +133,58 @@ def test_offline_cache_off_writes_nothing(project):
     out = run(project, cache="off")
     assert out["False"]["source"] == "compile"
     assert entries(project) == []
+
+
+def test_edit_to_an_unrelated_function_in_the_same_file_still_hits(project):
+    prog = project / "prog.py"
+    prog.write_text(prog.read_text() + "\n\ndef unrelated():\n    return 1\n")
+    run(project)
+    prog.write_text(prog.read_text().replace("return 1", "return 2"))
+    assert run(project)["False"]["source"] == "disk"
+
+
+STATE = textwrap.dedent("""
+    import dataclasses
+    import qd
+
+    @dataclasses.dataclass
+    class State:
+        x: qd.types.NDArray[qd.{dtype}, 1]
+""")
+
+USER = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import qd
+    from state import State
+
+    qd.init(arch=qd.cpu, offline_cache_file_path=sys.argv[1])
+
+    @qd.kernel(fastcache=True)
+    def half(s: State):
+        for i in range(s.x.shape[0]):
+            s.x[i] = s.x[i] / 2.0
+
+    dt = np.float64 if sys.argv[2] == "f64" else np.float32
+    s = State(np.arange(4, dtype=dt) + 1)
+    half(s)
+    print(json.dumps({"x": s.x.tolist(), "source": qd.launch_info(half).source}))
+""")
+
+
+def test_dataclass_edited_in_another_file_is_a_miss(tmp_path):
+    (tmp_path / "state.py").write_text(STATE.format(dtype="f32"))
+    (tmp_path / "user.py").write_text(USER)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def go(dt):
+        r = subprocess.run([sys.executable, "user.py", str(tmp_path / "cache"), dt], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    assert go("f32")["source"] == "compile"
+    assert go("f32")["source"] == "disk"
+    (tmp_path / "state.py").write_text(STATE.format(dtype="f64"))
+    out = go("f64")
+    assert out == {"x": [0.5, 1.0, 1.5, 2.0], "source": "compile"}
