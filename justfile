@@ -13,6 +13,7 @@ bench:
     .venv/bin/python bench/throughput.py
     .venv/bin/python bench/launch.py
     .venv/bin/python bench/analysis.py
+    .venv/bin/python bench/compile.py
 
 lint:
     .venv/bin/ruff check qd analysis tests bench examples
