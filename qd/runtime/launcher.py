@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import threading
 
 import numpy as np
 
@@ -49,7 +50,8 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
           "_arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, kernel, w),
           "_nptr": lambda v, path, w: _numpy_pointer(v, path, w, kernel),
           "_overlaps": overlaps, "_aliased": on_alias, "_diagnose": on_error, "_defaults": kernel.defaults,
-          "_fail": lambda: _raise_check(km, status), "_keep": (buf, fbuf, status, fstatus), "_k": kernel, "_info": info}
+          "_fail": lambda: _raise_check(km, status), "_keep": (buf, fbuf, status, fstatus), "_k": kernel, "_info": info,
+          "_lock": threading.Lock()}
     body = ["  _nd = True"]
     arrays = []
     prefixes: dict[str, str] = {}
@@ -82,7 +84,9 @@ def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_ali
         else:
             cond = f"(len({{{', '.join(ps)}}}) < {len(ps)}) if _nd else _overlaps(({spans},))"
         body += [f"  if {cond}:", f"    return _aliased({fwd})"]
-    lines = [f"def launch({plist}):", "  try:"]
+    # The argument buffer belongs to this variant; the lock keeps a launch from another Python
+    # thread from rewriting it while native code reads it.
+    lines = [f"def launch({plist}):", " with _lock:", "  try:"]
     lines += ["  " + b for b in body]
     lines += ["  except (TypeError, AttributeError, OverflowError, ValueError):", f"    return _diagnose({fwd})",
               "  _run(_argp)", "  _k.last = _info", "  if _st[0]:", "    _fail()"]

@@ -99,3 +99,33 @@ def test_readonly_input_is_accepted_but_not_as_output():
     np.testing.assert_array_equal(out, [2, 2, 2])
     with pytest.raises(qd.QdArgumentError, match="read-only"):
         copy_into(out, ro)
+
+
+@qd.kernel
+def copy_then_double(src: qd.types.NDArray[qd.f32, 1], dst: qd.types.NDArray[qd.f32, 1]):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+    for i in range(src.shape[0]):  # the second loop reads its arguments again
+        dst[i] = dst[i] * 2.0
+
+
+def test_concurrent_launches_from_python_threads():
+    import threading
+
+    arrays = [np.full(20_000, i, np.float32) for i in range(6)]
+    copy_then_double(arrays[0], np.zeros(20_000, np.float32))  # compile first
+    wrong = []
+
+    def work(i):
+        for _ in range(150):
+            out = np.zeros(20_000, np.float32)
+            copy_then_double(arrays[i], out)
+            if not np.array_equal(out, 2.0 * arrays[i]):
+                wrong.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
