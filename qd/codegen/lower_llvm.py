@@ -858,19 +858,8 @@ class StmtGen:
                 return fn.ins(f"f{op} {t} {a}, {b}")
             if op == "truediv":
                 return fn.ins(f"fdiv {t} {a}, {b}")
-            if op == "floordiv":
-                q = fn.ins(f"fdiv {t} {a}, {b}")
-                f = self.intrinsic_call("floor", od, [q])
-                return f
-            if op == "mod":
-                r = fn.ins(f"frem {t} {a}, {b}")
-                nz = fn.ins(f"fcmp une {t} {r}, 0.0")
-                rn = fn.ins(f"fcmp olt {t} {r}, 0.0")
-                bn = fn.ins(f"fcmp olt {t} {b}, 0.0")
-                diff = fn.ins(f"xor i1 {rn}, {bn}")
-                fix = fn.ins(f"and i1 {nz}, {diff}")
-                rb = fn.ins(f"fadd {t} {r}, {b}")
-                return fn.ins(f"select i1 {fix}, {t} {rb}, {t} {r}")
+            if op in ("floordiv", "mod"):
+                return self.float_divmod(op, od, a, b)
             raise QdInternalError(f"codegen: float operator {op}")
         if op in ("add", "sub", "mul", "and", "or", "xor", "shl"):
             return fn.ins(f"{op} {t} {a}, {b}")
@@ -881,6 +870,38 @@ class StmtGen:
         if op == "ipow":
             return self.int_pow(od, a, b)
         raise QdInternalError(f"codegen: integer operator {op}")
+
+    def float_divmod(self, op: str, d: _dt.DType, a: str, b: str) -> str:
+        """Python's float `//` and `%`: derived from fmod so that `(a // b) * b + a % b == a`
+        holds as closely as Python's does (`floor(a / b)` rounds 1.0 // 0.1 up to 10)."""
+        fn = self.fn
+        t = ll(d)
+        m = fn.ins(f"frem {t} {a}, {b}")
+        nz = fn.ins(f"fcmp une {t} {m}, 0.0")
+        mneg = fn.ins(f"fcmp olt {t} {m}, 0.0")
+        bneg = fn.ins(f"fcmp olt {t} {b}, 0.0")
+        diff = fn.ins(f"xor i1 {mneg}, {bneg}")
+        fix = fn.ins(f"and i1 {nz}, {diff}")
+        if op == "mod":
+            mb = fn.ins(f"fadd {t} {m}, {b}")
+            r = fn.ins(f"select i1 {fix}, {t} {mb}, {t} {m}")
+            signed_zero = self.intrinsic_call("copysign", d, ["0.0", b])
+            return fn.ins(f"select i1 {nz}, {t} {r}, {t} {signed_zero}")
+        am = fn.ins(f"fsub {t} {a}, {m}")
+        div = fn.ins(f"fdiv {t} {am}, {b}")
+        div1 = fn.ins(f"fsub {t} {div}, 1.0")
+        div = fn.ins(f"select i1 {fix}, {t} {div1}, {t} {div}")
+        fl = self.intrinsic_call("floor", d, [div])
+        frac = fn.ins(f"fsub {t} {div}, {fl}")
+        up = fn.ins(f"fcmp ogt {t} {frac}, 0.5")
+        fl1 = fn.ins(f"fadd {t} {fl}, 1.0")
+        q = fn.ins(f"select i1 {up}, {t} {fl1}, {t} {fl}")
+        zero = fn.ins(f"fcmp oeq {t} {div}, 0.0")
+        ab = fn.ins(f"fdiv {t} {a}, {b}")
+        signed_zero = self.intrinsic_call("copysign", d, ["0.0", ab])
+        q = fn.ins(f"select i1 {zero}, {t} {signed_zero}, {t} {q}")
+        by_zero = fn.ins(f"fcmp oeq {t} {b}, 0.0")  # x // 0.0 is ±inf or nan, as in numpy
+        return fn.ins(f"select i1 {by_zero}, {t} {ab}, {t} {q}")
 
     def int_divmod(self, op: str, d: _dt.DType, a: str, b: str) -> str:
         """Python semantics: `//` floors and `%` takes the divisor's sign; x // 0 and x % 0 give 0

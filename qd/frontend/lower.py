@@ -616,9 +616,7 @@ class Lowerer:
         if isinstance(cond, CT):
             return self.expr(node.body if cond.value else node.orelse)
         c = self.truth(cond, node.test)
-        a = self.scalar(self.expr(node.body), node.body)
-        b = self.scalar(self.expr(node.orelse), node.orelse)
-        t = _dt.promote(a.dtype, b.dtype)
+        a, b, t = self.operand_types(self.expr(node.body), self.expr(node.orelse), node)  # literal arms are weak
         return ir.Select(t, c, self.cast(a, t), self.cast(b, t))
 
     def expr_Call(self, node):
@@ -684,6 +682,15 @@ class Lowerer:
             return ir.Shape(_dt.i32, args[0].leaf.path, 0)
         if f is builtins.len and len(args) == 1 and isinstance(args[0], TupleV):
             return CT(len(args[0].items))
+        if name is not None and not kwargs:
+            # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
+            try:
+                r = f(*(a.value for a in args))
+            except Exception as e:
+                raise QdTypeError(f"compile-time {name}() failed: {e}", self.loc(node)) from None
+            if isinstance(r, np.generic) and not any(isinstance(a.value, np.generic) for a in args):
+                r = r.item()
+            return CT(r)
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
             try:
                 return self.wrap_static(f(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))
@@ -922,8 +929,8 @@ class Lowerer:
         d = _dt.as_dtype(dtype_v.value) if isinstance(dtype_v, CT) else None
         if d is None:
             raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
-        if isinstance(value, CT):
-            return CT(_convert_const(value.value, d))
+        if isinstance(value, CT):  # a typed constant, like qd.i64(3): no longer a weak literal
+            return CT(d.np.type(_convert_const(value.value, d)))
         return self.cast(self.scalar(value, node), d)
 
     def operand_types(self, a, b, node):

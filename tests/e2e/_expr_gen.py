@@ -16,13 +16,16 @@ scalar semantics independently of qd's code:
 - `x ** n` with a literal n in 0..64 (ints) or 0..4 (floats) multiplies by squaring in x's type;
 - `abs` keeps unsigned and bool values as they are, `floor`/`ceil` keep ints as they are, the
   other math functions turn ints into f32; float min/max ignore a NaN operand (minnum/maxnum);
-- a ternary promotes both arms as typed values (a literal arm is an i32/f32 constant there);
-- `qd.cast(literal, t)`, `int(literal)` and `float(literal)` fold to weak literals, while
-  `qd.i16(literal)` and friends give a typed (numpy-scalar) constant.
+- a ternary promotes its arms like a binary operator (a literal arm is weak);
+- `int(literal)`, `float(literal)` and `bool(literal)` fold to weak literals, while
+  `qd.i16(literal)` and friends give a typed (numpy-scalar) constant; `qd.cast` and the qd
+  math functions are only applied to typed values (their literal forms have their own tests);
+- a float constant keeps the Python value it was written with until it is emitted, so a
+  literal that becomes an f32 constant and is then converted to f64 at compile time (a ternary
+  arm next to an f64 arm, a literal stored into an f64 array) is not rounded to f32 first.
 
 Elements whose value depends on behaviour the fuzz test does not pin down are masked out of the
-comparison (`V.valid`): a float→int conversion out of the target's range, and a float `//`
-whose Python result differs from floor(a / b) (pinned by a regression test instead).
+comparison (`V.valid`): a float→int conversion out of the target's range.
 """
 
 from __future__ import annotations
@@ -126,17 +129,21 @@ def ct(value) -> V:
 
 
 def const(d: str, value) -> V:
+    """A typed constant (`cval`); a float one keeps its unrounded value for later conversions."""
     if d == "u1":
         value = bool(value)
     elif is_float(d):
-        value = float(np.float32(value)) if d == "f32" else float(value)
+        value = float(value)
     else:
         value = wrap(int(value), d)
-    return V(d, np.full(N, value, dtype=NP[d]), np.ones(N, bool), cval=value)
+    with np.errstate(all="ignore"):
+        arr = np.full(N, value, dtype=np.float64 if is_float(d) else NP[d]).astype(NP[d])
+    return V(d, arr, np.ones(N, bool), cval=value)
 
 
 def typed(d: str, arr, valid) -> V:
-    return V(d, np.asarray(arr).astype(NP[d]), valid)
+    with np.errstate(all="ignore"):
+        return V(d, np.asarray(arr).astype(NP[d]), valid)
 
 
 def scalar(v: V) -> V:
@@ -207,7 +214,9 @@ def operand_types(a: V, b: V) -> tuple[V, V, str]:
 
 
 def _both(x: V, y: V, t: str):
-    return cast(x, t).arr, cast(y, t).arr, cast(x, t).valid & cast(y, t).valid
+    """Both operands converted to `t`: their arrays and the combined validity."""
+    x, y = cast(x, t), cast(y, t)
+    return x.arr, y.arr, x.valid & y.valid
 
 
 def _int_elementwise(f, t, a, b):
@@ -263,9 +272,7 @@ def binop(op: str, a: V, b: V) -> V:
             if op == "pow":
                 r = np.power(p.astype(np.float64), q.astype(np.float64)) if t == "f32" else np.power(p, q)
             elif op == "floordiv":
-                r = np.floor_divide(p, q)
-                alt = np.floor(p / q)
-                valid = valid & ((r == alt) | (np.isnan(r) & np.isnan(alt)))
+                r = np.floor_divide(p, q)  # Python's float floor division, like qd
             elif op == "mod":
                 r = np.remainder(p, q)
             else:
@@ -332,8 +339,7 @@ def select(c: V, a: V, b: V) -> V:
     if c.is_ct:
         return a if c.ct else b
     c = truth(c)
-    a, b = scalar(a), scalar(b)
-    t = promote(a.dtype, b.dtype)
+    a, b, t = operand_types(a, b)
     a, b = cast(a, t), cast(b, t)
     return typed(t, np.where(c.arr, a.arr, b.arr), c.valid & np.where(c.arr, a.valid, b.valid))
 
@@ -412,12 +418,13 @@ class Gen:
         return self.draw(st.sampled_from(seq))
 
     def chance(self, p: float) -> bool:
-        return self.draw(st.integers(0, 999)) < p * 1000
+        # sampled_from draws uniformly; st.integers would favour small values
+        return self.draw(st.sampled_from(range(100))) < p * 100
 
     # -- leaves --------------------------------------------------------------------------
 
     def leaf(self) -> Node:
-        k = self.pick(("arr", "arr", "arr", "arr", "int", "int", "float", "bool", "strong"))
+        k = self.pick(("arr",) * 8 + ("int", "int", "int", "float", "float", "bool", "strong"))
         if k == "arr":
             name = self.pick(sorted(self.inputs))
             d, arr = self.inputs[name]
@@ -440,7 +447,7 @@ class Gen:
     # -- inner nodes ---------------------------------------------------------------------
 
     def expr(self, depth: int) -> Node:
-        if depth <= 0 or self.chance(0.15):
+        if depth <= 0 or self.chance(0.1):
             return self.leaf()
         k = self.pick(("bin", "bin", "bin", "bin", "pow", "neg", "abs", "minmax", "math", "floorceil", "cast",
                        "cast", "ternary", "ternary", "cmp"))
@@ -474,8 +481,9 @@ class Gen:
         if v.is_ct and not _ct_ok(v):
             return lhs
         sym = ARITH.get(op) or CMP.get(op) or "**"
-        # a float ** float is libm's pow; a literal int exponent multiplies exactly
-        exact = v.is_ct or op != "pow" or not is_float(v.dtype) or isinstance(rhs.v.ct, int)
+        # a float ** float is libm's pow; a literal exponent 0..4 multiplies exactly
+        exact = v.is_ct or op != "pow" or not is_float(v.dtype) or (
+            type(rhs.v.ct) is int and rhs.v.ct in (0, 1, 2, 3, 4) and not lhs.is_ct)
         fbits = 64 if exact else bits(v.dtype)
         return _merge(f"({lhs.src} {sym} {rhs.src})", v, lhs, rhs, exact=exact, fbits=fbits)
 
@@ -489,13 +497,21 @@ class Gen:
         if self.chance(0.2):
             base = _merge(f"abs({base.src})", self.abs_v(base), base)
             n = self.pick((0.5, 1.5, 2.0, 2.5))
+        elif self.chance(0.2):  # a runtime exponent in 0..3
+            e = self.exact_expr(depth)
+            if not e.is_ct and not is_float(e.v.dtype):
+                return self.binop("pow", base, self.binop("mod", e, Node("4", ct(4))))
+            n = 2
         else:
             n = self.pick((0, 1, 2, 3) if not self.chance(0.1) else (4, 5, 7))
         return self.binop("pow", base, Node(lit(n), ct(n)))
 
     def n_neg(self, depth: int) -> Node:
         e = self.expr(depth)
-        return _merge(f"(-{e.src})", neg(e.v), e)
+        try:
+            return _merge(f"(-{e.src})", neg(e.v), e)
+        except TypeError:  # `-` of a numpy bool literal does not fold
+            return e
 
     def n_abs(self, depth: int) -> Node:
         e = self.expr(depth)
@@ -528,8 +544,6 @@ class Gen:
             return e
         if name in ("sqrt", "log"):
             e = self.binop("add", _merge(f"abs({e.src})", math_fn("abs", [e.v]), e), Node("1", ct(1)))
-            if e.is_ct:
-                return e
         v = math_fn(name, [e.v])
         return _merge(f"qd.{name}({e.src})", v, e, exact=False, fbits=bits(v.dtype))
 
@@ -550,9 +564,10 @@ class Gen:
         form = self.pick(CASTS)
         target = {"int": DEFAULT_IP, "float": DEFAULT_FP, "bool": "u1"}.get(form) or self.pick(ALL)
         e = self.expr(depth)
-        if e.is_ct:  # folded by Python: int/float/bool and qd.cast give literals, qd.i8(...) a numpy scalar
-            fold = {"int": int, "float": float, "bool": bool, "dtype_call": NP[target],
-                    "qd.cast": lambda x: convert_const(x, target)}[form]
+        if e.is_ct:  # folded by Python: int/float/bool give literals, qd.i8(...) a numpy scalar
+            if form == "qd.cast":  # qd.cast(<literal>, t): see test_cast_of_a_literal_has_the_target_type
+                form = "dtype_call"
+            fold = {"int": int, "float": float, "bool": bool, "dtype_call": NP[target]}[form]
             try:
                 with np.errstate(all="ignore"):
                     v = ct(fold(e.v.ct))
@@ -591,6 +606,26 @@ class Gen:
 # ------------------------------------------------------------------------------- cases
 
 
+# Each probe is stored as f64 from a local `v = <expr>`; together their values tell every
+# dtype apart except bool from i32, so an operation that yields the right value in the wrong
+# type still shows up.
+PROBES = (
+    ("((v - v) - 1)", lambda v: binop("sub", binop("sub", v, v), ct(1))),  # signed? unsigned width
+    ("(((v - v) + 127) + 1)", lambda v: binop("add", binop("add", binop("sub", v, v), ct(127)), ct(1))),
+    ("(((v - v) + 32767) + 1)", lambda v: binop("add", binop("add", binop("sub", v, v), ct(32767)), ct(1))),
+    ("(((v - v) + 2147483647) + 1)",
+     lambda v: binop("add", binop("add", binop("sub", v, v), ct(2147483647)), ct(1))),
+    ("((v - v) + 0.1)", lambda v: binop("add", binop("sub", v, v), ct(0.1))),  # f32 or f64
+)
+
+
+def probe_values(root: V) -> tuple[np.ndarray, np.ndarray]:
+    v = scalar(root)
+    v = V(v.dtype, v.arr, v.valid)  # a local variable: no longer a constant
+    vals = [cast(f(v), "f64") for _, f in PROBES]
+    return np.stack([x.arr for x in vals]), np.stack([x.valid for x in vals])
+
+
 @dataclass
 class Case:
     inputs: dict[str, tuple[str, np.ndarray]]
@@ -598,6 +633,8 @@ class Case:
     out: str
     expected: np.ndarray
     valid: np.ndarray
+    probe_expected: np.ndarray
+    probe_valid: np.ndarray
 
     @property
     def rtol(self) -> float:
@@ -607,20 +644,34 @@ class Case:
 
     def source(self, name: str) -> str:
         params = ", ".join(f"{n}: qd.types.NDArray[qd.{d}, 1]" for n, (d, _) in self.inputs.items())
-        return (f"import qd\n\n\n@qd.kernel\ndef {name}({params}, out: qd.types.NDArray[qd.{self.out}, 1]):\n"
-                f"    for i in range(out.shape[0]):\n        out[i] = {self.root.src}\n")
+        probes = "".join(f"        probe[{j}, i] = {src}\n" for j, (src, _) in enumerate(PROBES))
+        return (f"import qd\n\n\n@qd.kernel\ndef {name}({params}, out: qd.types.NDArray[qd.{self.out}, 1], "
+                f"probe: qd.types.NDArray[qd.f64, 2]):\n"
+                f"    for i in range(out.shape[0]):\n        out[i] = {self.root.src}\n"
+                f"        v = {self.root.src}\n{probes}")
+
+    def run(self, kernel) -> tuple[np.ndarray, np.ndarray]:
+        out = np.zeros(N, NP[self.out])
+        probe = np.zeros((len(PROBES), N), np.float64)
+        kernel(*(arr for _, arr in self.inputs.values()), out, probe)
+        return out, probe
 
 
 @st.composite
 def cases(draw, max_depth: int = 4, dtypes=ALL) -> Case:
-    n_in = draw(st.integers(2, 3))
+    n_in = draw(st.sampled_from((2, 3)))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     inputs = {}
     for k, name in enumerate("abc"[:n_in]):
         d = draw(st.sampled_from(dtypes))
         inputs[name] = (d, make_input(d, seed + k))
     gen = Gen(draw, inputs)
-    root = gen.expr(draw(st.integers(1, max_depth)))
+    depth = draw(st.sampled_from((1, *range(2, max_depth + 1), max_depth)))
+    root = gen.expr(depth)
+    for _ in range(3):  # prefer expressions that read an input
+        if not root.is_ct:
+            break
+        root = gen.expr(depth)
     rd = "i32" if root.is_ct else root.v.dtype  # any type will do for a literal
     out = draw(st.sampled_from((rd, rd, "i64" if not is_float(rd) else "f64", "f64", *ALL)))
     if not root.exact and not is_float(out):  # a rounded libm result is only compared approximately
@@ -628,7 +679,7 @@ def cases(draw, max_depth: int = 4, dtypes=ALL) -> Case:
     if not root.is_ct and is_float(rd) and is_int(out):
         root = gen.clip(root, out)
     v = cast(root.v, out)
-    return Case(inputs, root, out, v.arr, v.valid)
+    return Case(inputs, root, out, v.arr, v.valid, *probe_values(root.v))
 
 
 # ------------------------------------------------------------------------------- running
@@ -636,10 +687,11 @@ def cases(draw, max_depth: int = 4, dtypes=ALL) -> Case:
 _ids = itertools.count()
 
 
-def load_kernel(case: Case, folder: Path):
+def load_source(source: str, folder: Path, attr: str = "k"):
+    """Import `source` from a real file (qd reads kernel source through `inspect`)."""
     name = f"_qd_expr_fuzz_{next(_ids)}"
     path = folder / f"{name}.py"
-    path.write_text(case.source("k"))
+    path.write_text(source)
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
@@ -647,7 +699,19 @@ def load_kernel(case: Case, folder: Path):
         spec.loader.exec_module(mod)
     finally:
         sys.modules.pop(name, None)
-    return mod.k
+    return getattr(mod, attr)
+
+
+def load_kernel(case: Case, folder: Path):
+    return load_source(case.source("k"), folder)
+
+
+def expr_kernel(expr: str, inputs: dict[str, str], out: str, folder: Path):
+    """`out[i] = <expr>` over 1-D inputs of the given dtypes, for hand-written cases."""
+    params = ", ".join(f"{n}: qd.types.NDArray[qd.{d}, 1]" for n, d in inputs.items())
+    source = (f"import qd\n\n\n@qd.kernel\ndef k({params}, out: qd.types.NDArray[qd.{out}, 1]):\n"
+              f"    for i in range(out.shape[0]):\n        out[i] = {expr}\n")
+    return load_source(source, folder)
 
 
 def mismatches(case: Case, got: np.ndarray) -> np.ndarray:
@@ -666,9 +730,20 @@ def mismatches(case: Case, got: np.ndarray) -> np.ndarray:
     return np.flatnonzero(case.valid & ~ok)
 
 
-def describe(case: Case, got: np.ndarray, bad: np.ndarray) -> str:
+def probe_mismatches(case: Case, got: np.ndarray) -> list[tuple[int, int]]:
+    """(probe, index) pairs where a type probe differs: exact comparison, NaN equal to NaN."""
+    e = case.probe_expected
+    ok = (got == e) | (np.isnan(got) & np.isnan(e))
+    return [tuple(x) for x in np.argwhere(case.probe_valid & ~ok)]
+
+
+def describe(case: Case, got: np.ndarray, bad, probe_got: np.ndarray, probe_bad) -> str:
     lines = [case.source("k"), f"rtol={case.rtol}"]
-    for j in bad[:6]:
+    for j in list(bad)[:6]:
         vals = ", ".join(f"{n}={arr[j]!r}" for n, (_, arr) in case.inputs.items())
-        lines.append(f"  i={j}: {vals}: expected {case.expected[j]!r}, got {got[j]!r}")
+        lines.append(f"  i={j}: {vals}: out expected {case.expected[j]!r}, got {got[j]!r}")
+    for p, j in list(probe_bad)[:6]:
+        vals = ", ".join(f"{n}={arr[j]!r}" for n, (_, arr) in case.inputs.items())
+        lines.append(f"  i={j}: {vals}: probe {PROBES[p][0]} expected {case.probe_expected[p, j]!r}, "
+                     f"got {probe_got[p, j]!r}")
     return "\n".join(lines)
