@@ -64,30 +64,25 @@ def optimize(text: str):
 
 def load_module(mod, entry: str) -> int:
     """Add an optimised module to the engine and return the address of `entry`."""
-    s = _init()
-    with _lock:
-        s["engine"].add_module(mod)
-        s["engine"].finalize_object()
-        addr = s["engine"].get_function_address(entry)
-        s["loaded"][entry] = addr
-    if not addr:
-        raise RuntimeError(f"qd: symbol {entry} not found after loading")
-    return addr
+    return _add(lambda ee: ee.add_module(mod), entry)
 
 
 def load_object(obj: bytes, entry: str) -> int:
-    """Add a native object from the disk cache to the engine; address of `entry`."""
+    """Add a native object from the disk cache to the engine; address of `entry`. An object
+    already loaded in this process (the same kernel after a qd.init) is not added twice."""
+    return _add(lambda ee: ee.add_object_file(llvm.ObjectFileRef.from_data(obj)), entry, reuse=True)
+
+
+def _add(add, entry: str, reuse: bool = False) -> int:
     s = _init()
     with _lock:
-        addr = s["loaded"].get(entry)  # already in this process (same kernel after a qd.init)
-        if addr:
-            return addr
-        s["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
-        s["engine"].finalize_object()
-        addr = s["engine"].get_function_address(entry)
-        s["loaded"][entry] = addr
+        addr = s["loaded"].get(entry) if reuse else None
+        if not addr:
+            add(s["engine"])
+            s["engine"].finalize_object()
+            addr = s["loaded"][entry] = s["engine"].get_function_address(entry)
     if not addr:
-        raise RuntimeError(f"qd: symbol {entry} not found in cached object")
+        raise RuntimeError(f"qd: symbol {entry} not found after loading")
     return addr
 
 
