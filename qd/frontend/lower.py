@@ -561,13 +561,7 @@ class Lowerer:
         v = self.expr(node.operand)
         if isinstance(v, CT):
             try:
-                if isinstance(node.op, ast.USub):
-                    return CT(-v.value)
-                if isinstance(node.op, ast.UAdd):
-                    return CT(+v.value)
-                if isinstance(node.op, ast.Not):
-                    return CT(not v.value)
-                return CT(~v.value)
+                return CT(_static_unary(node.op, v.value))
             except TypeError as e:
                 raise QdTypeError(str(e), self.loc(node)) from None
         e = self.scalar(v, node.operand)
@@ -963,7 +957,8 @@ class Lowerer:
     def binop(self, op: str, a, b, node):
         if isinstance(a, CT) and isinstance(b, CT):
             try:
-                return CT(_PYOPS[op](a.value, b.value))
+                with np.errstate(all="ignore"):
+                    return CT(_PYOPS[op](a.value, b.value))
             except Exception as e:
                 raise QdTypeError(f"compile-time evaluation failed: {e}", self.loc(node)) from None
         for v in (a, b):
@@ -1080,6 +1075,18 @@ class Lowerer:
             return tuple(x.value if isinstance(x, CT) else x for x in v.items)
         raise QdStaticError("qd.static() needs a compile-time constant, but this expression depends on runtime "
                             f"values ({self.describe(v)})", self.loc(node))
+
+
+def _static_unary(op, v):
+    """Compile-time unary operator; numpy scalars wrap silently, as the compiled code would."""
+    with np.errstate(all="ignore"):
+        if isinstance(op, ast.USub):
+            return -v
+        if isinstance(op, ast.UAdd):
+            return +v
+        if isinstance(op, ast.Not):
+            return not v
+        return ~v
 
 
 def _static_compare(op, a, b) -> bool:
