@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import sys
 from pathlib import Path
 
 import pytest
+import souffle_standin
 from hypothesis import given, settings
 from random_programs import Generated, stratified_programs
 
@@ -18,38 +17,9 @@ from analysis.datalog import DatalogError, get_engine, load_program, parse_progr
 REPO = Path(__file__).resolve().parents[2]
 HAS_SOUFFLE = shutil.which("souffle") is not None
 
-# A stand-in for `souffle -F in -D out prog.dl` that evaluates with the embedded engine, so the
-# backend's TSV writing, command line and CSV reading are tested even where Soufflé is absent.
-FAKE = """#!{python}
-import sys
-from pathlib import Path
-sys.path.insert(0, {repo!r})
-from analysis.datalog import get_engine, parse_program
-
-args = sys.argv[1:]
-fact_dir = Path(args[args.index("-F") + 1])
-out_dir = Path(args[args.index("-D") + 1])
-prog = parse_program(Path(args[-1]).read_text(), args[-1])
-facts = {{}}
-for rel in prog.inputs:
-    bases = prog.decls[rel].bases
-    rows = []
-    for line in (fact_dir / (rel + ".facts")).read_text().split("\\n")[:-1]:
-        fields = line.split("\\t")
-        rows.append(tuple(int(v) if b == "number" else v for v, b in zip(fields, bases)))
-    facts[rel] = rows
-for rel, rows in get_engine("embedded").run(prog, facts).items():
-    with open(out_dir / (rel + ".csv"), "w") as f:
-        for row in sorted(rows, key=repr):
-            f.write("\\t".join(str(v) for v in row) + "\\n")
-"""
-
-
 @pytest.fixture
 def fake_souffle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    binary = tmp_path / "souffle"
-    binary.write_text(FAKE.format(python=sys.executable, repo=str(REPO)))
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    binary = souffle_standin.install(tmp_path)
     monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ.get("PATH", ""))
     return binary
 
