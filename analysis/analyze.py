@@ -38,7 +38,7 @@ def analyze_many(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst],
     gc.disable()  # the stage allocates ~10^5 short-lived tuples and no cycles
     try:
         t0 = time.perf_counter()
-        f = _facts.export(kernels, insts, analysed)
+        f = _facts.export(kernels, insts, analysed, decision_only=not explain)
         t1 = time.perf_counter()
         out = (engine or get_engine()).run(program(explain), f)
         t2 = time.perf_counter()

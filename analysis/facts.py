@@ -20,9 +20,13 @@ def loc_str(loc) -> str:
 
 
 def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
-           cached: Mapping[str, tuple[str, ...]]) -> dict[str, list]:
+           cached: Mapping[str, tuple[str, ...]], decision_only: bool = False) -> dict[str, list]:
     """Facts for kernel specialisations. `insts` are all instantiations reachable from them;
-    those in `cached` (kernels excepted) contribute only their used sets."""
+    those in `cached` (kernels excepted) contribute only their used sets.
+
+    `decision_only` leaves out rows that only the provenance rules read — `Param` of funcs (the
+    prune rules join `Param` with `Kernel`), `Inst_Func` and `DeadCall` — which are most of the
+    rows in a program with wide dataclasses; explanations export everything."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
     access, param, blocks, arms = f["Access"], f["Param"], f["Block_Parent"], f["StaticArm"]
@@ -33,8 +37,10 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
         if not inst.is_kernel and i in cached:
             f["Used_Cached"].extend((i, p) for p in cached[i])
             continue
-        f["Inst_Func"].append((i, inst.qualname))
-        param.extend((i, lf.path, n) for n, lf in enumerate(inst.params))
+        if not decision_only:
+            f["Inst_Func"].append((i, inst.qualname))
+        if inst.is_kernel or not decision_only:
+            param.extend((i, lf.path, n) for n, lf in enumerate(inst.params))
         for b in inst.blocks:
             blocks.append((i, b.id, b.parent))
             if b.static_taken is not None:
@@ -46,5 +52,6 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
             if site not in bound_sites:
                 bound_sites.add(site)
                 binds.extend((site, a, q) for a, q in c.binds)
-        f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
+        if not decision_only:
+            f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
     return f

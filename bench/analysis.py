@@ -528,7 +528,7 @@ def run_incremental(prog: ProgramIR, whole: Decisions) -> dict[str, Any]:
         slowest = max(slowest, t2 - t1)
         for phase, s in plan.timings.items():
             totals[phase] += s
-        full = [i for i, _ in plan.facts["Inst_Func"] if i != k.id]
+        full = sorted({i for i, _b, _p in plan.facts["Block_Parent"] if i != k.id})
         for i in full:
             if i in exported_by:
                 raise SystemExit(f"{i} exported in full for kernel {exported_by[i]} and again for kernel {n}")

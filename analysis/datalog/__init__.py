@@ -17,10 +17,10 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from ..rules_path import rule_files, rules_dir
 from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError
 from .program import Program, load_program, parse_program
-from ..rules_path import rule_files, rules_dir
 from .syntax import Decl
 
 

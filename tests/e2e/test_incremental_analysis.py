@@ -50,8 +50,8 @@ def test_second_kernel_reuses_used_sets():
     assert qd.launch_info(second).kept == ("w.a", "w.b", "w.c")
 
     f1, f2 = _plan(first).facts, _plan(second).facts
-    analysed_first = {i for i, _ in f1["Inst_Func"]}
-    analysed_second = {i for i, _ in f2["Inst_Func"]}
+    analysed_first = {i for i, _b, _p in f1["Block_Parent"]}
+    analysed_second = {i for i, _b, _p in f2["Block_Parent"]}
     helpers = {i for i in analysed_first if not i.startswith("first")}
     assert {i.split("#")[0] for i in helpers} == {"shared", "bump_a"}
     # the helpers were analysed once, for `first`; `second` gets their used sets as input facts
