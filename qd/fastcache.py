@@ -18,6 +18,7 @@ JSON and the object is raw bytes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -79,6 +80,7 @@ def _stable_key(k):
     return None
 
 
+@functools.lru_cache(maxsize=1)
 def _rules_digest() -> str:
     from analysis.rules_path import rule_files
 
