@@ -638,7 +638,10 @@ class Lowerer:
             if kwargs or not 1 <= len(args) <= 3:
                 raise QdTypeError("range() takes 1 to 3 positional arguments", self.loc(node))
             if all(isinstance(a, CT) for a in args):
-                return CT(range(*(a.value for a in args)))
+                try:
+                    return CT(range(*(a.value for a in args)))
+                except TypeError as e:
+                    raise QdTypeError(f"range(): {e}", self.loc(node)) from None
             if len(args) == 1:
                 args = [CT(0), args[0]]
             if len(args) == 2:
@@ -664,7 +667,12 @@ class Lowerer:
             if len(args) != 1:
                 raise QdTypeError(f"{f.__name__ if isinstance(f, type) else f}() takes one argument", self.loc(node))
             if isinstance(args[0], CT):
-                return CT(f(args[0].value))
+                if isinstance(f, _dt.DType):  # qd.i8(1000) wraps like a cast, into a typed constant
+                    return CT(f.np.type(_convert_const(args[0].value, f)))
+                try:
+                    return CT(f(args[0].value))
+                except (TypeError, ValueError, OverflowError) as e:
+                    raise QdTypeError(f"compile-time {f.__name__}() failed: {e}", self.loc(node)) from None
             target = {builtins.int: self.cfg.default_ip, builtins.float: self.cfg.default_fp,
                       builtins.bool: _dt.u1}.get(f, f)
             return self.convert(args[0], CT(target), node)
@@ -878,6 +886,8 @@ class Lowerer:
             d = _dt.from_numpy(value.dtype) if isinstance(value, np.integer) else self.cfg.default_ip
             if not isinstance(value, np.integer) and not (-(2 ** 31) <= value < 2 ** 31):
                 d = _dt.i64
+                if not (-(2 ** 63) <= value < 2 ** 64):
+                    raise QdTypeError(f"integer constant {value} does not fit in 64 bits", self.loc(node))
             return ir.Const(d, int(value))
         if isinstance(value, (float, np.floating)):
             d = _dt.from_numpy(value.dtype) if isinstance(value, np.floating) else self.cfg.default_fp
@@ -1123,8 +1133,13 @@ def _convert_const(value, d: _dt.DType):
     if d.is_float:
         return float(np.array(value).astype(d.np))
     if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return 0  # undefined in compiled code too; pick a value instead of failing
         value = int(value)  # truncation toward zero, like a float→int cast
-    return int(np.array(int(value)).astype(np.int64).astype(d.np)) if not _fits(int(value), d) else int(value)
+    v = int(value) & ((1 << d.bits) - 1)  # wrap at the type's width, as the compiled code does
+    if d.is_signed and v >= 1 << (d.bits - 1):
+        v -= 1 << d.bits
+    return v
 
 
 def _return_types(ann, src) -> tuple:
