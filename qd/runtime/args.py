@@ -56,7 +56,15 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, kernel, writable: bool 
 
 def scalar_arg(v, dtype: _dt.DType, path: str, kernel):
     if isinstance(v, (bool, np.bool_)) or isinstance(v, (int, np.integer)):
-        return int(v) if not dtype.is_float else float(v)
+        if dtype.is_float:
+            try:
+                return float(v)
+            except OverflowError:
+                raise QdArgumentError(f"argument {path!r}: {v} is out of range for {dtype}",
+                                      kernel.param_loc(path)) from None
+        if not -(2 ** 63) <= int(v) < 2 ** 64:
+            raise QdArgumentError(f"argument {path!r}: {v} does not fit in 64 bits", kernel.param_loc(path))
+        return int(v)
     if isinstance(v, (float, np.floating)):
         if not dtype.is_float:
             raise QdArgumentError(f"argument {path!r} must be an integer ({dtype}), got float {v!r}",

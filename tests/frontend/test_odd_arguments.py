@@ -1,0 +1,59 @@
+"""Odd launch arguments: each is a QdArgumentError naming the parameter, never a raw exception."""
+
+import dataclasses
+import typing
+
+import numpy as np
+import pytest
+
+import qd
+
+
+@dataclasses.dataclass
+class S:
+    a: qd.types.NDArray[qd.f32, 1]
+    n: typing.Final[int]
+    c: qd.f32
+
+
+@qd.kernel
+def k(s: S, x: qd.types.NDArray[qd.i32, 1], t: qd.template(), f: qd.f32 = 1.0):
+    for i in range(s.n):
+        s.a[i] = s.c + f + x[i] + t
+
+
+def good_s():
+    return S(np.zeros(2, np.float32), 2, 1.0)
+
+
+CASES = {
+    "list for an array": (lambda: (good_s(), [1, 2], 1), "'x'"),
+    "dict for a dataclass": (lambda: ({"a": 1}, np.zeros(2, np.int32), 1), "'s'"),
+    "numpy array as a template value": (lambda: (good_s(), np.zeros(2, np.int32), np.zeros(1)), "'t'"),
+    "numpy array as a Final member": (lambda: (S(np.zeros(2, np.float32), np.zeros(1), 1.0),
+                                               np.zeros(2, np.int32), 1), "'s.n'"),
+    "string for a scalar member": (lambda: (S(np.zeros(2, np.float32), 2, "x"), np.zeros(2, np.int32), 1), "'s.c'"),
+    "0-d value for an array": (lambda: (good_s(), np.int32(3), 1), "'x'"),
+    "big-endian array": (lambda: (good_s(), np.zeros(2, ">i4"), 1), "'x'"),
+    "object array": (lambda: (good_s(), np.zeros(2, object), 1), "'x'"),
+    "float parameter out of range": (lambda: (good_s(), np.zeros(2, np.int32), 1, 10**400), "'f'"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_odd_argument(case):
+    make, names = CASES[case]
+    with pytest.raises(qd.QdArgumentError) as info:
+        k(*make())
+    first = str(info.value).splitlines()[0]
+    assert "test_odd_arguments.py:" in first and names in first
+    assert info.value.__cause__ is None
+
+
+def test_good_call_still_works_after_bad_ones():
+    s = good_s()
+    for case in CASES:
+        with pytest.raises(qd.QdArgumentError):
+            k(*CASES[case][0]())
+    k(s, np.array([1, 2], np.int32), 3)
+    np.testing.assert_array_equal(s.a, [6.0, 7.0])
