@@ -128,8 +128,10 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
 def _store(path, kernel, km, obj, plan, inst, insts, written) -> None:
     caps = fastcache.captures(insts, kernel.fn)
     sources = {}
-    for i in insts:
-        rec = fastcache.source_record(i.loc.file, i.qualname) if i.loc else None
+    functions = [(i.loc.file if i.loc else None, i.qualname) for i in insts]
+    functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
+    for file, qualname in functions:
+        rec = fastcache.source_record(file, qualname) if file else None
         if rec is None:
             caps = None
         else:

@@ -281,6 +281,7 @@ class Inst:
     frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
     captures: list = field(default_factory=list)  # (kind "global"/"free", module, name, value) frozen as constants
+    expanded: list = field(default_factory=list)  # (file, qualname) of funcs lowered in place into this one
     source_digest: str = ""
 
 

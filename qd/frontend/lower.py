@@ -133,6 +133,11 @@ class Lowerer:
     def stmt_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call):
+            f = self.expr(node.value.func)
+            if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) and _expands_in_kernel(f.value):
+                self.expand_call(f.value, node.value)
+                return
         v = self.expr(node.value)
         if isinstance(v, ir.Expr):
             self.emit(ir.ExprStmt(self.loc(node), v))
@@ -722,6 +727,77 @@ class Lowerer:
             return self.expr_Attribute(node, base)
         return self.expr(node)
 
+    def expand_call(self, f, node) -> None:
+        """Lower a func called as a statement at kernel level in place, so that its top-level
+        loops are top-level loops of the kernel and run in parallel (quadrants semantics). Its
+        parameters see the caller's leaves, structs and constants directly."""
+        for fn_obj, _ in self.reg._in_progress:
+            if fn_obj is f:
+                raise QdCallError(f"recursive call of {f.fn.__qualname__}; qd funcs are inlined and cannot recurse",
+                                  self.loc(node))
+        args = [self.arg_value(a) for a in node.args]
+        kwargs = {k.arg: self.arg_value(k.value) for k in node.keywords}
+        try:
+            bound = f.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise QdCallError(f"bad call of {f.fn.__qualname__}(): {e}", self.loc(node)) from None
+        bound.apply_defaults()
+        params = {}
+        for name, value in bound.arguments.items():
+            if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV)):
+                value = CT(value)  # a default from the signature
+            ann = f.hints.get(name)
+            spec = spec_of(ann)
+            if spec is None:
+                raise QdTypeError(f"parameter {name!r} of {f.fn.__qualname__} has an unsupported annotation {ann!r}",
+                                  self.loc(node))
+            params[name] = self._expand_param(name, spec, value, node, f)
+        saved = (self.scope, self.src, self.globals, self.freevars, self.func, self.block)
+        self.reg._in_progress.append((f, self.inst.id))
+        try:
+            self.src = get_source(f.fn)
+            self.inst.expanded.append((self.src.file, f.fn.__qualname__))
+            self.scope, self.globals, self.freevars, self.func = params, f.fn.__globals__, free_vars(f.fn), f
+            blk = self._new_block(self.block.id, None)
+            self.block = blk
+            self.lower_body(self.src.tree.body)
+        finally:
+            self.reg._in_progress.pop()
+            self.scope, self.src, self.globals, self.freevars, self.func, self.block = saved
+        self.emit(ir.Nested(self.loc(node), blk))
+
+    def _expand_param(self, name, spec, value, node, f):
+        where = f"argument {name!r} of {f.fn.__qualname__}"
+        if isinstance(value, CT) and isinstance(spec, (ConstSpec, AnySpec)):
+            return value
+        if isinstance(value, TupleV):
+            raise QdTypeError(f"{where}: tuples cannot be passed to funcs", self.loc(node))
+        if isinstance(spec, (ConstSpec, AnySpec)) and isinstance(value, (LeafV, StructV)):
+            return value
+        if isinstance(spec, ArraySpec):
+            if not (isinstance(value, LeafV) and value.leaf.kind == "array"):
+                raise QdTypeError(f"{where} expects an array, got {self.describe(value)}", self.loc(node))
+            lf = value.leaf
+            if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.ndim):
+                raise QdTypeError(f"{where} expects NDArray[{spec.dtype}, {spec.ndim}], got NDArray[{lf.dtype}, "
+                                  f"{lf.ndim}]", self.loc(node))
+            return value
+        if isinstance(spec, StructSpec):
+            if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
+                raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {self.describe(value)}",
+                                  self.loc(node))
+            return value
+        if isinstance(value, (StructV, LeafV)) and not (isinstance(value, LeafV) and value.leaf.kind == "scalar"):
+            raise QdTypeError(f"{where} expects a scalar, got {self.describe(value)}", self.loc(node))
+        if isinstance(value, LeafV) and (not isinstance(spec, ScalarSpec) or spec.dtype == value.leaf.dtype):
+            return value
+        e = self.scalar(value, node)
+        if isinstance(spec, ScalarSpec):
+            e = self.cast(e, spec.dtype)
+        var = self.new_var(None, e.dtype)  # pass by value: the func may assign to its parameter
+        self.emit(ir.Assign(self.loc(node), var, e))
+        return var
+
     def call_func(self, f, node):
         args = [self.arg_value(a) for a in node.args]
         kwargs = {k.arg: self.arg_value(k.value) for k in node.keywords}
@@ -1085,6 +1161,47 @@ class Lowerer:
             return tuple(x.value if isinstance(x, CT) else x for x in v.items)
         raise QdStaticError("qd.static() needs a compile-time constant, but this expression depends on runtime "
                             f"values ({self.describe(v)})", self.loc(node))
+
+
+def _expands_in_kernel(f, seen=None) -> bool:
+    """A func called as a kernel-level statement is expanded in place when it has a top-level
+    loop (which then runs in parallel), directly or through funcs it calls the same way, and
+    no `return` (which would leave the kernel)."""
+    seen = {} if seen is None else seen  # id(func) -> answer; False while being decided (recursion)
+    if id(f) in seen:
+        return seen[id(f)]
+    seen[id(f)] = False
+    tree = get_source(f.fn).tree
+    if any(isinstance(n, ast.Return) for n in ast.walk(tree)):
+        return False
+    names = {**f.fn.__globals__, **free_vars(f.fn)}
+
+    def callee(node):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in names:
+            return None
+        v = names[node.id]
+        for attr in reversed(parts):
+            v = getattr(v, attr, None)
+        return v if getattr(v, "is_qd_func", False) else None
+
+    def has_loop(stmts) -> bool:
+        for st in stmts:
+            if isinstance(st, ast.For):
+                return True
+            if isinstance(st, ast.If) and (has_loop(st.body) or has_loop(st.orelse)):
+                return True
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                g = callee(st.value.func)
+                if g is not None and _expands_in_kernel(g, seen):
+                    return True
+        return False
+
+    seen[id(f)] = has_loop(tree.body)
+    return seen[id(f)]
 
 
 def _static_unary(op, v):

@@ -188,3 +188,47 @@ def test_dataclass_edited_in_another_file_is_a_miss(tmp_path):
     (tmp_path / "state.py").write_text(STATE.format(dtype="f64"))
     out = go("f64")
     assert out == {"x": [0.5, 1.0, 1.5, 2.0], "source": "compile"}
+
+
+LOOPS = textwrap.dedent("""
+    import qd
+
+    @qd.func
+    def fill(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = {value}
+""")
+
+CALLER = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import qd
+    import loops
+
+    qd.init(arch=qd.cpu, offline_cache_file_path=sys.argv[1])
+
+    @qd.kernel(fastcache=True)
+    def k(x: qd.types.NDArray[qd.f32, 1]):
+        loops.fill(x)  # a func with a top-level loop: lowered in place, no instantiation of its own
+
+    x = np.zeros(3, np.float32)
+    k(x)
+    print(json.dumps({"x": x.tolist(), "source": qd.launch_info(k).source}))
+""")
+
+
+def test_edit_of_a_func_lowered_in_place_is_a_miss(tmp_path):
+    (tmp_path / "loops.py").write_text(LOOPS.format(value="1.0"))
+    (tmp_path / "caller.py").write_text(CALLER)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def go():
+        r = subprocess.run([sys.executable, "caller.py", str(tmp_path / "cache")], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    assert go() == {"x": [1.0, 1.0, 1.0], "source": "compile"}
+    assert go()["source"] == "disk"
+    (tmp_path / "loops.py").write_text(LOOPS.format(value="7.0"))
+    assert go() == {"x": [7.0, 7.0, 7.0], "source": "compile"}
