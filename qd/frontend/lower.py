@@ -735,23 +735,8 @@ class Lowerer:
             if fn_obj is f:
                 raise QdCallError(f"recursive call of {f.fn.__qualname__}; qd funcs are inlined and cannot recurse",
                                   self.loc(node))
-        args = [self.arg_value(a) for a in node.args]
-        kwargs = {k.arg: self.arg_value(k.value) for k in node.keywords}
-        try:
-            bound = f.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise QdCallError(f"bad call of {f.fn.__qualname__}(): {e}", self.loc(node)) from None
-        bound.apply_defaults()
-        params = {}
-        for name, value in bound.arguments.items():
-            if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV)):
-                value = CT(value)  # a default from the signature
-            ann = f.hints.get(name)
-            spec = spec_of(ann)
-            if spec is None:
-                raise QdTypeError(f"parameter {name!r} of {f.fn.__qualname__} has an unsupported annotation {ann!r}",
-                                  self.loc(node))
-            params[name] = self._expand_param(name, spec, value, node, f)
+        params = {name: self._expand_param(name, spec, value, node, f)
+                  for name, spec, value in self.call_arguments(f, node)}
         saved = (self.scope, self.src, self.globals, self.freevars, self.func, self.block)
         self.reg._in_progress.append((f, self.inst.id))
         try:
@@ -775,18 +760,9 @@ class Lowerer:
         if isinstance(spec, (ConstSpec, AnySpec)) and isinstance(value, (LeafV, StructV)):
             return value
         if isinstance(spec, ArraySpec):
-            if not (isinstance(value, LeafV) and value.leaf.kind == "array"):
-                raise QdTypeError(f"{where} expects an array, got {self.describe(value)}", self.loc(node))
-            lf = value.leaf
-            if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.ndim):
-                raise QdTypeError(f"{where} expects NDArray[{spec.dtype}, {spec.ndim}], got NDArray[{lf.dtype}, "
-                                  f"{lf.ndim}]", self.loc(node))
-            return value
+            return self._check_array(where, spec, value, node)
         if isinstance(spec, StructSpec):
-            if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
-                raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {self.describe(value)}",
-                                  self.loc(node))
-            return value
+            return self._check_struct(where, spec, value, node)
         if isinstance(value, (StructV, LeafV)) and not (isinstance(value, LeafV) and value.leaf.kind == "scalar"):
             raise QdTypeError(f"{where} expects a scalar, got {self.describe(value)}", self.loc(node))
         if isinstance(value, LeafV) and (not isinstance(spec, ScalarSpec) or spec.dtype == value.leaf.dtype):
@@ -798,7 +774,9 @@ class Lowerer:
         self.emit(ir.Assign(self.loc(node), var, e))
         return var
 
-    def call_func(self, f, node):
+    def call_arguments(self, f, node) -> list[tuple[str, object, object]]:
+        """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
+        defaults from the signature become compile-time values."""
         args = [self.arg_value(a) for a in node.args]
         kwargs = {k.arg: self.arg_value(k.value) for k in node.keywords}
         try:
@@ -806,22 +784,25 @@ class Lowerer:
         except TypeError as e:
             raise QdCallError(f"bad call of {f.fn.__qualname__}(): {e}", self.loc(node)) from None
         bound.apply_defaults()
+        out = []
+        for name, value in bound.arguments.items():
+            if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV)):
+                value = CT(value)  # a default from the signature
+            ann = f.hints.get(name)
+            spec = spec_of(ann)
+            if spec is None:
+                raise QdTypeError(f"parameter {name!r} of {f.fn.__qualname__} has an unsupported annotation {ann!r}",
+                                  self.loc(node))
+            out.append((name, spec, value))
+        return out
+
+    def call_func(self, f, node):
         binds: list[tuple[str, str]] = []
         values: list[tuple[str, ir.Expr]] = []
         params: list[tuple[str, object]] = []
         leaves: list[ir.Leaf] = []
         key = []
-        hints = f.hints
-        for name, value in bound.arguments.items():
-            if isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV)) or value is None:
-                pass
-            else:  # a default value from the signature
-                value = CT(value)
-            ann = hints.get(name)
-            spec = spec_of(ann)
-            if spec is None:
-                raise QdTypeError(f"parameter {name!r} of {f.fn.__qualname__} has an unsupported annotation {ann!r}",
-                                  self.loc(node))
+        for name, spec, value in self.call_arguments(f, node):
             v, k = self.bind_param(name, spec, value, node, binds, values, leaves, f)
             params.append((name, v))
             key.append((name, k))
@@ -894,22 +875,30 @@ class Lowerer:
                 values.append((name, self.cast(self.scalar(value, node), spec.dtype)))
             return LeafV(leaf), ("s", spec.dtype.name)
         if isinstance(spec, ArraySpec):
-            if not (isinstance(value, LeafV) and value.leaf.kind == "array"):
-                raise QdTypeError(f"{where} expects an array, got {self.describe(value)}", self.loc(node))
-            lf = value.leaf
-            if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.ndim):
-                raise QdTypeError(f"{where} expects NDArray[{spec.dtype}, {spec.ndim}], got NDArray[{lf.dtype}, "
-                                  f"{lf.ndim}]", self.loc(node))
+            lf = self._check_array(where, spec, value, node).leaf
             leaf = ir.Leaf(name, "array", lf.dtype, lf.ndim)
             leaves.append(leaf)
             binds.append((lf.path, name))
             return LeafV(leaf), ("a", lf.dtype.name, lf.ndim)
         if isinstance(spec, StructSpec):
-            if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
-                raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {self.describe(value)}",
-                                  self.loc(node))
+            self._check_struct(where, spec, value, node)
             return self._rebase_struct(value, name, binds, leaves, node)
         raise QdInternalError(f"unhandled parameter spec {spec!r}", self.loc(node))
+
+    def _check_array(self, where: str, spec: ArraySpec, value, node) -> LeafV:
+        if not (isinstance(value, LeafV) and value.leaf.kind == "array"):
+            raise QdTypeError(f"{where} expects an array, got {self.describe(value)}", self.loc(node))
+        lf = value.leaf
+        if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.ndim):
+            raise QdTypeError(f"{where} expects NDArray[{spec.dtype}, {spec.ndim}], got NDArray[{lf.dtype}, "
+                              f"{lf.ndim}]", self.loc(node))
+        return value
+
+    def _check_struct(self, where: str, spec: StructSpec, value, node) -> StructV:
+        if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
+            raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {self.describe(value)}",
+                              self.loc(node))
+        return value
 
     def _rebase_struct(self, sv: StructV, path: str, binds, leaves, node):
         members = []
