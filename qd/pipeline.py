@@ -21,9 +21,8 @@ from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .kernel import Kernel, LaunchInfo, _get_path
+from .kernel import Kernel, LaunchInfo
 from .runtime import parallel
-from .runtime.args import array_arg, scalar_arg
 from .runtime.launcher import make_launcher
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
@@ -150,7 +149,6 @@ def _store(path, kernel, km, obj, plan, inst, insts, written) -> None:
 def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
     """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
-    slots = {s.path: s for s in km.slots}
 
     def on_alias(*args, **kwargs):
         v = kernel.variants.get((key, "alias"))
@@ -159,19 +157,7 @@ def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan
             kernel.variants[(key, "alias")] = v
         return v.launch(*args, **kwargs)
 
-    def on_error(*args, **kwargs):
-        b = kernel.bind(args, kwargs)
-        for path in kept:
-            s = slots[path]
-            v = _get_path(b, path, kernel)
-            if s.kind == "array":
-                array_arg(v, s.dtype, s.ndim, path, kernel, path in written)
-            else:
-                scalar_arg(v, s.dtype, path, kernel)
-        raise QdInternalError(f"launch of kernel {kernel.fn.__qualname__} failed, but its arguments look valid",
-                              kernel.def_loc())
-
-    launch = make_launcher(kernel, km, addr, written if noalias else set(), on_alias, on_error, info)
+    launch = make_launcher(kernel, km, addr, written if noalias else set(), on_alias, info)
     return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored)
 
 
