@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -96,13 +98,14 @@ def alias_checked(km, written: set[str]) -> bool:
     return len(arrays) >= 2 and any(a.path in written for a in arrays)
 
 
-def slow_launch(kernel, km, written: set[str], args: tuple, kwargs: dict, bufs, on_alias, finish):
+def slow_launch(kernel, km, written: set[str], args: tuple, kwargs: dict, bufs: tuple,
+                on_alias: Callable[..., object], finish: Callable[[], object]) -> object:
     """The checked twin of a generated launcher, for calls its fast path does not take.
 
     Every kept leaf is converted with the explaining checks above (so a bad argument is a
-    QdArgumentError naming it) and written into the same buffer; a valid but unusual value
-    (a numpy bool, a 0-size array) is launched here instead of being rejected. Called with
-    the variant's lock held.
+    QdArgumentError naming it) and written into the same buffer; a valid value that ctypes
+    refuses (a numpy bool) is launched from here instead of being reported as a qd bug.
+    Called with the variant's lock held.
     """
     from ..kernel import _get_path
 

@@ -12,16 +12,22 @@ import ctypes
 import inspect
 import re
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..codegen import jit
 from ..codegen.lower_llvm import ARG_HEADER, STATUS_SLOTS, KernelModule
-from ..dtypes import DType, from_numpy
+from ..dtypes import ALL as ALL_DTYPES
+from ..dtypes import from_numpy
 from ..errors import QdInternalError, QdRuntimeError
 from ..ndarray import Ndarray
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
+
+if TYPE_CHECKING:
+    from ..kernel import Kernel, LaunchInfo
 
 
 def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
@@ -51,7 +57,8 @@ def internal_names(template: str, prefix: str) -> str:
     return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
 
 
-def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_alias, info):
+def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str],
+                  on_alias: Callable[..., object], info: LaunchInfo) -> Callable[..., object]:
     """The launch function of one compiled variant: straight-line code for the fast case, and
     the checked slow path (`slow_launch`) for anything the fast path does not take."""
     try:
@@ -168,11 +175,11 @@ def _check_module(kernel, km: KernelModule) -> None:
     what = f"launcher of kernel {kernel.fn.__qualname__}"
     n = max(checked_int(km.n_slots, f"{what}: slot count"), 2)
     for t in km.returns:
-        if not isinstance(t, DType):
+        if t not in ALL_DTYPES:
             raise QdInternalError(f"{what}: return type {t!r} is not a qd dtype")
     for s in km.slots:
         checked_path(s.path, kernel.signature.parameters, what)
-        if not isinstance(s.dtype, DType):
+        if s.dtype not in ALL_DTYPES:
             raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")
         nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.kind == "array" else 0
         slot = checked_int(s.slot, f"{what}: slot of {s.path!r}", ARG_HEADER)
