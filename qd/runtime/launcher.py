@@ -121,9 +121,11 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
             body.append(f"  @f[{k}] = {acc}")
         else:
             # ctypes would silently wrap an out-of-range int; one chained comparison sends it
-            # to the slow path, which names the parameter
+            # to the slow path, which names the parameter. The bounds are powers of two, so a
+            # comparison that numpy 1.x does in float64 (a uint64 scalar against an int) can
+            # only send a value near a bound to the exact slow path, never let one through.
             lo, hi = int_range(s.dtype)
-            body += [f"  @t = {acc}", f"  if not {lo} <= @t <= {hi}:", "    raise @OverflowError",
+            body += [f"  @t = {acc}", f"  if not {lo} <= @t < {hi + 1}:", "    raise @OverflowError",
                      f"  @i[{k}] = @t"]
     if alias_checked(km, written):
         ps = [f"@p{a.slot}" for a in arrays]
