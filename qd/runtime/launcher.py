@@ -15,9 +15,9 @@ import threading
 import numpy as np
 
 from ..codegen import jit
+from ..codegen.checks import check_error
 from ..codegen.lower_llvm import STATUS_SLOTS, KernelModule
 from ..dtypes import from_numpy
-from ..errors import QdRuntimeError
 from ..ndarray import Ndarray
 from .args import array_arg, overlaps
 
@@ -130,7 +130,7 @@ def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
 
 
 def _raise_check(km: KernelModule, status) -> None:
-    site, index = status[1], status[2]
+    kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
-    raise QdRuntimeError(f"index {index} is out of bounds", loc)
+    raise check_error(kind, value, loc)
