@@ -10,6 +10,8 @@ of a mixture of two.
 
 Which checks exist, and when they are compiled in:
 - bounds of every array access, `qd.init(debug=True)` only;
+- signed and unsigned overflow of integer `+ - * <<`, debug only (quadrants checks the same
+  four operators; `-` of unsigned values that would go below zero counts as overflow);
 - a run-time `range()` step of 0, always: Python raises for it, and the iteration count
   would otherwise divide by zero. The check runs once per loop entry, not per iteration;
 - array extents read as `a.shape[d]` / `len(a)`, always: those are i32 values (quadrants'
@@ -23,6 +25,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..errors import QdArgumentError, QdError, QdRuntimeError, SourceLoc
 from ..frontend import ir
+from .llvm_text import ll
 
 BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT = range(1, 8)
 OVERFLOW = {"add": ADD, "sub": SUB, "mul": MUL, "shl": SHL}
@@ -76,6 +79,32 @@ def fail_if(g, bad: str, kind: int, loc: SourceLoc | None, value: str) -> None:
     record(g, kind, loc, value)
     fn.term(f"br label %{cont_l}")
     fn.label(cont_l)
+
+
+def overflow(g, e: ir.BinOp, a: str, b: str) -> str:
+    """`a op b` for an integer `+ - * <<`, recording an overflow (debug mode)."""
+    fn = g.fn
+    d = e.lhs.dtype
+    t = ll(d)
+    if d.is_bool or not d.is_int:
+        return fn.ins(f"{e.op} {t} {a}, {b}")
+    if e.op == "shl":
+        # the amount is reduced modulo the width, so the shift itself is defined even when the
+        # check fails; shifting back must give `a` again, or bits were lost (or the sign changed)
+        big = fn.ins(f"icmp uge {t} {b}, {d.bits}")
+        amt = fn.ins(f"and {t} {b}, {d.bits - 1}")
+        v = fn.ins(f"shl {t} {a}, {amt}")
+        back = fn.ins(f"{'ashr' if d.is_signed else 'lshr'} {t} {v}, {amt}")
+        lost = fn.ins(f"icmp ne {t} {back}, {a}")
+        bad = fn.ins(f"or i1 {big}, {lost}")
+    else:
+        name = f"llvm.{'s' if d.is_signed else 'u'}{e.op}.with.overflow.{t}"
+        f = g.mg.intrinsic(name, f"{{ {t}, i1 }}", [t, t])
+        r = fn.ins(f"call {{ {t}, i1 }} {f}({t} {a}, {t} {b})")
+        v = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 0")
+        bad = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 1")
+    fail_if(g, bad, OVERFLOW[e.op], e.loc, str(_INT_TYPES.index(d)))
+    return v
 
 
 def step_nonzero(g, step: str, loc: SourceLoc | None) -> None:

@@ -875,6 +875,8 @@ class StmtGen:
                 return self.float_divmod(op, od, a, b)
             raise QdInternalError(f"codegen: float operator {op}")
         if op in ("add", "sub", "mul", "and", "or", "xor", "shl"):
+            if self.mg.debug and op in checks.OVERFLOW:
+                return checks.overflow(self, e, a, b)
             return fn.ins(f"{op} {t} {a}, {b}")
         if op == "shr":
             return fn.ins(f"{'ashr' if od.is_signed else 'lshr'} {t} {a}, {b}")

@@ -83,6 +83,7 @@ class BinOp(Expr):
     op: str = ""
     lhs: Expr = None
     rhs: Expr = None
+    loc: SourceLoc | None = None  # the source operator, for debug-mode overflow reports
 
 
 @dataclass(eq=False)

@@ -180,7 +180,7 @@ class Lowerer:
             self.access(leaf.path, t, "write")
             self.inst.written.add(leaf.path)
             cur = ir.Load(leaf.dtype, leaf.path, idx, self.loc(t))
-            new = self.binop(op, cur, rhs, node)
+            new = _located(self.binop(op, cur, rhs, node), self.loc(node))
             self.emit(ir.Store(self.loc(t), leaf.path, idx, self.cast(self.scalar(new, node), leaf.dtype)))
             return
         if isinstance(t, ast.Name):
@@ -189,7 +189,7 @@ class Lowerer:
                 rhs = self.scalar(self.expr(node.value), node.value)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(cur.dtype, op, cur, self.cast(rhs, cur.dtype))))
                 return
-            new = self.binop(op, cur, self.expr(node.value), node)
+            new = _located(self.binop(op, cur, self.expr(node.value), node), self.loc(node))
             self.assign(t, new, node)
             return
         raise self.syntax(node, "augmented assignment to this target")
@@ -571,7 +571,7 @@ class Lowerer:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
-        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+        return _located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)
@@ -1204,6 +1204,20 @@ def _expands_in_kernel(f, seen=None) -> bool:
 
     seen[id(f)] = has_loop(tree.body)
     return seen[id(f)]
+
+
+def _located(v, loc: SourceLoc | None):
+    """Give the arithmetic just built for one source operator (and the multiplications of an
+    expanded `x ** n`) that operator's location, so a debug overflow check can point at it."""
+    stack = [v]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.BinOp) and e.loc is None:
+            e.loc = loc
+            stack += [e.lhs, e.rhs]
+        elif isinstance(e, ir.Cast):
+            stack.append(e.operand)
+    return v
 
 
 def _static_unary(op, v):
