@@ -601,8 +601,9 @@ class StmtGen:
 
     # -- memory ------------------------------------------------------------------------------
 
-    def address(self, path: str, indices: list[ir.Expr], loc) -> tuple[str, str | None]:
-        """Element pointer and, under debug, the i1 'in bounds' flag."""
+    def address(self, path: str, indices: list[ir.Expr], loc) -> tuple[str, str | None, list[str]]:
+        """Element pointer, the i1 'in bounds' flag (debug only, else None) and the indices (under
+        debug: just the one a failed check reports)."""
         fn = self.fn
         lv = self.leaves.get(path)
         if lv is None:
@@ -616,9 +617,13 @@ class StmtGen:
             lin = fn.ins(f"add i64 {m}, {idx[d]}")
         ok = None
         if self.mg.debug:
-            for d, x in enumerate(idx):
-                c = fn.ins(f"icmp ult i64 {x}, {shape[d]}")
+            fits = [fn.ins(f"icmp ult i64 {x}, {shape[d]}") for d, x in enumerate(idx)]
+            bad = idx[-1]  # the index to report: the first one that is out of range
+            for d in range(len(idx) - 2, -1, -1):
+                bad = fn.ins(f"select i1 {fits[d]}, i64 {bad}, i64 {idx[d]}")
+            for c in fits:
                 ok = c if ok is None else fn.ins(f"and i1 {ok}, {c}")
+            idx = [bad]
         elem = mem(self.leaf_dtype(path))
         p = fn.ins(f"getelementptr inbounds {elem}, ptr {ptr}, i64 {lin}")
         return p, ok, idx

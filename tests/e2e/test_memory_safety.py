@@ -342,3 +342,19 @@ def test_only_the_extents_read_as_i32_are_limited():
     out = np.zeros(1, dtype=np.int32)
     rows_then_mark(a, BIG - 1, out)
     assert out[0] == 1 and a[0, BIG - 1] == 9 and a[0, BIG - 2] == 0
+
+
+@qd.kernel
+def copy_shifted_2d(a: F2, out: F2, off: qd.i32):
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = a[i, j + off]  # at:oob-axis1
+
+
+def test_debug_bounds_check_reports_the_index_that_is_out_of_range(debug_mode):
+    a = np.ones((6, 7), dtype=np.float32)
+    out = np.zeros((6, 7), dtype=np.float32)
+    with pytest.raises(qd.QdError) as ei:
+        copy_shifted_2d(a, out, 1)  # first failure: i = 0, j = 6, axis-1 index 7
+    msg = check_located(ei.value, qd.QdRuntimeError, __file__, "oob-axis1", "a[i, j + off]")
+    assert "index 7 is out of bounds" in msg
