@@ -358,3 +358,23 @@ def test_debug_bounds_check_reports_the_index_that_is_out_of_range(debug_mode):
         copy_shifted_2d(a, out, 1)  # first failure: i = 0, j = 6, axis-1 index 7
     msg = check_located(ei.value, qd.QdRuntimeError, __file__, "oob-axis1", "a[i, j + off]")
     assert "index 7 is out of bounds" in msg
+
+
+@qd.kernel(fastcache=True)
+def stepped_cached(x: F1, step: qd.i32):
+    for i in range(0, x.shape[0], step):  # at:step-cached
+        x[i] = 1.0
+
+
+def test_checks_keep_their_locations_when_loaded_from_disk(tmp_path):
+    sources = []
+    for _ in range(2):
+        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+        x = np.zeros(6, dtype=np.float32)
+        stepped_cached(x, 4)
+        sources.append(qd.launch_info(stepped_cached).source)
+        assert x.tolist() == [1, 0, 0, 0, 1, 0]
+        with pytest.raises(qd.QdError) as ei:
+            stepped_cached(x, 0)
+        check_located(ei.value, qd.QdRuntimeError, __file__, "step-cached", "range(0, x.shape[0], step)")
+    assert sources == ["compile", "disk"]
