@@ -5,6 +5,8 @@ Each of these used to corrupt memory or kill the process; now each is a located 
 (at compile time where the value is known then) and the process carries on.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from _located import check_located
@@ -278,6 +280,22 @@ def mark_last_in_func(a: U8_1):
     a[last_index(a)] = 7
 
 
+@dataclasses.dataclass
+class Holder:
+    data: U8_1
+    other: U8_1
+
+
+@qd.func
+def holder_last(h: Holder) -> qd.i32:
+    return len(h.data) - 1  # at:len-struct
+
+
+@qd.kernel
+def mark_last_in_struct(h: Holder):
+    h.data[holder_last(h)] = 7
+
+
 @qd.kernel
 def mark_at(a: U8_1, i: qd.i64):
     a[i] = 7
@@ -303,6 +321,17 @@ def test_launch_refused_when_a_shape_read_does_not_fit_i32(big_u8, kernel, marke
     small = np.zeros(10, dtype=np.uint8)
     kernel(small)  # the same kernel still runs on arrays that fit
     assert small.tolist() == [0] * 9 + [7]
+
+
+def test_launch_refused_for_a_dataclass_member_read_in_a_func(big_u8):
+    other = np.zeros(3, dtype=np.uint8)
+    with pytest.raises(qd.QdError) as ei:
+        mark_last_in_struct(Holder(big_u8, other))
+    check_located(ei.value, qd.QdArgumentError, __file__, "len-struct", "len(h.data)")
+    small = np.zeros(4, dtype=np.uint8)
+    mark_last_in_struct(Holder(small, other))
+    assert small.tolist() == [0, 0, 0, 7]
+    mark_last_in_struct(Holder(small, big_u8))  # the member whose shape is not read may be long
 
 
 def test_more_than_2_31_elements_are_addressed_with_64_bits(big_u8):
