@@ -180,7 +180,7 @@ class Lowerer:
             self.access(leaf.path, t, "write")
             self.inst.written.add(leaf.path)
             cur = ir.Load(leaf.dtype, leaf.path, idx, self.loc(t))
-            new = self.binop(op, cur, rhs, node)
+            new = _located(self.binop(op, cur, rhs, node), self.loc(node))
             self.emit(ir.Store(self.loc(t), leaf.path, idx, self.cast(self.scalar(new, node), leaf.dtype)))
             return
         if isinstance(t, ast.Name):
@@ -189,7 +189,7 @@ class Lowerer:
                 rhs = self.scalar(self.expr(node.value), node.value)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(cur.dtype, op, cur, self.cast(rhs, cur.dtype))))
                 return
-            new = self.binop(op, cur, self.expr(node.value), node)
+            new = _located(self.binop(op, cur, self.expr(node.value), node), self.loc(node))
             self.assign(t, new, node)
             return
         raise self.syntax(node, "augmented assignment to this target")
@@ -383,7 +383,9 @@ class Lowerer:
             e = self.int_scalar(stop, node.iter)
             st = self.int_scalar(step, node.iter)
             if isinstance(st, ir.Const) and st.value == 0:
-                raise QdTypeError("range() step must not be zero", self.loc(node.iter))
+                it = node.iter
+                where = it.args[2] if isinstance(it, ast.Call) and len(it.args) == 3 else it
+                raise QdTypeError("range() step must not be zero", self.loc(where))
             t = _dt.promote(s.dtype, e.dtype)
             dims.append((self.cast(s, t), self.cast(e, t), self.cast(st, t)))
         parallel = self.is_kernel and self.task < 0 and not self.loops_runtime()
@@ -413,7 +415,8 @@ class Lowerer:
             for k, v in saved_scope.items():
                 if v is not None:
                     self.scope[k] = v
-        self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1))
+        self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1,
+                         self.loc(node.iter)))
 
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""
@@ -489,7 +492,7 @@ class Lowerer:
             leaf = base.leaf
             if name == "shape":
                 self.access(leaf.path, node, "shape")
-                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d) for d in range(leaf.ndim)))
+                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d, self.loc(node)) for d in range(leaf.ndim)))
             if name == "dtype":
                 return CT(leaf.dtype)
             if name == "ndim":
@@ -532,22 +535,30 @@ class Lowerer:
         if isinstance(sl, ast.Slice):
             raise self.syntax(sl, "slicing")
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        vals = []
+        vals, nodes = [], []
         for it in items:
             v = self.expr(it)
             if isinstance(v, TupleV):
                 vals.extend(v.items)
+                nodes.extend([it] * len(v.items))
             else:
                 vals.append(v)
+                nodes.append(it)
         ndim = base.leaf.ndim
         if len(vals) != ndim:
             raise QdTypeError(f"array {base.leaf.path!r} has {ndim} dimension(s) but is indexed with {len(vals)} "
                               f"index(es)", self.loc(node))
         idx = []
-        for v in vals:
+        for v, it in zip(vals, nodes):
             e = self.scalar(v, node.slice)
             if not (e.dtype.is_int or e.dtype.is_bool):
                 raise QdTypeError(f"array index must be an integer, got {e.dtype}", self.loc(node.slice))
+            if isinstance(e, ir.Const) and int(e.value) < 0:
+                # quadrants rejects these too; without a debug bounds check a[-1] would write
+                # before the array instead of meaning its last element
+                raise QdSyntaxError(f"negative index {int(e.value)}: negative indices are not supported in kernels "
+                                    f"(write a.shape[{len(idx)}] - {-int(e.value)} for Python's meaning)",
+                                    self.loc(it))
             idx.append(e)
         return base, idx
 
@@ -560,7 +571,7 @@ class Lowerer:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
-        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+        return _located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)
@@ -647,6 +658,8 @@ class Lowerer:
                     return CT(range(*(a.value for a in args)))
                 except TypeError as e:
                     raise QdTypeError(f"range(): {e}", self.loc(node)) from None
+                except ValueError:  # the only one range() raises: a step of 0
+                    raise QdTypeError("range() step must not be zero", self.loc(node.args[-1])) from None
             if len(args) == 1:
                 args = [CT(0), args[0]]
             if len(args) == 2:
@@ -686,7 +699,7 @@ class Lowerer:
             return self.math(name, args, node)
         if f is builtins.len and len(args) == 1 and isinstance(args[0], LeafV):
             self.access(args[0].leaf.path, node, "shape")
-            return ir.Shape(_dt.i32, args[0].leaf.path, 0)
+            return ir.Shape(_dt.i32, args[0].leaf.path, 0, self.loc(node))
         if f is builtins.len and len(args) == 1 and isinstance(args[0], TupleV):
             return CT(len(args[0].items))
         if name is not None and not kwargs:
@@ -1191,6 +1204,20 @@ def _expands_in_kernel(f, seen=None) -> bool:
 
     seen[id(f)] = has_loop(tree.body)
     return seen[id(f)]
+
+
+def _located(v, loc: SourceLoc | None):
+    """Give the arithmetic just built for one source operator (and the multiplications of an
+    expanded `x ** n`) that operator's location, so a debug overflow check can point at it."""
+    stack = [v]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.BinOp) and e.loc is None:
+            e.loc = loc
+            stack += [e.lhs, e.rhs]
+        elif isinstance(e, ir.Cast):
+            stack.append(e.operand)
+    return v
 
 
 def _static_unary(op, v):

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..codegen import jit
+from ..codegen.checks import check_error
 from ..codegen.lower_llvm import ARG_HEADER, STATUS_SLOTS, KernelModule
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
-from ..errors import QdInternalError, QdRuntimeError
+from ..errors import QdInternalError
 from ..ndarray import Ndarray
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
@@ -213,7 +214,7 @@ def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
 
 
 def _raise_check(km: KernelModule, status) -> None:
-    site, index = status[1], status[2]
+    kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
-    raise QdRuntimeError(f"index {index} is out of bounds", loc)
+    raise check_error(kind, value, loc)
