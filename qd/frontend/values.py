@@ -10,6 +10,7 @@ import dataclasses
 import enum
 import hashlib
 import inspect
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,15 +65,22 @@ _NUMERIC = (bool, int, float, np.integer, np.floating, np.bool_)
 
 
 def ct_key(v):
-    """Hashable identity of a compile-time value, used in instantiation keys."""
-    if v is None or isinstance(v, (bool, int, float, str, bytes)):
+    """Hashable identity of a compile-time value, used in instantiation keys.
+
+    Floats are keyed by their bits, not by `==`: `-0.0 == 0.0` would hand one sign's variant to
+    the other, and `nan != nan` would compile a new variant on every launch."""
+    if isinstance(v, enum.Enum):  # by value too: a member whose value was edited is another constant
+        return ("enum", type(v).__module__, type(v).__qualname__, v.name, _member_value_key(v))
+    if isinstance(v, float):
+        return (type(v).__name__, _float_bits(v))
+    if isinstance(v, np.floating):
+        return (type(v).__name__, int.from_bytes(v.tobytes(), "little"))
+    if v is None or isinstance(v, (bool, int, str, bytes)):
         return (type(v).__name__, v)
-    if isinstance(v, (np.integer, np.floating, np.bool_)):
+    if isinstance(v, (np.integer, np.bool_)):
         return (type(v).__name__, v.item())
     if isinstance(v, _dt.DType):
         return ("dtype", v.name)
-    if isinstance(v, enum.Enum):
-        return ("enum", type(v).__qualname__, v.name)
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, tuple(ct_key(x) for x in v))
     if isinstance(v, range):
@@ -89,6 +97,17 @@ def ct_key(v):
     except TypeError:
         raise TypeError(f"compile-time value of type {type(v).__name__} is not hashable") from None
     return ("val", type(v).__qualname__, v)
+
+
+def _member_value_key(m: enum.Enum):
+    try:
+        return ct_key(m.value)
+    except TypeError:
+        return None
+
+
+def _float_bits(v: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
 def digest(key) -> str:
