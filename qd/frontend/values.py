@@ -11,7 +11,8 @@ import enum
 import hashlib
 import inspect
 import struct
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,9 +22,11 @@ from . import ir
 
 @dataclass(frozen=True)
 class CT:
-    """A compile-time value."""
+    """A compile-time value. `origin` says where it was read from when that can be found
+    again in another process (kind, module, dotted chain), so the disk cache can re-check it."""
 
     value: object
+    origin: tuple | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -85,18 +88,49 @@ def ct_key(v):
         return (type(v).__name__, tuple(ct_key(x) for x in v))
     if isinstance(v, range):
         return ("range", v.start, v.stop, v.step)
+    cls = type(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return ("dc", type(v).__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
+        return ("dc", cls.__module__, cls.__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
     fn = getattr(v, "fn", None)
     if fn is not None and hasattr(v, "is_qd_func"):
         return ("func", fn.__module__, fn.__qualname__, id(v))
     if callable(v) or inspect.ismodule(v):
         return ("obj", getattr(v, "__qualname__", getattr(v, "__name__", "?")), id(v))
+    by_value = _attrs_key(v)
+    if by_value is not None:
+        return by_value
     try:
         hash(v)
     except TypeError:
-        raise TypeError(f"compile-time value of type {type(v).__name__} is not hashable") from None
-    return ("val", type(v).__qualname__, v)
+        raise TypeError(f"compile-time value of type {cls.__name__} is not hashable") from None
+    return ("val", cls.__qualname__, v)
+
+
+def _attrs_key(v):
+    """A plain object (identity equality, attributes in `__dict__`) whose attributes all have
+    keys is keyed by those values, as quadrants does for data-oriented configs: the same config
+    built again, in this process or the next, is the same variant, and one whose attribute
+    changed is another. None when the object does not qualify (it is then keyed by identity)."""
+    cls = type(v)
+    if cls.__eq__ is not object.__eq__ or cls.__hash__ is not object.__hash__:
+        return None
+    attrs = getattr(v, "__dict__", None)
+    if not isinstance(attrs, dict) or hasattr(cls, "__slots__"):
+        return None
+    busy = _walking.__dict__.setdefault("ids", set())
+    if id(v) in busy:
+        return None  # an object that contains itself
+    busy.add(id(v))
+    try:
+        items = tuple((name, ct_key(x)) for name, x in sorted(attrs.items()))
+    except (TypeError, RecursionError):
+        return None
+    finally:
+        busy.discard(id(v))
+    return ("attrs", cls.__module__, cls.__qualname__, items)
+
+
+_walking = threading.local()  # ids of the objects whose attributes are being keyed, per thread
 
 
 def _member_value_key(m: enum.Enum):
