@@ -3,53 +3,10 @@ since: constants reached through a module, class attributes, enum values, plain 
 evaluated at compile time, func parameter defaults, one of two definitions chosen at import
 time. Values that cannot be re-checked keep the kernel in memory only, with one warning."""
 
-import json
-import os
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import pytest
-from _env import child_env
-
-RUNNER = textwrap.dedent("""
-    import json, sys, warnings
-    import numpy as np
-    import qd
-
-    qd.init(arch=qd.cpu, offline_cache_file_path=sys.argv[1])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        import prog
-        results = prog.main()
-    print(json.dumps({"results": results,
-                      "warnings": [[str(w.message), w.filename, w.lineno] for w in caught]}))
-""")
-
-
-class Project:
-    def __init__(self, root):
-        self.root = root
-        self.clock = int(os.stat(root).st_mtime)
-        (root / "runner.py").write_text(RUNNER)
-
-    def write(self, name, text):
-        path = self.root / name
-        path.write_text(textwrap.dedent(text))
-        self.clock += 10  # a rewrite within the same second still looks edited
-        os.utime(path, (self.clock, self.clock))
-
-    def run(self, **env):
-        e = child_env(**env)
-        r = subprocess.run([sys.executable, "runner.py", str(self.root / "cache")], cwd=self.root, env=e,
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout.strip().splitlines()[-1])
-
-    def entries(self):
-        d = self.root / "cache" / "fastcache"
-        return sorted(d.glob("*.qdk")) if d.exists() else []
+from _env import Project
 
 
 @pytest.fixture
