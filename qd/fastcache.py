@@ -144,10 +144,10 @@ def km_kernel_name(inst_id: str) -> str:
     return inst_id.split("#", 1)[0]
 
 
-def usable(cfg) -> bool:
+def usable(cfg, loc=None) -> bool:
     """Whether the disk cache may be used at all: a per-user secret exists and the cache
-    directory is this user's own (each refusal is warned about once)."""
-    return trust.secret() is not None and trust.usable_dir(cache_dir(cfg), create=True)
+    directory is this user's own (each refusal is warned about once, at `loc`)."""
+    return trust.secret(loc) is not None and trust.usable_dir(cache_dir(cfg), True, loc)
 
 
 def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts, files,
@@ -209,7 +209,8 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
                 return None
         if not records.still_hold(caps, kernel.fn):
             return None
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error, UnicodeDecodeError) as e:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, struct.error,
+            UnicodeDecodeError) as e:
         msg = f"qd fastcache: ignoring corrupt entry {path.name} ({type(e).__name__}: {e}); it will be rebuilt"
         if loc is not None:
             warnings.warn_explicit(msg, trust.FastcacheWarning, loc.file, loc.line)

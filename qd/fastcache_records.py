@@ -23,6 +23,7 @@ import ast
 import hashlib
 import json
 import os
+import stat
 import sys
 import types
 
@@ -116,10 +117,18 @@ def decode(e):
 _file_hashes: dict[tuple, str] = {}
 
 
-def file_digest(path: str) -> str | None:
+def _regular(path: str):
+    """stat of `path` when it is a regular file (a FIFO or device named by a record is never read)."""
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def file_digest(path: str) -> str | None:
+    st = _regular(path)
+    if st is None:
         return None
     k = (path, st.st_mtime_ns, st.st_size)
     hit = _file_hashes.get(k)
@@ -137,9 +146,8 @@ def function_digest(path: str, qualname: str, line: int) -> str | None:
     an edit elsewhere in the file is not a miss, but a function that moved is (its error
     locations would be stale). `line` is its `def` line: two definitions of one name in one
     file (chosen at import time) are two functions."""
-    try:
-        st = os.stat(path)
-    except OSError:
+    st = _regular(path)
+    if st is None:
         return None
     k = (path, st.st_mtime_ns, st.st_size)
     table = _functions.get(k)

@@ -66,7 +66,7 @@ def config_dir() -> Path:
 _secrets: dict[str, bytes | None] = {}
 
 
-def secret() -> bytes | None:
+def secret(loc=None) -> bytes | None:
     """The HMAC key, created on first use; None (after one warning) when it cannot be had."""
     d = config_dir()
     k = str(d)
@@ -75,7 +75,7 @@ def secret() -> bytes | None:
     try:
         value = _read_or_create_secret(d)
     except (OSError, Untrusted) as e:
-        warn_once(("secret", k), f"qd fastcache: disk cache disabled: no usable secret in {d} ({e})")
+        warn_once(("secret", k), f"qd fastcache: disk cache disabled: no usable secret in {d} ({e})", loc)
         value = None
     _secrets[k] = value
     return value
@@ -147,7 +147,7 @@ def _owned_privately(st, what: str) -> None:
         raise Untrusted(f"{what} is writable by group or others")
 
 
-def usable_dir(d: Path, create: bool) -> bool:
+def usable_dir(d: Path, create: bool, loc=None) -> bool:
     """Whether `d` may hold entries (creating it 0700 when asked); one warning if refused."""
     try:
         if create:
@@ -156,14 +156,14 @@ def usable_dir(d: Path, create: bool) -> bool:
     except FileNotFoundError:
         return False
     except OSError as e:
-        warn_once(("dir", str(d)), f"qd fastcache: cannot use cache directory {d}: {e}")
+        warn_once(("dir", str(d)), f"qd fastcache: cannot use cache directory {d}: {e}", loc)
         return False
     try:
         if not stat.S_ISDIR(st.st_mode):
             raise Untrusted(f"{d} is not a directory")
         _owned_privately(st, f"cache directory {d}")
     except Untrusted as e:
-        warn_once(("dir", str(d)), f"qd fastcache: not using the disk cache: {e}")
+        warn_once(("dir", str(d)), f"qd fastcache: not using the disk cache: {e}", loc)
         return False
     return True
 
