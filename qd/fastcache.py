@@ -190,7 +190,7 @@ def split(data: bytes) -> tuple[dict, bytes]:
 def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
     """The entry at `path` if it exists, is this user's own and intact, was written for `dkey`,
     fits the kernel's own parameters, and is still valid for the current sources and values."""
-    loc = kernel.def_loc()
+    loc = kernel.def_loc  # found only when there is something to warn about
     try:
         data = trust.read_entry(path)
     except trust.Untrusted as e:
@@ -212,6 +212,7 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, struct.error,
             UnicodeDecodeError) as e:
         msg = f"qd fastcache: ignoring corrupt entry {path.name} ({type(e).__name__}: {e}); it will be rebuilt"
+        loc = loc()
         if loc is not None:
             warnings.warn_explicit(msg, trust.FastcacheWarning, loc.file, loc.line)
         else:
@@ -276,7 +277,8 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
           "kept and pruned leaves do not partition the kernel's leaves")
     written = {_str(p) for p in _list(header["written"])}
     _need(written <= set(leaves), "written leaves are not leaves of the kernel")
-    facts = {_str(k): [tuple(_scalar(x) for x in _list(r)) for r in _list(v)] for k, v in _dict(header["facts"]).items()}
+    facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in _dict(header["facts"]).items()}
+    _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int}, "bad fact values")
     files = {_str(k): _str(v) for k, v in _dict(header["files"]).items()}
     sources = {_str(k): _str(v) for k, v in _dict(header["sources"]).items()}
     caps = [_list(c) for c in _list(header["captures"])]
@@ -308,9 +310,3 @@ def _list(v) -> list:
 
 def _dict(v) -> dict:
     return _typed(v, dict, "an object")
-
-
-def _scalar(v):
-    if type(v) not in (str, int):
-        raise TypeError(f"expected a string or integer, got {type(v).__name__}")
-    return v

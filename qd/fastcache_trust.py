@@ -42,10 +42,13 @@ _warned: set = set()
 
 
 def warn_once(key, message: str, loc=None) -> None:
-    """Warn once per process for `key`, at the user's kernel definition when `loc` is known."""
+    """Warn once per process for `key`, at the user's kernel definition when `loc` (a
+    SourceLoc, or a callable giving one only when a warning is due) is known."""
     if key in _warned:
         return
     _warned.add(key)
+    if callable(loc):
+        loc = loc()
     if loc is not None:
         warnings.warn_explicit(message, FastcacheWarning, loc.file, loc.line)
     else:
@@ -63,19 +66,20 @@ def config_dir() -> Path:
     return Path(root) / "qd"
 
 
-_secrets: dict[str, bytes | None] = {}
+_secrets: dict[tuple, bytes | None] = {}
 
 
 def secret(loc=None) -> bytes | None:
     """The HMAC key, created on first use; None (after one warning) when it cannot be had."""
-    d = config_dir()
-    k = str(d)
+    env = os.environ
+    k = (env.get("QD_CONFIG_DIR"), env.get("XDG_CONFIG_HOME"), env.get("HOME"))
     if k in _secrets:
         return _secrets[k]
+    d = config_dir()
     try:
         value = _read_or_create_secret(d)
     except (OSError, Untrusted) as e:
-        warn_once(("secret", k), f"qd fastcache: disk cache disabled: no usable secret in {d} ({e})", loc)
+        warn_once(("secret", str(d)), f"qd fastcache: disk cache disabled: no usable secret in {d} ({e})", loc)
         value = None
     _secrets[k] = value
     return value

@@ -85,7 +85,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     parallel.register()
     triple, layout, cpu, features = jit.target_info()
     entry_path = dkey = None
-    if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc()):
+    if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
         from . import __version__
 
         dkey = fastcache.key(kernel, key, cfg, (triple, cpu, features), __version__)
