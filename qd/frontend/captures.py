@@ -16,6 +16,7 @@ Capture tuples:
 from __future__ import annotations
 
 import builtins
+import enum
 import types
 
 from .values import CT
@@ -53,10 +54,36 @@ def attribute(inst, base: CT, attr: str, value) -> CT:
         chain = f"{chain}.{attr}"
         inst.captures.append((kind, module, chain, value))
         return CT(value, (kind, module, chain))
-    if _by_name(base.value) and not _is_qd(base.value):
-        what = getattr(base.value, "__qualname__", getattr(base.value, "__name__", type(base.value).__name__))
-        inst.captures.append(("opaque", f"{what}.{attr} (read from a value qd cannot find again)"))
+    v = base.value
+    if _by_name(v):
+        if not _is_qd(v):
+            what = getattr(v, "__qualname__", getattr(v, "__name__", type(v).__name__))
+            inst.captures.append(("opaque", f"{what}.{attr} (read from a value qd cannot find again)"))
+    elif _from_class(v, attr):
+        _class_attribute(inst, type(v), attr)
     return CT(value)
+
+
+def _from_class(v, attr: str) -> bool:
+    """Whether `v.attr` comes from v's class rather than from v's own (keyed) value: a class
+    constant or a method of a template object, dataclass or enum member."""
+    if isinstance(v, enum.Enum):
+        return attr not in ("value", "name")
+    own = getattr(v, "__dict__", None)
+    return isinstance(own, dict) and attr not in own and not type(v).__module__.startswith(("qd.", "numpy"))
+
+
+def _class_attribute(inst, cls: type, attr: str) -> None:
+    """Record `cls.attr` as read through the class's module, where a later process finds it."""
+    if "<locals>" in cls.__qualname__ or cls.__module__ == "builtins":
+        inst.captures.append(("opaque", f"{cls.__qualname__}.{attr} (a class qd cannot find again)"))
+        return
+    try:
+        value = getattr(cls, attr)
+    except AttributeError:
+        inst.captures.append(("opaque", f"{cls.__qualname__}.{attr} (not an attribute of the class)"))
+        return
+    inst.captures.append(("global", cls.__module__, f"{cls.__qualname__}.{attr}", value))
 
 
 def _pure_builtin(f) -> bool:

@@ -247,3 +247,44 @@ def test_entry_copied_under_another_entry_name_is_refused(project):
     assert sorted(r[1] for r in out["results"]) == ["compile", "disk"]
     assert any("another key" in w[0] for w in out["warnings"])
     assert [r[1] for r in project.run()["results"]] == ["disk", "disk"]
+
+
+CLASSES = """
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        gain: float
+        OFFSET = {offset}
+
+    class Plain:
+        OFFSET = {offset}
+
+        def __init__(self, gain):
+            self.gain = gain
+"""
+
+
+@pytest.mark.parametrize("cls", ["Config", "Plain"])
+def test_class_constant_read_through_a_template_object(project, cls):
+    project.write("helper.py", CLASSES.format(offset=1.0))
+    project.write("prog.py", f"""
+        import numpy as np
+        import qd
+        from helper import {cls}
+
+        @qd.kernel(fastcache=True)
+        def k(x: qd.types.NDArray[qd.f32, 1], c: qd.template()):
+            for i in range(x.shape[0]):
+                x[i] = c.gain + c.OFFSET
+
+        def main():
+            x = np.zeros(2, np.float32)
+            k(x, {cls}(2.0))
+            return [x.tolist(), qd.launch_info(k).source]
+    """)
+    assert project.run()["results"] == [[3.0, 3.0], "compile"]
+    assert project.run()["results"] == [[3.0, 3.0], "disk"]
+    project.write("helper.py", CLASSES.format(offset=5.0))
+    assert project.run()["results"] == [[7.0, 7.0], "compile"]
+    assert project.run()["results"] == [[7.0, 7.0], "disk"]
