@@ -8,9 +8,11 @@ import os
 import resource
 import stat
 import struct
+import subprocess
+import sys
 
 import pytest
-from _env import Project
+from _env import Project, child_env
 
 PROG = """
     import numpy as np
@@ -212,3 +214,11 @@ def test_secret_is_private_and_outside_the_cache(project):
     assert stat.S_IMODE(os.stat(key).st_mode) == 0o600 and stat.S_IMODE(os.stat(d).st_mode) == 0o700
     assert os.path.getsize(key) == 32
     assert not os.path.realpath(key).startswith(os.path.realpath(project.root / "cache"))
+
+
+def test_explain_cli_skips_a_fifo_among_the_entries(project):
+    os.mkfifo(project.root / "cache" / "fastcache" / ("0" * 32 + ".qdk"), 0o600)
+    r = subprocess.run([sys.executable, "-m", "qd.explain_cli", "--cache-dir", str(project.root / "cache"), "k"],
+                       env=child_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("== k#") == 2 and "not a regular file" in r.stderr
