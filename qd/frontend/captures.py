@@ -47,7 +47,8 @@ def attribute(inst, base: CT, attr: str, value) -> CT:
     """`base.attr` read at compile time."""
     if base.origin == _QD or (base.origin is not None and _is_qd(base.value)):
         return CT(value, _QD)
-    if isinstance(value, types.BuiltinMethodType) and value.__self__ is base.value:
+    if isinstance(value, types.BuiltinMethodType) and value.__self__ is base.value \
+            and not isinstance(base.value, types.ModuleType):
         return CT(value)  # a method of a recorded value: a call of it is pure given that value
     if base.origin is not None:
         kind, module, chain = base.origin

@@ -288,3 +288,10 @@ def test_class_constant_read_through_a_template_object(project, cls):
     project.write("helper.py", CLASSES.format(offset=5.0))
     assert project.run()["results"] == [[7.0, 7.0], "compile"]
     assert project.run()["results"] == [[7.0, 7.0], "disk"]
+
+
+def test_pure_compile_time_calls_still_hit_and_follow_their_arguments(project):
+    helper = "NAMES = ('a', 'b', 'c')\nX = {x}\n"
+    check_edit(project, helper.format(x=2.7), helper.format(x=4.2),
+               "qd.static(helper.NAMES.index('c')) + qd.static(len(helper.NAMES)) + qd.static(math.floor(helper.X))",
+               7.0, 9.0, imports="import math, helper")
