@@ -295,3 +295,38 @@ def test_pure_compile_time_calls_still_hit_and_follow_their_arguments(project):
     check_edit(project, helper.format(x=2.7), helper.format(x=4.2),
                "qd.static(helper.NAMES.index('c')) + qd.static(len(helper.NAMES)) + qd.static(math.floor(helper.X))",
                7.0, 9.0, imports="import math, helper")
+
+
+def test_closure_variable_of_a_func_warns_once_and_stays_in_memory(project):
+    project.write("prog.py", """
+        import numpy as np
+        import qd
+
+        def make(value):
+            @qd.func
+            def fill(x: qd.types.NDArray[qd.f32, 1]):
+                for i in range(x.shape[0]):  # lowered in place into the kernel
+                    x[i] = value
+            return fill
+
+        fill = make(6.0)
+
+        @qd.kernel(fastcache=True)
+        def k(x: qd.types.NDArray[qd.f32, 1]):
+            fill(x)
+
+        def main():
+            out = []
+            for _ in range(2):
+                qd.init(arch=qd.cpu, offline_cache_file_path=__import__("sys").argv[1])
+                x = np.zeros(2, np.float32)
+                k(x)
+                out.append([x.tolist(), qd.launch_info(k).source])
+            return out
+    """)
+    for _ in range(2):
+        out = project.run()
+        assert out["results"] == [[[6.0, 6.0], "compile"], [[6.0, 6.0], "compile"]]
+        warned = [w for w in out["warnings"] if "memory only" in w[0]]
+        assert len(warned) == 1 and "'value'" in warned[0][0] and warned[0][2] == 15
+    assert project.entries() == []
