@@ -111,7 +111,7 @@ def _read_secret(path: Path) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Untrusted(f"{path} is not a regular file")
-        if st.st_uid != os.geteuid():
+        if st.st_uid != _uid():
             raise Untrusted(f"{path} is owned by another user")
         if st.st_mode & 0o077:
             raise Untrusted(f"{path} is readable or writable by group or others")
@@ -144,8 +144,14 @@ def verify(data: bytes) -> bytes:
 # ---------------------------------------------------------------- directory and entries
 
 
+def _uid() -> int:
+    """The effective user id; on systems without one, every file counts as the user's own."""
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid() if geteuid is not None else 0
+
+
 def _owned_privately(st, what: str) -> None:
-    if st.st_uid != os.geteuid():
+    if st.st_uid != _uid():
         raise Untrusted(f"{what} is owned by another user (uid {st.st_uid})")
     if st.st_mode & 0o022:
         raise Untrusted(f"{what} is writable by group or others")
