@@ -7,14 +7,13 @@ explicit caches (instantiations, compiled variants) that `qd.init` resets.
 from __future__ import annotations
 
 import uuid
-import warnings
 from dataclasses import dataclass
 
 from analysis.facts import export
 from analysis.plan import PruningPlan, all_used
 
 from . import config as _config
-from . import fastcache
+from . import fastcache, fastcache_records, fastcache_trust
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
 from .errors import QdError, QdInternalError
@@ -84,14 +83,16 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     reg = registry()
     parallel.register()
     triple, layout, cpu, features = jit.target_info()
-    entry_path = None
-    if kernel.fastcache and cfg.offline_cache and noalias:
+    entry_path = dkey = None
+    if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
         from . import __version__
 
         dkey = fastcache.key(kernel, key, cfg, (triple, cpu, features), __version__)
-        if dkey is not None:
+        if dkey is None:
+            _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
+        else:
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
-            entry = fastcache.load(entry_path, kernel.fn)
+            entry = fastcache.load(entry_path, kernel, key, dkey)
             if entry is not None:
                 addr = jit.load_object(entry.obj, entry.module.entry)
                 return _finish(kernel, key, entry.module, addr, entry.kept, entry.pruned, entry.inst_id,
@@ -119,31 +120,39 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
     if obj is not None:
-        _store(entry_path, kernel, km, obj, plan, inst, insts, written)
+        _store(entry_path, dkey, kernel, km, obj, plan, inst, insts, written)
     return _finish(kernel, key, km, addr, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
                    None), "compile"
 
 
-def _store(path, kernel, km, obj, plan, inst, insts, written) -> None:
-    caps = fastcache.captures(insts, kernel.fn)
+def _store(path, dkey, kernel, km, obj, plan, inst, insts, written) -> None:
+    caps, problem = fastcache_records.captures(insts)
     sources = {}
-    functions = [(i.loc.file if i.loc else None, i.qualname) for i in insts]
+    functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
     functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
-    for file, qualname in functions:
-        rec = fastcache.source_record(file, qualname) if file else None
+    for file, qualname, line in functions:
+        rec = fastcache_records.source_record(file, qualname, line) if file else None
         if rec is None:
-            caps = None
+            problem = problem or f"the source of {qualname}"
         else:
             sources[rec[0]] = rec[1]
-    if caps is None:
-        return  # froze something that cannot be re-checked later: keep it in memory only
+    if problem is not None:
+        _not_stored(kernel, problem)  # froze something that cannot be re-checked later
+        return
     facts = {k: [list(r) for r in v] for k, v in export([inst], insts, {}).items()}
     files = {i.id: (i.loc.file if i.loc else "?") for i in insts}
     try:
-        fastcache.store(path, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
+        fastcache.store(path, dkey, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
                         facts=facts, files=files, sources=sources, caps=caps)
     except OSError as e:
-        warnings.warn(f"qd fastcache: could not write {path}: {e}", stacklevel=4)
+        fastcache_trust.warn_once(("write", str(path)), f"qd fastcache: could not write {path}: {e}", kernel.def_loc())
+
+
+def _not_stored(kernel, what: str) -> None:
+    """Say once per kernel and process why a `fastcache=True` kernel stays in memory only."""
+    fastcache_trust.warn_once(("memory-only", id(kernel.fn)),
+                              f"qd fastcache: kernel {kernel.fn.__qualname__} depends on {what}, which cannot be "
+                              "re-checked in another process; it is compiled in memory only", kernel.def_loc())
 
 
 def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:

@@ -286,8 +286,8 @@ class Inst:
     n_tasks: int = 0
     frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
-    captures: list = field(default_factory=list)  # (kind "global"/"free", module, name, value) frozen as constants
-    expanded: list = field(default_factory=list)  # (file, qualname) of funcs lowered in place into this one
+    captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
+    expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
     source_digest: str = ""
 
 

@@ -27,7 +27,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import ir
+from . import captures, ir
 from .dead_arms import DeadArmScanner
 from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
@@ -460,13 +460,9 @@ class Lowerer:
                                   self.loc(node))
             return v
         if name in self.freevars:
-            v = self.freevars[name]
-            self.inst.captures.append(("free", self.func.fn.__module__, name, v))
-            return CT(v)
+            return captures.name(self.inst, self.func, "free", self.func.fn.__module__, name, self.freevars[name])
         if name in self.globals:
-            v = self.globals[name]
-            self.inst.captures.append(("global", self.func.fn.__module__, name, v))
-            return CT(v)
+            return captures.name(self.inst, self.func, "global", self.func.fn.__module__, name, self.globals[name])
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))
@@ -500,9 +496,10 @@ class Lowerer:
             raise QdTypeError(f"arrays have no attribute {name!r} inside kernels", self.loc(node))
         if isinstance(base, CT):
             try:
-                return self.wrap_static(getattr(base.value, name))
+                v = getattr(base.value, name)
             except AttributeError:
                 raise QdNameError(f"{self.describe(base)} has no attribute {name!r}", self.loc(node)) from None
+            return v if isinstance(v, (LeafV, StructV, TupleV)) else captures.attribute(self.inst, base, name, v)
         raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}", self.loc(node))
 
     def expr_Subscript(self, node):
@@ -647,7 +644,8 @@ class Lowerer:
         if f is lang.static:
             if len(node.args) != 1:
                 raise QdStaticError("qd.static() takes exactly one argument here", self.loc(node))
-            return self.wrap_static(self.static_value(node.args[0], whole=node))
+            v = self.expr(node.args[0])
+            return v if isinstance(v, CT) else self.wrap_static(self.static_of(v, node.args[0]))
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if f is builtins.range:
@@ -713,7 +711,10 @@ class Lowerer:
             return CT(r)
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
             try:
-                return self.wrap_static(f(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))
+                a, kw = [a.value for a in args], {k: v.value for k, v in kwargs.items()}
+                r = f(*a, **kw)
+                captures.call(self.inst, fn, a, kw, r)
+                return self.wrap_static(r)
             except QdError:
                 raise
             except Exception as e:
@@ -754,7 +755,7 @@ class Lowerer:
         self.reg._in_progress.append((f, self.inst.id))
         try:
             self.src = get_source(f.fn)
-            self.inst.expanded.append((self.src.file, f.fn.__qualname__))
+            self.inst.expanded.append((self.src.file, f.fn.__qualname__, self.src.tree.lineno))
             self.scope, self.globals, self.freevars, self.func = params, f.fn.__globals__, free_vars(f.fn), f
             blk = self._new_block(self.block.id, None)
             self.block = blk
@@ -1154,7 +1155,9 @@ class Lowerer:
         return None
 
     def static_value(self, node, whole=None):
-        v = self.expr(node)
+        return self.static_of(self.expr(node), node)
+
+    def static_of(self, v, node):
         if isinstance(v, CT):
             return v.value
         if isinstance(v, (StructV, LeafV)) and not (isinstance(v, LeafV) and v.leaf.kind == "scalar"):
