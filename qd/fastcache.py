@@ -3,7 +3,7 @@
 A hit skips parsing, analysis and LLVM entirely: the entry holds the native object, the
 argument-buffer layout and the analysis facts (so `qd.explain` still works).
 
-Key: qd version, rules, the kernel's identity, source and position, the types of all its leaf
+Key: qd version, a digest of qd's own sources and rules, the kernel's identity, source and position, the types of all its leaf
 parameters, its specialisation (template values, compile-time members, open array types), the
 codegen-relevant configuration and the target (triple, CPU name and features). Stored with the
 entry and re-checked on load (`fastcache_records`): its own key (an entry copied under another
@@ -53,11 +53,19 @@ def cache_dir(cfg) -> Path:
 
 
 @functools.lru_cache(maxsize=1)
-def _rules_digest() -> str:
+def _compiler_digest() -> str:
+    """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
+    an entry built by another revision of qd may lack a check or follow an older semantics, and
+    the version number does not change with every edit."""
+    import analysis
     from analysis.rules_path import rule_files
 
     h = hashlib.sha256()
-    for f in rule_files():
+    files = list(rule_files())
+    for pkg in (Path(__file__).parent, Path(analysis.__file__).parent):
+        files += sorted(pkg.rglob("*.py"))
+    for f in files:
+        h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -111,7 +119,7 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         spec.append(s)
     src = get_source(kernel.fn)
     payload = {
-        "format": FORMAT, "qd": version, "rules": _rules_digest(),
+        "format": FORMAT, "qd": version, "compiler": _compiler_digest(),
         "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.file, src.tree.lineno, src.digest],
         "leaves": _leaves(kernel.specs),
         "spec": spec,
