@@ -75,6 +75,7 @@ class Lowerer:
                             callees=set(), loc=src.loc(src.tree), source_digest=src.digest)
         self.inst.body = self.block = self._new_block("", None)
         self._returns_fixed = return_ann is not None
+        self.returned_value = False
         if return_ann is not None:
             self.inst.returns = return_ann
 
@@ -103,6 +104,10 @@ class Lowerer:
     def run(self) -> ir.Inst:
         fdef = self.src.tree
         self.lower_body(fdef.body)
+        if self.return_ann and not self.returned_value:  # else the caller would read a made-up 0
+            what = "kernel" if self.is_kernel else "func"
+            raise QdTypeError(f"this {what} declares a return type but has no `return` with a value",
+                              self.src.loc(fdef.returns) or self.src.loc(fdef))
         self.inst.n_tasks = self.n_tasks
         return self.inst
 
@@ -319,9 +324,13 @@ class Lowerer:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed", self.loc(node))
             self.emit(ir.Return(self.loc(node), None))
             return
+        if self.is_kernel and not self._returns_fixed:
+            raise QdTypeError("a kernel that returns a value needs a return type annotation, e.g. `-> qd.f32`",
+                              self.loc(node))
         v = self.expr(node.value)
         items = v.items if isinstance(v, TupleV) else (v,)
         exprs = [self.scalar(x, node.value) for x in items]
+        self.returned_value = True
         if not self._returns_fixed:
             self.inst.returns = tuple(e.dtype for e in exprs)
             self._returns_fixed = True
@@ -1182,7 +1191,7 @@ def _expands_in_kernel(f, seen=None) -> bool:
         return seen[id(f)]
     seen[id(f)] = False
     tree = get_source(f.fn).tree
-    if any(isinstance(n, ast.Return) for n in ast.walk(tree)):
+    if any(isinstance(n, ast.Return) for n in ast.walk(tree)) or f.hints.get("return") not in (None, type(None)):
         return False
     names = {**f.fn.__globals__, **free_vars(f.fn)}
 
@@ -1269,6 +1278,10 @@ def _py_convert(f, v, target: _dt.DType):
 
 
 def _return_types(ann, src) -> tuple:
+    """The declared result types; `-> None` (quadrants' guide writes it on every kernel)
+    declares that nothing is returned."""
+    if ann is None or ann is type(None):
+        return ()
     if isinstance(ann, tuple):
         out = tuple(_dt.as_dtype(a) for a in ann)
     elif typing.get_origin(ann) is tuple:
