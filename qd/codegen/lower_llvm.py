@@ -794,24 +794,27 @@ class StmtGen:
         return fn.ins(f"call {rt} @{name}({', '.join(args)})")
 
     def boolop(self, e: ir.BoolOp) -> str:
+        """Python's `and`/`or`: the value of the first operand that decides, evaluating the
+        later operands only when needed."""
         fn = self.fn
-        res = fn.alloca("i1")
+        t = ll(e.dtype)
+        res = fn.alloca(t)
         end_l = fn.new_label("bend")
-        first = self.expr(e.values[0])
-        fn.op(f"store i1 {first}, ptr {res}")
-        cur = first
+        cur = self.expr(e.values[0])
+        fn.op(f"store {t} {cur}, ptr {res}")
         for v in e.values[1:]:
             nxt = fn.new_label("bnext")
+            c = self.cast(cur, e.dtype, _dt.u1)
             if e.op == "and":
-                fn.term(f"br i1 {cur}, label %{nxt}, label %{end_l}")
+                fn.term(f"br i1 {c}, label %{nxt}, label %{end_l}")
             else:
-                fn.term(f"br i1 {cur}, label %{end_l}, label %{nxt}")
+                fn.term(f"br i1 {c}, label %{end_l}, label %{nxt}")
             fn.label(nxt)
             cur = self.expr(v)
-            fn.op(f"store i1 {cur}, ptr {res}")
+            fn.op(f"store {t} {cur}, ptr {res}")
         fn.term(f"br label %{end_l}")
         fn.label(end_l)
-        return fn.ins(f"load i1, ptr {res}")
+        return fn.ins(f"load {t}, ptr {res}")
 
     def cast(self, v: str, src: _dt.DType, dst: _dt.DType) -> str:
         fn = self.fn

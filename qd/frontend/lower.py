@@ -596,14 +596,32 @@ class Lowerer:
         return ir.UnaryOp(e.dtype, "not" if e.dtype.is_bool else "invert", e)
 
     def expr_BoolOp(self, node):
-        vals = [self.expr(v) for v in node.values]
-        if all(isinstance(v, CT) for v in vals):
-            r = vals[0].value
-            for v in vals[1:]:
-                r = (r and v.value) if isinstance(node.op, ast.And) else (r or v.value)
+        """`x and y` / `x or y` give the deciding operand, as in Python (`5 and 3` is 3), not a
+        truth value. Leading compile-time operands decide or drop out; the rest are promoted to
+        one type (literals are weak) and evaluated left to right, short-circuiting."""
+        is_and = isinstance(node.op, ast.And)
+        vals = []
+        for i, n in enumerate(node.values):
+            v = self.expr(n)
+            if isinstance(v, CT) and not vals:
+                if bool(v.value) != is_and or i == len(node.values) - 1:
+                    return v
+                continue
+            vals.append((v, n))
+        if all(isinstance(v, CT) for v, _ in vals):
+            r = vals[0][0].value
+            for v, _ in vals[1:]:
+                r = (r and v.value) if is_and else (r or v.value)
             return CT(r)
-        exprs = [self.truth(v, n) for v, n in zip(vals, node.values)]
-        return ir.BoolOp(_dt.u1, "and" if isinstance(node.op, ast.And) else "or", exprs)
+        typed = {i: self.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
+        base = None
+        for e in typed.values():
+            base = e.dtype if base is None else _dt.promote(base, e.dtype)
+        exprs = [typed[i] if i in typed else self._weak(v, base, n) for i, (v, n) in enumerate(vals)]
+        t = exprs[0].dtype
+        for e in exprs[1:]:
+            t = _dt.promote(t, e.dtype)
+        return ir.BoolOp(t, "and" if is_and else "or", [self.cast(e, t) for e in exprs])
 
     def expr_Compare(self, node):
         left = self.expr(node.left)
