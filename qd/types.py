@@ -11,7 +11,7 @@ from . import dtypes as _dt
 class NDArrayType:
     """An array parameter; `dtype`/`ndim` of None mean "specialise on what is passed"."""
 
-    dtype: _dt.DType | None = None
+    dtype: _dt.DType | type | None = None  # `int` / `float` are resolved when a kernel compiles
     ndim: int | None = None
 
     def __repr__(self) -> str:
@@ -34,7 +34,7 @@ class _NDArrayAnnotation:
             raise TypeError(f"qd.types.NDArray: unknown dtype {dtype!r}")
         if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
             raise TypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {ndim!r}")
-        return NDArrayType(d, ndim)
+        return NDArrayType(dtype if dtype in (int, float) else d, ndim)
 
     def __repr__(self) -> str:
         return "qd.types.NDArray"
