@@ -725,7 +725,7 @@ class Lowerer:
         if name is not None and not kwargs:
             # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
             try:
-                return CT(semantics.fold_literal_math(name, [a.value for a in args]))
+                return CT(semantics.fold_literal_math(name, f, [a.value for a in args]))
             except Exception as e:
                 raise QdTypeError(f"compile-time {name}() failed: {e}", self.loc(node)) from None
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):

@@ -256,19 +256,22 @@ def fold_literal(op: str, a, b, pyop):
         raise
 
 
-def fold_literal_math(name: str, args: list):
-    """A qd math function (or builtin abs/min/max) of untyped Python numbers. NaN and ±inf
-    come out where the compiled code has them (`math.sqrt(-1.0)` raises, `qd.sqrt` gives nan)."""
-    if name in ("min", "max"):
-        f = fmin if name == "min" else fmax
-        if any(isinstance(a, float) for a in args):
-            acc = args[0]
-            for b in args[1:]:
-                acc = f(acc, b)
-            return acc
-        return (min if name == "min" else max)(args)
-    if name == "abs":
-        return abs(args[0])
-    with np.errstate(all="ignore"):
-        r = _FLOAT_FN[name](*args)
+def fold_literal_math(name: str, f, args: list):
+    """`f(*args)` for a qd math function (or builtin abs/min/max) of untyped Python numbers:
+    the function's own value (`math.floor(2.5)` is the int 2), except that min/max ignore
+    NaN and that where Python raises (`math.sqrt(-1.0)`, `math.exp(1000.0)`) the value is the
+    one the compiled code gives (nan, inf)."""
+    if name in ("min", "max") and any(isinstance(a, float) for a in args):
+        acc = args[0]
+        for b in args[1:]:
+            acc = (fmin if name == "min" else fmax)(acc, b)
+        return acc
+    try:
+        with np.errstate(all="ignore"):
+            r = f(*args)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        if name not in _FLOAT_FN:
+            raise
+        with np.errstate(all="ignore"):
+            r = _FLOAT_FN[name](*(np.float64(a) for a in args))
     return r.item() if isinstance(r, np.generic) else r

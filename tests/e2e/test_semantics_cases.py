@@ -5,6 +5,8 @@ a run-time operand, and compared with the documented rule written out in numpy."
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -227,3 +229,18 @@ def test_python_scope_cast_and_min_follow_the_kernel_rules():
     assert qd.cast(1e10, qd.i32) == 2 ** 31 - 1 and qd.cast(-3.5, qd.u8) == 0
     assert qd.cast(-1, qd.u8) == 255 and type(qd.cast(3, qd.f32)) is np.float32
     assert qd.min(float("nan"), 1.0) == 1.0 and qd.max(2.0, float("nan")) == 2.0
+
+
+@qd.kernel
+def literal_math(t: qd.template(), out: A[qd.f64, 1]):
+    out[0] = math.sqrt(t)
+    out[1] = math.exp(-t * 1000.0)
+    out[2] = min(t, math.nan)
+    for _i in range(math.floor(-t + 0.5)):  # math.floor of a literal is still an int
+        out[3] += 1.0
+
+
+def test_math_of_literals_gives_the_run_time_value_where_python_raises():
+    out = np.zeros(4, np.float64)
+    literal_math(-2.0, out)
+    assert np.isnan(out[0]) and out[1] == np.inf and out[2] == -2.0 and out[3] == 2.0
