@@ -1067,7 +1067,8 @@ class Lowerer:
 
     def binop(self, op: str, a, b, node):
         if isinstance(a, CT) and isinstance(b, CT):
-            if _typed(a.value) or _typed(b.value):  # typed constants fold by the run-time rules
+            if (_typed(a.value) or _typed(b.value)) and isinstance(a.value, _NUMERIC) and isinstance(b.value, _NUMERIC):
+                # typed constants fold by the run-time rules
                 return self.folded(self.binop(op, self.typed_const(a, node), self.typed_const(b, node), node))
             try:
                 with np.errstate(all="ignore"):

@@ -244,3 +244,17 @@ def test_math_of_literals_gives_the_run_time_value_where_python_raises():
     out = np.zeros(4, np.float64)
     literal_math(-2.0, out)
     assert np.isnan(out[0]) and out[1] == np.inf and out[2] == -2.0 and out[3] == 2.0
+
+
+@qd.kernel
+def compare_with_none(t: qd.template(), out: A[qd.i32, 1]):
+    if qd.static(t == None):  # noqa: E711 - a typed constant compared with a non-number
+        out[0] = 1
+    if qd.static(t == 3):
+        out[1] = 1
+
+
+def test_typed_constant_compared_with_a_non_number_folds_in_python():
+    out = np.zeros(2, np.int32)
+    compare_with_none(np.int32(3), out)
+    assert out.tolist() == [0, 1]
