@@ -137,7 +137,8 @@ def _num(c: ir.Const):
     if d.is_bool:
         return bool(c.value)
     if d.is_float:
-        return d.np.type(c.value)
+        with np.errstate(all="ignore"):  # a weak literal beyond f32's range is inf there
+            return d.np.type(c.value)
     return wrap(int(c.value), d)
 
 

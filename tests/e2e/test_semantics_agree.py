@@ -97,7 +97,8 @@ def convert(v, src, t):
     if t == "u1":
         return bool(v != 0)
     if is_float(t):
-        return NP[t](np.array(v, dtype=NP[src]).astype(NP[t]))
+        with np.errstate(all="ignore"):  # f64 → f32 may overflow to inf
+            return NP[t](np.array(v, dtype=NP[src]).astype(NP[t]))
     if is_float(src):
         return to_int(v, t)
     return wrap(int(v), t)
@@ -108,7 +109,7 @@ def ref_binary(op, x, y, d):
     if op in ("lt", "le", "gt", "ge", "eq", "ne"):
         return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y, "ne": x != y}[op]
     if op == "truediv" and not is_float(d):
-        x, y = NP["f32"](np.array(x, NP[d]).astype(np.float32)), NP["f32"](np.array(y, NP[d]).astype(np.float32))
+        x, y = convert(x, d, "f32"), convert(y, d, "f32")
     if is_float(t):
         if op in ("min", "max"):
             better = (y < x) if op == "min" else (y > x)
@@ -161,14 +162,17 @@ def _decl(name, t, nd):
     return f"{name}: qd.types.NDArray[qd.{t}, {nd}]"
 
 
-def kernel_source(d: str) -> str:
-    """`rt` reads both operands from arrays; `tmpl` computes each binary operation with a
-    template right operand (in a parallel loop) into `h_<op>`, and every operation with both
-    operands templates (folded) into `f_<op>`: one compile per drawn grid."""
-    binary, unary = ops_for(d)
-    outs_rt = ", ".join(_decl(f"o_{op}", result_type(op, d), 1) for op in binary + unary)
-    outs_h = ", ".join(_decl(f"h_{op}", result_type(op, d), 2) for op in binary)
-    outs_f = ", ".join(_decl(f"f_{op}", result_type(op, d), 2) for op in binary + unary)
+def kernel_source(d: str, e: str) -> str:
+    """`rt` reads both operands from arrays (x: d, y: e); `tmpl` computes each binary operation
+    with a template right operand (in a parallel loop) into `h_<op>`, and every operation with
+    both operands templates (folded) into `f_<op>`: one compile per drawn grid."""
+    t = promote(d, e)
+    binary, _ = ops_for(t)
+    _, unary = ops_for(d)
+    rtype = {**{op: result_type(op, t) for op in binary}, **{op: result_type(op, d) for op in unary}}
+    outs_rt = ", ".join(_decl(f"o_{op}", rtype[op], 1) for op in binary + unary)
+    outs_h = ", ".join(_decl(f"h_{op}", rtype[op], 2) for op in binary)
+    outs_f = ", ".join(_decl(f"f_{op}", rtype[op], 2) for op in binary + unary)
     rt = [f"        o_{op}[i] = {BIN[op].format(x='a[i]', y='b[i]')}" for op in binary]
     rt += [f"        o_{op}[i] = {UN[op].format(x='a[i]')}" for op in unary]
     half = [f"            h_{op}[j, i] = {BIN[op].format(x='a[i]', y='ys[j]')}" for op in binary]
@@ -177,7 +181,7 @@ def kernel_source(d: str) -> str:
     return "\n".join([
         "import qd", "", "",
         "@qd.kernel",
-        f"def rt({_decl('a', d, 1)}, {_decl('b', d, 1)}, {outs_rt}):",
+        f"def rt({_decl('a', d, 1)}, {_decl('b', e, 1)}, {outs_rt}):",
         "    for i in range(a.shape[0]):", *rt, "", "",
         "@qd.kernel",
         f"def tmpl({_decl('a', d, 1)}, xs: qd.template(), ys: qd.template(), {outs_h}, {outs_f}):",
@@ -185,17 +189,17 @@ def kernel_source(d: str) -> str:
         f"        for j in qd.static(range({M})):", *half,
         f"    for j in qd.static(range({M})):",
         f"        for k in qd.static(range({K})):", *full, "",
-    ])
+    ]), binary, unary, rtype
 
 
-_kernels: dict[str, tuple] = {}
+_kernels: dict[tuple, tuple] = {}
 
 
-def kernels(d, folder):
-    if d not in _kernels:
-        src = kernel_source(d)
-        _kernels[d] = tuple(load_source(src, folder, name) for name in ("rt", "tmpl"))
-    return _kernels[d]
+def kernels(d, e, folder):
+    if (d, e) not in _kernels:
+        src, *info = kernel_source(d, e)
+        _kernels[d, e] = (*(load_source(src, folder, name) for name in ("rt", "tmpl")), *info)
+    return _kernels[d, e]
 
 
 # ------------------------------------------------------------------ operand values
@@ -215,8 +219,24 @@ def values(d):
     return st.one_of(edges, counts, st.integers(lo, hi)).map(NP[d])
 
 
-def grid(d):
-    return st.tuples(st.lists(values(d), min_size=K, max_size=K), st.lists(values(d), min_size=M, max_size=M))
+def grid(d, e):
+    return st.tuples(st.lists(values(d), min_size=K, max_size=K), st.lists(values(e), min_size=M, max_size=M))
+
+
+def promote(a, b):
+    """The common type of two typed operands (README: the wider float, a float over an int,
+    an int over bool, the wider same-kind int, else a strictly wider signed type or the
+    unsigned one)."""
+    if a == b:
+        return a
+    if is_float(a) or is_float(b):
+        return max((x for x in (a, b) if is_float(x)), key=bits)
+    if "u1" in (a, b):
+        return b if a == "u1" else a
+    if a[0] == b[0]:
+        return a if bits(a) >= bits(b) else b
+    signed, unsigned = (a, b) if a[0] == "i" else (b, a)
+    return signed if bits(signed) > bits(unsigned) else unsigned
 
 
 @pytest.fixture(scope="module")
@@ -224,24 +244,36 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("semantics_kernels")
 
 
+FEW = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
 @pytest.mark.parametrize("d", ALL)
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(max_examples=2, **FEW)
 @given(data=st.data())
 def test_compile_time_and_run_time_agree(folder, d, data):
-    xs, ys = data.draw(grid(d))
-    note(f"xs={xs!r} ys={ys!r}")
-    rt, tmpl = kernels(d, folder)
-    binary, unary = ops_for(d)
+    agree(folder, d, d, data)
+
+
+@settings(max_examples=5, **FEW)
+@given(d=st.sampled_from(ALL), e=st.sampled_from(ALL), data=st.data())
+def test_compile_time_and_run_time_agree_for_mixed_types(folder, d, e, data):
+    agree(folder, d, e, data)
+
+
+def agree(folder, d, e, data):
+    xs, ys = data.draw(grid(d, e))
+    note(f"x: {d}, y: {e}, xs={xs!r} ys={ys!r}")
+    rt, tmpl, binary, unary, rtype = kernels(d, e, folder)
+    t = promote(d, e)
     grid_ = list(itertools.product(range(M), range(K)))  # (j, k): x = xs[k], y = ys[j]
     pairs = [grid_[i % len(grid_)] for i in range(LENGTH)]
     a = np.array([xs[k] for _, k in pairs], NP[d])
-    b = np.array([ys[j] for j, _ in pairs], NP[d])
-    o_rt = {op: np.zeros(LENGTH, NP[result_type(op, d)]) for op in binary + unary}
+    b = np.array([ys[j] for j, _ in pairs], NP[e])
+    o_rt = {op: np.zeros(LENGTH, NP[rtype[op]]) for op in binary + unary}
     rt(a, b, *o_rt.values())
     a_half = np.array([xs[i % K] for i in range(LENGTH)], NP[d])
-    o_half = {op: np.zeros((M, LENGTH), NP[result_type(op, d)]) for op in binary}
-    o_full = {op: np.zeros((M, K), NP[result_type(op, d)]) for op in binary + unary}
+    o_half = {op: np.zeros((M, LENGTH), NP[rtype[op]]) for op in binary}
+    o_full = {op: np.zeros((M, K), NP[rtype[op]]) for op in binary + unary}
     tmpl(a_half, tuple(xs), tuple(ys), *o_half.values(), *o_full.values())
     problems = []
 
@@ -250,24 +282,26 @@ def test_compile_time_and_run_time_agree(folder, d, data):
             problems.append(f"{op} {mode}: {where(*idx)}: got {got[tuple(idx)]!r}, want {want[tuple(idx)]!r}")
 
     for op in binary:
-        t = NP[result_type(op, d)]
-        want = np.array([[ref_binary(op, xs[k], ys[j], d) for k in range(K)] for j in range(M)], t)
-        at_pair = np.array([want[j, k] for j, k in pairs], t)
+        rt_ = NP[rtype[op]]
+        u = "f32" if op == "truediv" and not is_float(t) else t  # `/` of ints: each operand's value in f32
+        want = np.array([[ref_binary(op, convert(xs[k], d, u), convert(ys[j], e, u), u) for k in range(K)]
+                         for j in range(M)], rt_)
+        at_pair = np.array([want[j, k] for j, k in pairs], rt_)
         check(op, "run time", o_rt[op], at_pair, lambda i: f"x={a[i]!r} y={b[i]!r} (element {i})")
-        check(op, "template y", o_half[op], np.array([[want[j, i % K] for i in range(LENGTH)] for j in range(M)], t),
+        check(op, "template y", o_half[op], np.array([[want[j, i % K] for i in range(LENGTH)] for j in range(M)], rt_),
               lambda j, i: f"x={a_half[i]!r} y={ys[j]!r} (element {i})")
         check(op, "both templates", o_full[op], want, lambda j, k: f"x={xs[k]!r} y={ys[j]!r}")
     for op in unary:
-        t = NP[result_type(op, d)]
-        want = np.array([ref_unary(op, x, d) for x in xs], t)
-        check(op, "run time", o_rt[op], np.array([want[k] for _, k in pairs], t), lambda i: f"x={a[i]!r}")
+        rt_ = NP[rtype[op]]
+        want = np.array([ref_unary(op, x, d) for x in xs], rt_)
+        check(op, "run time", o_rt[op], np.array([want[k] for _, k in pairs], rt_), lambda i: f"x={a[i]!r}")
         check(op, "template", o_full[op][0], want, lambda k: f"x={xs[k]!r}")
     assert not problems, "\n".join(problems)
 
 
 def test_kernel_source_covers_every_operation():
     """The generated kernels really contain each operation (guards the generator itself)."""
-    src = kernel_source("i8")
+    src = kernel_source("i8", "i8")[0]
     for op in BIN:
         assert f"o_{op}[i] = " in src and f"h_{op}[j, i] = " in src and f"f_{op}[j, k] = " in src
     assert "qd.cast(a[i], qd.u64)" in src and "ys[j]" in src
