@@ -89,6 +89,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         _warn_once(f"kw:{key}", f"qd.init: option {key!r} has no effect in qd and is ignored")
     env_cache = os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
     threads = cpu_max_num_threads or int(os.environ.get("QD_NUM_THREADS", 0)) or (os.cpu_count() or 1)
+    _dt.set_python_defaults(ip, fp)
     _config = Config(
         arch=arch, debug=bool(debug), default_fp=fp, default_ip=ip,
         offline_cache=True if offline_cache is None else bool(offline_cache),

@@ -67,7 +67,14 @@ _NP = {
     "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "u1": np.dtype(np.bool_),
 }
 _FROM_NP = {v: BY_NAME[k] for k, v in _NP.items()}
-_PY_ALIASES = {int: i32, float: f32, bool: u1}
+_PY_ALIASES = {int: i32, float: f32, bool: u1}  # int and float follow qd.init(default_ip=, default_fp=)
+
+
+def set_python_defaults(ip: DType, fp: DType) -> None:
+    """Called by `qd.init`: what the Python types `int` and `float` mean in annotations and
+    casts from now on (quadrants' default_ip / default_fp)."""
+    _PY_ALIASES[int] = ip
+    _PY_ALIASES[float] = fp
 
 
 def from_numpy(dt) -> DType | None:

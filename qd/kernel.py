@@ -137,6 +137,7 @@ class Kernel(_Decorated):
 
     def _reset(self) -> None:
         self._gen = _config._config.generation
+        self._specs = None  # `int` / `float` annotations follow the new default_ip / default_fp
         self._fast = None
         self.variants = {}
         self.last = None

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from .frontend import semantics as _semantics
 
 
 def static(x, *rest):
@@ -32,7 +33,15 @@ class ndrange:
 
 
 def cast(x, dtype):
-    return _dt.as_dtype(dtype).np.type(x)
+    """Python-scope `qd.cast`: converts a scalar by the same rules as kernels (a float → int
+    conversion saturates, NaN gives 0); arrays convert like numpy's `astype`."""
+    d = _dt.as_dtype(dtype)
+    if d is None:
+        raise TypeError(f"qd.cast: unknown dtype {dtype!r}")
+    if isinstance(x, (bool, int, float, np.number, np.bool_)):
+        src = _dt.from_numpy(x.dtype) if isinstance(x, np.generic) else None
+        return _semantics.to_numpy(_semantics.convert(x, d, src), d)
+    return np.asarray(x).astype(d.np)
 
 
 def sync() -> None:
@@ -68,11 +77,13 @@ abs = np.abs  # noqa: A001 - mirrors quadrants' qd.abs
 
 
 def min(*args):  # noqa: A001
-    return np.minimum.reduce(args) if len(args) > 1 else args[0]
+    """NaN-ignoring, like `min` inside kernels (`numpy.fmin`)."""
+    return np.fmin.reduce(args) if len(args) > 1 else args[0]
 
 
 def max(*args):  # noqa: A001
-    return np.maximum.reduce(args) if len(args) > 1 else args[0]
+    """NaN-ignoring, like `max` inside kernels (`numpy.fmax`)."""
+    return np.fmax.reduce(args) if len(args) > 1 else args[0]
 
 
 pi = math.pi

@@ -812,24 +812,27 @@ class StmtGen:
         return fn.ins(f"call {rt} @{name}({', '.join(args)})")
 
     def boolop(self, e: ir.BoolOp) -> str:
+        """Python's `and`/`or`: the value of the first operand that decides, evaluating the
+        later operands only when needed."""
         fn = self.fn
-        res = fn.alloca("i1")
+        t = ll(e.dtype)
+        res = fn.alloca(t)
         end_l = fn.new_label("bend")
-        first = self.expr(e.values[0])
-        fn.op(f"store i1 {first}, ptr {res}")
-        cur = first
+        cur = self.expr(e.values[0])
+        fn.op(f"store {t} {cur}, ptr {res}")
         for v in e.values[1:]:
             nxt = fn.new_label("bnext")
+            c = self.cast(cur, e.dtype, _dt.u1)
             if e.op == "and":
-                fn.term(f"br i1 {cur}, label %{nxt}, label %{end_l}")
+                fn.term(f"br i1 {c}, label %{nxt}, label %{end_l}")
             else:
-                fn.term(f"br i1 {cur}, label %{end_l}, label %{nxt}")
+                fn.term(f"br i1 {c}, label %{end_l}, label %{nxt}")
             fn.label(nxt)
             cur = self.expr(v)
-            fn.op(f"store i1 {cur}, ptr {res}")
+            fn.op(f"store {t} {cur}, ptr {res}")
         fn.term(f"br label %{end_l}")
         fn.label(end_l)
-        return fn.ins(f"load i1, ptr {res}")
+        return fn.ins(f"load {t}, ptr {res}")
 
     def cast(self, v: str, src: _dt.DType, dst: _dt.DType) -> str:
         fn = self.fn
@@ -850,8 +853,10 @@ class StmtGen:
             return fn.ins(f"{'sext' if src.is_signed else 'zext'} {s} {v} to {d}")
         if src.is_int and dst.is_float:
             return fn.ins(f"{'sitofp' if src.is_signed else 'uitofp'} {s} {v} to {d}")
-        if src.is_float and dst.is_int:
-            return fn.ins(f"{'fptosi' if dst.is_signed else 'fptoui'} {s} {v} to {d}")
+        if src.is_float and dst.is_int:  # saturating, NaN → 0 (see frontend/semantics.py)
+            name = f"llvm.{'fptosi' if dst.is_signed else 'fptoui'}.sat.{d}.{'f32' if s == 'float' else 'f64'}"
+            f = self.mg.intrinsic(name, d, [s])
+            return fn.ins(f"call {d} {f}({s} {v})")
         if src.bits < dst.bits:
             return fn.ins(f"fpext {s} {v} to {d}")
         return fn.ins(f"fptrunc {s} {v} to {d}")
@@ -879,12 +884,14 @@ class StmtGen:
             if op in ("floordiv", "mod"):
                 return self.float_divmod(op, od, a, b)
             raise QdInternalError(f"codegen: float operator {op}")
-        if op in ("add", "sub", "mul", "and", "or", "xor", "shl"):
-            if self.mg.debug and op in checks.OVERFLOW:
-                return checks.overflow(self, e, a, b)
+        if self.mg.debug and op in checks.OVERFLOW:
+            return checks.overflow(self, e, a, b)
+        if op in ("add", "sub", "mul", "and", "or", "xor"):
             return fn.ins(f"{op} {t} {a}, {b}")
-        if op == "shr":
-            return fn.ins(f"{'ashr' if od.is_signed else 'lshr'} {t} {a}, {b}")
+        if op in ("shl", "shr"):  # the count modulo the width (see frontend/semantics.py), never poison
+            n = fn.ins(f"and {t} {b}, {od.bits - 1}")
+            ins = "shl" if op == "shl" else ("ashr" if od.is_signed else "lshr")
+            return fn.ins(f"{ins} {t} {a}, {n}")
         if op in ("floordiv", "mod"):
             return self.int_divmod(op, od, a, b)
         if op == "ipow":
@@ -992,9 +999,22 @@ class StmtGen:
         f = self.mg.intrinsic(f"llvm.{llname}.{suffix}", t, [t] * len(args))
         return self.fn.ins(f"call {t} {f}({', '.join(f'{t} {a}' for a in args)})")
 
+    def float_minmax(self, name: str, d: _dt.DType, a: str, b: str) -> str:
+        """NaN-ignoring min/max that returns the first operand on ties: `b if b < a or a is NaN
+        else a` (see frontend/semantics.py). Written as compare + select so that LLVM's folding,
+        the vector body and the scalar tail all agree, also for signed zeros."""
+        fn = self.fn
+        t = ll(d)
+        better = fn.ins(f"fcmp {'olt' if name == 'min' else 'ogt'} {t} {b}, {a}")
+        a_nan = fn.ins(f"fcmp uno {t} {a}, {a}")
+        take_b = fn.ins(f"or i1 {better}, {a_nan}")
+        return fn.ins(f"select i1 {take_b}, {t} {b}, {t} {a}")
+
     def intrinsic(self, e: ir.Intrinsic) -> str:
         args = [self.expr(a) for a in e.args]
         d = e.dtype
+        if d.is_float and e.name in ("min", "max"):
+            return self.float_minmax(e.name, d, args[0], args[1])
         if d.is_float:
             return self.intrinsic_call(e.name, d, args)
         t = ll(d)

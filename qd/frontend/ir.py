@@ -94,7 +94,8 @@ class UnaryOp(Expr):
 
 @dataclass(eq=False)
 class BoolOp(Expr):
-    """Short-circuit `and` / `or` over u1 operands."""
+    """Short-circuit `and` / `or` over operands of type `dtype`: the value of the first operand
+    whose truth decides (`x != 0`), or of the last one, as in Python."""
 
     op: str = ""
     values: list[Expr] = field(default_factory=list)

@@ -27,7 +27,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import captures, ir
+from . import captures, ir, semantics
 from .dead_arms import DeadArmScanner
 from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
@@ -75,6 +75,7 @@ class Lowerer:
                             callees=set(), loc=src.loc(src.tree), source_digest=src.digest)
         self.inst.body = self.block = self._new_block("", None)
         self._returns_fixed = return_ann is not None
+        self.returned_value = False
         if return_ann is not None:
             self.inst.returns = return_ann
 
@@ -103,6 +104,10 @@ class Lowerer:
     def run(self) -> ir.Inst:
         fdef = self.src.tree
         self.lower_body(fdef.body)
+        if self.return_ann and not self.returned_value:  # else the caller would read a made-up 0
+            what = "kernel" if self.is_kernel else "func"
+            raise QdTypeError(f"this {what} declares a return type but has no `return` with a value",
+                              self.src.loc(fdef.returns) or self.src.loc(fdef))
         self.inst.n_tasks = self.n_tasks
         return self.inst
 
@@ -319,9 +324,13 @@ class Lowerer:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed", self.loc(node))
             self.emit(ir.Return(self.loc(node), None))
             return
+        if self.is_kernel and not self._returns_fixed:
+            raise QdTypeError("a kernel that returns a value needs a return type annotation, e.g. `-> qd.f32`",
+                              self.loc(node))
         v = self.expr(node.value)
         items = v.items if isinstance(v, TupleV) else (v,)
         exprs = [self.scalar(x, node.value) for x in items]
+        self.returned_value = True
         if not self._returns_fixed:
             self.inst.returns = tuple(e.dtype for e in exprs)
             self._returns_fixed = True
@@ -572,12 +581,16 @@ class Lowerer:
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)
-        if isinstance(v, CT):
+        if isinstance(v, CT) and not _typed(v.value):
             try:
                 return CT(_static_unary(node.op, v.value))
             except TypeError as e:
                 raise QdTypeError(str(e), self.loc(node)) from None
-        e = self.scalar(v, node.operand)
+        if isinstance(v, CT):
+            return self.folded(self._unary(node, self.const(v.value, node)))
+        return self._unary(node, self.scalar(v, node.operand))
+
+    def _unary(self, node, e: ir.Expr) -> ir.Expr:
         if isinstance(node.op, ast.UAdd):
             return e
         if isinstance(node.op, ast.USub):
@@ -591,14 +604,32 @@ class Lowerer:
         return ir.UnaryOp(e.dtype, "not" if e.dtype.is_bool else "invert", e)
 
     def expr_BoolOp(self, node):
-        vals = [self.expr(v) for v in node.values]
-        if all(isinstance(v, CT) for v in vals):
-            r = vals[0].value
-            for v in vals[1:]:
-                r = (r and v.value) if isinstance(node.op, ast.And) else (r or v.value)
+        """`x and y` / `x or y` give the deciding operand, as in Python (`5 and 3` is 3), not a
+        truth value. Leading compile-time operands decide or drop out; the rest are promoted to
+        one type (literals are weak) and evaluated left to right, short-circuiting."""
+        is_and = isinstance(node.op, ast.And)
+        vals = []
+        for i, n in enumerate(node.values):
+            v = self.expr(n)
+            if isinstance(v, CT) and not vals:
+                if bool(v.value) != is_and or i == len(node.values) - 1:
+                    return v
+                continue
+            vals.append((v, n))
+        if all(isinstance(v, CT) for v, _ in vals):
+            r = vals[0][0].value
+            for v, _ in vals[1:]:
+                r = (r and v.value) if is_and else (r or v.value)
             return CT(r)
-        exprs = [self.truth(v, n) for v, n in zip(vals, node.values)]
-        return ir.BoolOp(_dt.u1, "and" if isinstance(node.op, ast.And) else "or", exprs)
+        typed = {i: self.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
+        base = None
+        for e in typed.values():
+            base = e.dtype if base is None else _dt.promote(base, e.dtype)
+        exprs = [typed[i] if i in typed else self._weak(v, base, n) for i, (v, n) in enumerate(vals)]
+        t = exprs[0].dtype
+        for e in exprs[1:]:
+            t = _dt.promote(t, e.dtype)
+        return ir.BoolOp(t, "and" if is_and else "or", [self.cast(e, t) for e in exprs])
 
     def expr_Compare(self, node):
         left = self.expr(node.left)
@@ -682,19 +713,21 @@ class Lowerer:
         if isinstance(f, _dt.DType) or f in (builtins.int, builtins.float, builtins.bool):
             if len(args) != 1:
                 raise QdTypeError(f"{f.__name__ if isinstance(f, type) else f}() takes one argument", self.loc(node))
-            if isinstance(args[0], CT):
-                if isinstance(f, _dt.DType):  # qd.i8(1000) wraps like a cast, into a typed constant
-                    return CT(f.np.type(_convert_const(args[0].value, f)))
-                try:
-                    return CT(f(args[0].value))
-                except (TypeError, ValueError, OverflowError) as e:
-                    raise QdTypeError(f"compile-time {f.__name__}() failed: {e}", self.loc(node)) from None
             target = {builtins.int: self.cfg.default_ip, builtins.float: self.cfg.default_fp,
                       builtins.bool: _dt.u1}.get(f, f)
+            if isinstance(args[0], CT) and (isinstance(f, _dt.DType) or _typed(args[0].value)):
+                return self.convert(args[0], CT(target), node)  # qd.i8(1000) wraps like a cast
+            if isinstance(args[0], CT):
+                try:
+                    return CT(_py_convert(f, args[0].value, target))
+                except (TypeError, ValueError, OverflowError) as e:
+                    raise QdTypeError(f"compile-time {f.__name__}() failed: {e}", self.loc(node)) from None
             return self.convert(args[0], CT(target), node)
         name = lang.MATH.get(f) or _BUILTIN_MATH.get(f)
         if name is not None and not all(isinstance(a, CT) for a in args):
             return self.math(name, args, node)
+        if name is not None and not kwargs and any(_typed(a.value) for a in args):
+            return self.folded(self.math(name, [self.typed_const(a, node) for a in args], node))
         if f is builtins.len and len(args) == 1 and isinstance(args[0], LeafV):
             self.access(args[0].leaf.path, node, "shape")
             return ir.Shape(_dt.i32, args[0].leaf.path, 0, self.loc(node))
@@ -703,12 +736,9 @@ class Lowerer:
         if name is not None and not kwargs:
             # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
             try:
-                r = f(*(a.value for a in args))
+                return CT(semantics.fold_literal_math(name, f, [a.value for a in args]))
             except Exception as e:
                 raise QdTypeError(f"compile-time {name}() failed: {e}", self.loc(node)) from None
-            if isinstance(r, np.generic) and not any(isinstance(a.value, np.generic) for a in args):
-                r = r.item()
-            return CT(r)
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
             try:
                 a, kw = [a.value for a in args], {k: v.value for k, v in kwargs.items()}
@@ -1005,7 +1035,7 @@ class Lowerer:
         if e.dtype == d:
             return e
         if isinstance(e, ir.Const):
-            return ir.Const(d, _convert_const(e.value, d))
+            return ir.Const(d, semantics.convert(e.value, d, e.dtype))
         return ir.Cast(d, e)
 
     def convert(self, value, dtype_v, node):
@@ -1013,7 +1043,12 @@ class Lowerer:
         if d is None:
             raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
         if isinstance(value, CT):  # a typed constant, like qd.i64(3): no longer a weak literal
-            return CT(d.np.type(_convert_const(value.value, d)))
+            v = value.value
+            src = _dt.from_numpy(v.dtype) if _typed(v) else None
+            try:
+                return CT(semantics.to_numpy(semantics.convert(v, d, src), d))
+            except (TypeError, ValueError) as e:
+                raise QdTypeError(f"cannot convert {self.describe(value)} to {d}: {e}", self.loc(node)) from None
         return self.cast(self.scalar(value, node), d)
 
     def operand_types(self, a, b, node):
@@ -1038,16 +1073,20 @@ class Lowerer:
         if isinstance(v, int):
             if other.is_bool:
                 return self.const(v, node)
-            return ir.Const(other, _convert_const(v, other)) if other.is_float or _fits(v, other) else self.const(v, node)
+            return ir.Const(other, semantics.convert(v, other)) if other.is_float or _fits(v, other) \
+                else self.const(v, node)
         if isinstance(v, float):
             return ir.Const(other if other.is_float else self.cfg.default_fp, v)
         raise QdTypeError(f"compile-time value {v!r} cannot be used in arithmetic", self.loc(node))
 
     def binop(self, op: str, a, b, node):
         if isinstance(a, CT) and isinstance(b, CT):
+            if (_typed(a.value) or _typed(b.value)) and isinstance(a.value, _NUMERIC) and isinstance(b.value, _NUMERIC):
+                # typed constants fold by the run-time rules
+                return self.folded(self.binop(op, self.typed_const(a, node), self.typed_const(b, node), node))
             try:
                 with np.errstate(all="ignore"):
-                    return CT(_PYOPS[op](a.value, b.value))
+                    return CT(semantics.fold_literal(op, a.value, b.value, _PYOPS[op]))
             except Exception as e:
                 raise QdTypeError(f"compile-time evaluation failed: {e}", self.loc(node)) from None
         for v in (a, b):
@@ -1082,6 +1121,16 @@ class Lowerer:
         if t.is_bool:
             t = self.cfg.default_ip
         return ir.BinOp(t, op, self.cast(x, t), self.cast(y, t))
+
+    def typed_const(self, v, node):
+        """A typed compile-time value (`qd.i8(3)`, a numpy scalar) as an IR constant; other
+        values are left as they are, so a literal next to it stays weak."""
+        return self.const(v.value, node) if isinstance(v, CT) and _typed(v.value) else v
+
+    def folded(self, e):
+        """An expression over constants as the typed compile-time value it evaluates to."""
+        c = semantics.fold(e) if isinstance(e, ir.Expr) else None
+        return e if c is None else CT(semantics.to_numpy(c.value, c.dtype))
 
     def _ipow_const(self, base: ir.Expr, n: int) -> ir.Expr:
         if n == 0:
@@ -1177,7 +1226,7 @@ def _expands_in_kernel(f, seen=None) -> bool:
         return seen[id(f)]
     seen[id(f)] = False
     tree = get_source(f.fn).tree
-    if any(isinstance(n, ast.Return) for n in ast.walk(tree)):
+    if any(isinstance(n, ast.Return) for n in ast.walk(tree)) or f.hints.get("return") not in (None, type(None)):
         return False
     names = {**f.fn.__globals__, **free_vars(f.fn)}
 
@@ -1224,14 +1273,15 @@ def _located(v, loc: SourceLoc | None):
 
 
 def _static_unary(op, v):
-    """Compile-time unary operator; numpy scalars wrap silently, as the compiled code would."""
+    """Compile-time unary operator on an untyped Python value (typed constants fold through
+    the run-time rules instead)."""
     with np.errstate(all="ignore"):
         if isinstance(op, ast.USub):
             return -v
         if isinstance(op, ast.UAdd):
             return +v
-        if isinstance(op, ast.Not):
-            return not v
+        if isinstance(op, ast.Not) or isinstance(v, bool):
+            return not v  # `~` of a bool is `not`, as for a u1 value at run time
         return ~v
 
 
@@ -1263,22 +1313,24 @@ def _fits(v: int, d: _dt.DType) -> bool:
     return info.min <= v <= info.max
 
 
-def _convert_const(value, d: _dt.DType):
-    if d.is_bool:
-        return bool(value)
-    if d.is_float:
-        return float(np.array(value).astype(d.np))
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return 0  # undefined in compiled code too; pick a value instead of failing
-        value = int(value)  # truncation toward zero, like a float→int cast
-    v = int(value) & ((1 << d.bits) - 1)  # wrap at the type's width, as the compiled code does
-    if d.is_signed and v >= 1 << (d.bits - 1):
-        v -= 1 << d.bits
-    return v
+def _typed(v) -> bool:
+    """A typed compile-time number (a numpy scalar such as `qd.i8(3)`), not a weak literal."""
+    return isinstance(v, (np.number, np.bool_))
+
+
+def _py_convert(f, v, target: _dt.DType):
+    """`int(x)` / `float(x)` / `bool(x)` of an untyped compile-time value: Python's value, except
+    that int() of NaN or ±inf gives what the compiled conversion gives (0, the type's bounds)."""
+    if f is builtins.int and isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return semantics.convert(v, target)
+    return f(v)
 
 
 def _return_types(ann, src) -> tuple:
+    """The declared result types; `-> None` (quadrants' guide writes it on every kernel)
+    declares that nothing is returned."""
+    if ann is None or ann is type(None):
+        return ()
     if isinstance(ann, tuple):
         out = tuple(_dt.as_dtype(a) for a in ann)
     elif typing.get_origin(ann) is tuple:

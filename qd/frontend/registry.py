@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing
 
+from ..errors import QdError
 from . import ir
 
 
@@ -30,6 +31,17 @@ class InstRegistry:
 def type_hints(fn) -> dict:
     try:
         return typing.get_type_hints(fn, include_extras=True)
+    except QdError as e:  # a refused annotation (postponed, so evaluated only now)
+        if e.loc is not None:
+            raise
+        from .source import get_source
+
+        try:
+            src = get_source(fn)
+            loc = src.loc(src.tree)
+        except QdError:
+            loc = None
+        raise type(e)(e.message, loc) from None
     except Exception:
         return dict(getattr(fn, "__annotations__", {}))
 

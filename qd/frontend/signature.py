@@ -47,11 +47,14 @@ def _is_final(ann) -> bool:
     return ann is typing.Final or typing.get_origin(ann) is typing.Final
 
 
-_struct_cache: dict[type, StructSpec] = {}
+_struct_cache: dict[tuple, StructSpec] = {}
 
 
 def struct_spec(cls: type) -> StructSpec:
-    hit = _struct_cache.get(cls)
+    # keyed by what `int` and `float` mean now too: a member annotated `int` is an i64 after
+    # qd.init(default_ip=qd.i64)
+    ck = (cls, _dt.as_dtype(int), _dt.as_dtype(float))
+    hit = _struct_cache.get(ck)
     if hit is not None:
         return hit
     hints = typing.get_type_hints(cls, include_extras=True)
@@ -66,7 +69,7 @@ def struct_spec(cls: type) -> StructSpec:
             raise TypeError(f"dataclass {cls.__qualname__}: member {f.name!r} has unsupported annotation {ann!r}")
         members.append((f.name, spec))
     spec = StructSpec(cls, tuple(members))
-    _struct_cache[cls] = spec
+    _struct_cache[ck] = spec
     return spec
 
 
@@ -77,7 +80,7 @@ def spec_of(ann, allow_any: bool = True):
     if is_template(ann):
         return ConstSpec()
     if isinstance(ann, NDArrayType):
-        return ArraySpec(ann.dtype, ann.ndim)
+        return ArraySpec(None if ann.dtype is None else _dt.as_dtype(ann.dtype), ann.ndim)
     if isinstance(ann, type) and dataclasses.is_dataclass(ann):
         return struct_spec(ann)
     d = _dt.as_dtype(ann) if (isinstance(ann, (_dt.DType, type)) and ann is not object) else None

@@ -20,12 +20,15 @@ scalar semantics independently of qd's code:
 - `int(literal)`, `float(literal)` and `bool(literal)` fold to weak literals, while
   `qd.i16(literal)` and friends give a typed (numpy-scalar) constant; `qd.cast` and the qd
   math functions are only applied to typed values (their literal forms have their own tests);
+- an operation with a typed constant operand and no run-time one folds to a typed constant,
+  computed exactly as the same operation on run-time values (weak literals included);
+- a float → int conversion truncates and saturates at the target's range, NaN gives 0;
 - a float constant keeps the Python value it was written with until it is emitted, so a
   literal that becomes an f32 constant and is then converted to f64 at compile time (a ternary
   arm next to an f64 arm, a literal stored into an f64 array) is not rounded to f32 first.
 
-Elements whose value depends on behaviour the fuzz test does not pin down are masked out of the
-comparison (`V.valid`): a float→int conversion out of the target's range.
+`V.valid` masks elements out of the comparison; every rule above is pinned down, so today all
+elements are compared.
 """
 
 from __future__ import annotations
@@ -180,9 +183,20 @@ def convert_const(value, d: str):
         return bool(value)
     if is_float(d):
         return float(np.array(value).astype(NP[d]))
-    if isinstance(value, float):
-        value = int(value)
+    if isinstance(value, float):  # truncate and saturate, as a run-time conversion does
+        lo, hi = int_range(d)
+        return 0 if value != value else hi if value >= hi else lo if value <= lo else int(value)
     return int(value) if fits(int(value), d) else wrap(int(value), d)
+
+
+def typed_ct(v: V) -> bool:
+    """A typed compile-time value (`qd.i8(3)`): it folds by the run-time rules of its type."""
+    return v.is_ct and isinstance(v.ct, np.generic)
+
+
+def fold_typed(v: V) -> V:
+    """The value an operation on typed constants gave, as the typed constant qd folds it to."""
+    return ct(NP[v.dtype](v.arr[0]))
 
 
 def cast(v: V, d: str) -> V:
@@ -195,11 +209,11 @@ def cast(v: V, d: str) -> V:
     with np.errstate(all="ignore"):
         if d == "u1":
             return typed(d, a != 0, valid)
-        if is_float(v.dtype) and is_int(d):
-            t = np.trunc(a.astype(np.float64))
+        if is_float(v.dtype) and is_int(d):  # truncate and saturate; NaN gives 0
             lo, hi = int_range(d)
-            ok = np.isfinite(t) & (t >= lo) & (t < hi + 1.0)
-            return typed(d, np.where(ok, t, 0), valid & ok)
+            vals = [0 if x != x else hi if x == math.inf else lo if x == -math.inf else min(max(int(x), lo), hi)
+                    for x in a.astype(np.float64).tolist()]
+            return typed(d, np.array(vals, dtype=object).astype(NP[d]), valid)
         return typed(d, a, valid)
 
 
@@ -239,6 +253,9 @@ def int_pow_chain(v: V, n: int) -> V:
 
 
 def binop(op: str, a: V, b: V) -> V:
+    if typed_ct(a) or typed_ct(b):
+        if a.is_ct and b.is_ct:
+            return fold_typed(binop(op, scalar(a) if typed_ct(a) else a, scalar(b) if typed_ct(b) else b))
     if a.is_ct and b.is_ct:
         with np.errstate(all="ignore"):
             return ct(PYOPS[op](a.ct, b.ct))
@@ -527,7 +544,9 @@ class Gen:
     def n_minmax(self, depth: int) -> Node:
         name = self.pick(("min", "max"))
         args = [self.expr(depth) for _ in range(self.pick((2, 2, 3)))]
-        if all(a.is_ct for a in args):  # folded by Python's min/max
+        if all(a.is_ct for a in args) and any(typed_ct(a.v) for a in args):  # folded by the typed rules
+            v = fold_typed(math_fn(name, [scalar(a.v) if typed_ct(a.v) else a.v for a in args]))
+        elif all(a.is_ct for a in args):  # folded by Python's min/max
             try:
                 with np.errstate(all="ignore"):
                     v = ct((min if name == "min" else max)(a.v.ct for a in args))
@@ -567,7 +586,9 @@ class Gen:
         if e.is_ct:  # folded by Python: int/float/bool give literals, qd.i8(...) a numpy scalar
             if form == "qd.cast":  # qd.cast(<literal>, t): see test_cast_of_a_literal_has_the_target_type
                 form = "dtype_call"
-            fold = {"int": int, "float": float, "bool": bool, "dtype_call": NP[target]}[form]
+            if typed_ct(e.v) or form == "dtype_call":  # a typed result, converted by the run-time rules
+                return _merge(self.cast_src(form, target, e.src), fold_typed(cast(scalar(e.v), target)), e)
+            fold = {"int": int, "float": float, "bool": bool}[form]
             try:
                 with np.errstate(all="ignore"):
                     v = ct(fold(e.v.ct))
