@@ -14,7 +14,7 @@ from analysis.facts import export
 from analysis.plan import PruningPlan, all_used
 
 from . import config as _config
-from . import fastcache
+from . import fastcache, variants
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
 from .errors import QdError, QdInternalError
@@ -49,13 +49,13 @@ class Variant:
         return export([k], self.insts, {}), {i.id: (i.loc.file if i.loc else "?") for i in self.insts}
 
 
-_registry: dict = {"gen": -1, "reg": None}
+_registry: dict = {"gen": -1, "epoch": 0, "reg": None}
 
 
 def registry() -> InstRegistry:
     cfg = _config.current()
-    if _registry["gen"] != cfg.generation:
-        _registry.update(gen=cfg.generation, reg=InstRegistry(cfg))
+    if _registry["gen"] != cfg.generation or _registry["epoch"] != variants.epoch():
+        _registry.update(gen=cfg.generation, epoch=variants.epoch(), reg=InstRegistry(cfg))
         parallel.configure(cfg.cpu_max_num_threads)
     return _registry["reg"]
 
@@ -155,8 +155,11 @@ def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan
     def on_alias(*args, **kwargs):
         v = kernel.variants.get((key, "alias"))
         if v is None:
-            v, _ = compile_variant(kernel, key, kernel.bind(args, kwargs), noalias=False)
-            kernel.variants[(key, "alias")] = v
+            with variants.compile_lock():
+                v = kernel.variants.get((key, "alias"))
+                if v is None:
+                    v, _ = compile_variant(kernel, key, kernel.bind(args, kwargs), noalias=False)
+                    kernel.variants[(key, "alias")] = v
         return v.launch(*args, **kwargs)
 
     def on_error(*args, **kwargs):
@@ -185,16 +188,20 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
     v = kernel.variants.get(key)
     if v is not None:
         return v, "memory"
-    try:
-        v, source = compile_variant(kernel, key, bound)
-    except QdError:
-        raise
-    except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
-        import traceback
+    with variants.compile_lock():
+        v = kernel.variants.get(key)
+        if v is not None:  # another thread compiled it while this one waited
+            return v, "memory"
+        try:
+            v, source = compile_variant(kernel, key, bound)
+        except QdError:
+            raise
+        except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
+            import traceback
 
-        err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
-                              f"{type(e).__name__}: {e}", kernel.def_loc())
-        err.internal_traceback = traceback.format_exc()
-        raise err from None
-    kernel.variants[key] = v
+            err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
+                                  f"{type(e).__name__}: {e}", kernel.def_loc())
+            err.internal_traceback = traceback.format_exc()
+            raise err from None
+        kernel.variants[key] = v
     return v, source

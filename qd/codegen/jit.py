@@ -7,6 +7,7 @@ new pass manager at O3 (loop and SLP vectorisation on) for the host CPU.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import llvmlite.binding as llvm
@@ -18,6 +19,13 @@ _state: dict = {}
 def _init():
     if _state:
         return _state
+    with _lock:
+        if not _state:
+            _init_locked()
+    return _state
+
+
+def _init_locked():
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     # With `noalias` arrays, GVN's load PRE across loop back-edges turns stencil neighbours
@@ -36,7 +44,6 @@ def _init():
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), make_tm())
     _state.update(tm=tm, engine=engine, cpu=cpu, features=features, triple=llvm.get_process_triple(),
                   datalayout=str(tm.target_data), loaded={})
-    return _state
 
 
 def target_info() -> tuple[str, str, str, str]:
@@ -91,3 +98,11 @@ def emit_object(mod) -> bytes:
 
 
 ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # a thread of the parent may have held it; that thread is gone
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
