@@ -20,6 +20,7 @@ from ..dtypes import from_numpy
 from ..errors import QdRuntimeError
 from ..ndarray import Ndarray
 from .args import array_arg, overlaps
+from .parallel import raise_interrupt
 
 
 def param_list(sig: inspect.Signature) -> tuple[str, str]:
@@ -130,6 +131,7 @@ def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
 
 
 def _raise_check(km: KernelModule, status) -> None:
+    raise_interrupt(status)  # a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
     site, index = status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
