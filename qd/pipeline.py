@@ -40,6 +40,7 @@ class Variant:
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
     stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
+    code: jit.NativeCode | None = None  # its machine code, loaded while this variant or its launcher lives
 
     def explain_facts(self) -> tuple[dict, dict]:
         """Facts of every reachable instantiation (no cached used sets) and their source files."""
@@ -94,8 +95,8 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
             entry = fastcache.load(entry_path, kernel.fn)
             if entry is not None:
-                addr = jit.load_object(entry.obj, entry.module.entry)
-                return _finish(kernel, key, entry.module, addr, entry.kept, entry.pruned, entry.inst_id,
+                code = jit.load_object(entry.obj, entry.module.entry)
+                return _finish(kernel, key, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
                                entry.written, noalias, None, [], (entry.facts, entry.files)), "disk"
     inst = lower_kernel(reg, kernel, bound)
     insts = ir.reachable(inst, reg.insts)
@@ -112,16 +113,15 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     try:
         km = ModuleGen(name, inst, reg.insts, plan.used, cfg.debug, noalias,
                        PARALLEL_MIN if cfg.cpu_max_num_threads > 1 else 1 << 62).build(triple, layout)
-        mod = jit.optimize(km.ir_text)
-        obj = jit.emit_object(mod) if entry_path is not None else None
-        addr = jit.load_module(mod, km.entry)
+        obj = jit.emit_object(jit.optimize(km.ir_text))
+        code = jit.load_object(obj, km.entry)
     except QdError:
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
-    if obj is not None:
+    if entry_path is not None:
         _store(entry_path, kernel, km, obj, plan, inst, insts, written)
-    return _finish(kernel, key, km, addr, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
+    return _finish(kernel, key, km, code, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
                    None), "compile"
 
 
@@ -147,7 +147,7 @@ def _store(path, kernel, km, obj, plan, inst, insts, written) -> None:
         warnings.warn(f"qd fastcache: could not write {path}: {e}", stacklevel=4)
 
 
-def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
+def _finish(kernel, key, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
     """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
     slots = {s.path: s for s in km.slots}
@@ -159,7 +159,7 @@ def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan
                 v = kernel.variants.get((key, "alias"))
                 if v is None:
                     v, _ = compile_variant(kernel, key, kernel.bind(args, kwargs), noalias=False)
-                    kernel.variants[(key, "alias")] = v
+                    variants.remember(kernel, (key, "alias"), v)
         return v.launch(*args, **kwargs)
 
     def on_error(*args, **kwargs):
@@ -174,8 +174,12 @@ def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan
         raise QdInternalError(f"launch of kernel {kernel.fn.__qualname__} failed, but its arguments look valid",
                               kernel.def_loc())
 
-    launch = make_launcher(kernel, km, addr, written if noalias else set(), on_alias, on_error, info)
-    return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored)
+    launch = make_launcher(kernel, km, code.address, written if noalias else set(), on_alias, on_error, info)
+    # The launcher is its namespace's only resident that refers back to it; without that
+    # cycle, dropping the variant frees the launcher and then its code at once, not at the
+    # next cyclic garbage collection.
+    launch.__globals__.pop(launch.__name__, None)
+    return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored, code)
 
 
 
@@ -203,5 +207,8 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
             raise err from None
-        kernel.variants[key] = v
+        for old in variants.remember(kernel, key, v):
+            reg = _registry["reg"]
+            if reg is not None:  # the kernel-level instantiation is this variant's alone
+                reg.insts.pop(old.inst_id, None)
     return v, source
