@@ -108,6 +108,57 @@ def test_ctrl_c_reaches_the_caller_after_the_workers_stop(tmp_path):
     assert "Exception ignored" not in r.stderr, out  # nothing swallowed by ctypes
 
 
+INTERRUPT_SERIAL = """
+    import os, signal, sys, threading, time
+    import numpy as np
+    import qd
+
+    signal.alarm(200)
+    qd.init(arch=qd.cpu, cpu_max_num_threads=4, offline_cache=False)
+
+    @qd.kernel
+    def two(x: qd.types.NDArray[qd.f32, 1], t: qd.types.NDArray[qd.f32, 1], reps: qd.i32):
+        for j in range(t.shape[0]):  # one element: runs inline in the calling thread
+            v = qd.f32(0.0)
+            for _ in range(reps):
+                v = v * 0.999 + 1.0
+            t[j] = v
+        for i in range(x.shape[0]):  # through the pool
+            x[i] = 5.0
+
+    x, t = np.zeros(1 << 18, np.float32), np.zeros(1, np.float32)
+    two(x, t, 1)
+    x[:] = 0
+
+    def interrupt():
+        while not started:
+            time.sleep(0.001)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    started = False
+    threading.Thread(target=interrupt, daemon=True).start()
+    started = True
+    try:
+        two(x, t, 500_000_000)  # the inline loop alone takes ~1 s or more
+    except KeyboardInterrupt:
+        print("OK", (x == 5).mean())
+    else:
+        print("FAIL: the launch returned without KeyboardInterrupt")
+        sys.exit(1)
+"""
+
+
+def test_ctrl_c_during_serial_code_before_a_parallel_loop(tmp_path):
+    """The signal is noticed when native code first calls back into Python: at the entry of
+    the pool callback, which must not let ctypes swallow it either."""
+    r = _run(INTERRUPT_SERIAL, tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "OK" in r.stdout, out
+    assert "Exception ignored" not in r.stderr, out
+
+
 FORK = """
     import os, signal, sys, threading
     import numpy as np
