@@ -19,6 +19,7 @@ created again on the child's first parallel loop.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -54,65 +55,66 @@ CHUNKS_PER_THREAD = 8  # dynamic scheduling: a thread slowed by another process 
 
 
 class _Loop:
-    """One parallel loop in flight: hands out chunks, counts the pool threads inside it."""
+    """One parallel loop in flight. Chunks are handed out without a lock (`next` on an
+    itertools counter is atomic under the GIL); the condition only guards the count of pool
+    threads inside the loop and of chunks finished, touched once per thread."""
 
-    __slots__ = ("fn", "args", "begin", "end", "step", "chunks", "next", "done", "busy", "stop", "cv", "error")
+    __slots__ = ("fn", "args", "begin", "end", "step", "chunks", "counter", "done", "busy", "stop", "cv",
+                 "error")
 
     def __init__(self, fn, args: int, begin: int, end: int, chunks: int):
         self.fn, self.args, self.begin, self.end, self.chunks = fn, args, begin, end, chunks
         self.step = (end - begin + chunks - 1) // chunks
-        self.next = self.done = self.busy = 0
+        self.counter = itertools.count()
+        self.done = self.busy = 0
         self.stop = False
         self.cv = threading.Condition(threading.Lock())
         self.error: BaseException | None = None
 
-    def _take(self) -> int | None:
-        with self.cv:
-            if self.stop or self.next >= self.chunks:
-                return None
-            self.next += 1
-            return self.next - 1
-
-    def _chunk(self, c: int) -> None:
-        lo = self.begin + c * self.step
-        if lo < self.end:
-            self.fn(self.args, lo, min(self.end, lo + self.step))
-        with self.cv:
-            self.done += 1
-            if self.done == self.chunks:
-                self.cv.notify_all()
+    def _run_chunks(self) -> int:
+        """Run chunks until none is left or the loop is stopped; how many ran."""
+        fn, args, begin, end, step, chunks = self.fn, self.args, self.begin, self.end, self.step, self.chunks
+        ran = 0
+        for c in self.counter:
+            if c >= chunks or self.stop:
+                break
+            lo = begin + c * step
+            if lo < end:
+                fn(args, lo, min(end, lo + step))
+            ran += 1
+        return ran
 
     def worker(self) -> None:
-        """Body of a pool thread. It enters only while the loop still hands out chunks."""
+        """Body of a pool thread. It enters only while the loop has not been stopped."""
         with self.cv:
             if self.stop:
                 return
             self.busy += 1
+        ran = 0
         try:
-            while (c := self._take()) is not None:
-                self._chunk(c)
+            ran = self._run_chunks()
         except BaseException as e:  # never expected from native code; stop the loop, report it
-            with self.cv:
-                self.stop = True
-                self.error = self.error or e
+            self.stop = True
+            self.error = self.error or e
         finally:
             with self.cv:
                 self.busy -= 1
+                self.done += ran
                 self.cv.notify_all()
 
     def run_here(self) -> None:
         """The calling thread's share; returns when every chunk has run. An interrupt can only
         arrive between chunks (native code does not run Python), never during one."""
-        while (c := self._take()) is not None:
-            self._chunk(c)
+        ran = self._run_chunks()
         with self.cv:
+            self.done += ran
             while self.done < self.chunks and not self.stop:
                 self.cv.wait(WAIT_SLICE_S)
 
     def halt(self) -> None:
         """Hand out no more chunks and wait until no pool thread is inside one."""
+        self.stop = True
         with self.cv:
-            self.stop = True
             while self.busy:
                 self.cv.wait(WAIT_SLICE_S)
 
