@@ -209,6 +209,6 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
             raise err from None
         for old in variants.remember(kernel, key, v):
             reg = _registry["reg"]
-            if reg is not None:  # the kernel-level instantiation is this variant's alone
+            if reg is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
                 reg.insts.pop(old.inst_id, None)
     return v, source

@@ -116,7 +116,7 @@ def live_code() -> int:
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
-def ENTRY(address: int):  # noqa: N802 - named like the ctypes prototype it replaces
+def ENTRY(address: int):  # named like the ctypes prototype it replaced: the launcher calls jit.ENTRY(addr)
     """A ctypes entry point for the kernel code at `address` that keeps that code loaded."""
     f = _ENTRY(address)
     f.native_code = _live.get(address)
