@@ -4,7 +4,10 @@ The kernel is y[i] += x[i] over 16 float32 elements, so the call is all overhead
 checking, pointer extraction, dispatch and the foreign call. Each implementation makes
 `--launches` back-to-back calls per run; the result is the best and median run divided by the
 number of launches. A plain Python function with the same arguments is the floor that no
-Python-called kernel can beat.
+Python-called kernel can beat; `ctypes` (the same loop compiled by llvmlite, called through
+ctypes with `.ctypes.data` pointers) and numba, where installed, are the baselines that the
+qd/baseline ratios refer to. `qd-scalars` adds an int and a float scalar argument, to show
+what checking scalar arguments costs.
 
 Each implementation runs in its own process so that thread pools of one runtime do not slow
 another. Results are checked once (y must equal launches * x after a known number of calls).
@@ -27,8 +30,8 @@ import numpy as np
 from _common import load_line, machine_info, optional_import, print_table, summarize, time_reps, write_json
 
 N = 16
-IMPL_NAMES = ["python", "qd-ndarray", "qd-numpy", "numba", "quadrants-ndarray", "quadrants-numpy",
-              "qd-struct64", "qd-struct64noprune", "quadrants-struct64"]
+IMPL_NAMES = ["python", "ctypes", "qd-ndarray", "qd-numpy", "qd-scalars", "numba", "quadrants-ndarray",
+              "quadrants-numpy", "qd-struct64", "qd-struct64noprune", "quadrants-struct64"]
 FIELDS = 64  # a simulator-sized state dataclass; the kernel uses two of its members
 
 
@@ -54,6 +57,53 @@ def make_struct_kernel(m):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return State, mod.make(m, State)
+
+
+def make_ctypes_accumulate():
+    """y[i] += x[i] compiled by llvmlite and called through ctypes: the cost of one foreign
+    call with two pointers and a length, without any argument checking."""
+    import ctypes
+
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    ir = """
+define void @acc(ptr noalias %x, ptr noalias %y, i64 %n) {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %px = getelementptr float, ptr %x, i64 %i
+  %py = getelementptr float, ptr %y, i64 %i
+  %a = load float, ptr %px
+  %b = load float, ptr %py
+  %s = fadd float %a, %b
+  store float %s, ptr %py
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+    tm = llvm.Target.from_default_triple().create_target_machine(opt=2, jit=True)
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(ir), tm)
+    engine.finalize_object()
+    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(engine.get_function_address("acc"))
+    return fn, engine
+
+
+def make_scalar_kernel(m):
+    """The accumulate with an int bound and a float factor: two more checked arguments."""
+
+    @m.kernel
+    def accumulate_scaled(x: m.types.NDArray[m.f32, 1], y: m.types.NDArray[m.f32, 1], n: m.i32, c: m.f32):
+        for i in range(n):
+            y[i] += x[i] * c
+
+    return accumulate_scaled
 
 
 def make_kernel(m):
@@ -84,6 +134,15 @@ def prepare(
             return None
 
         return (lambda: accumulate_py(x_np, y_np)), None, lambda: None, ""
+
+    if name == "ctypes":
+        fn, engine = make_ctypes_accumulate()
+
+        def launch_ctypes():
+            fn(x_np.ctypes.data, y_np.ctypes.data, x_np.shape[0])
+
+        launch_ctypes.engine = engine  # keeps the code alive
+        return launch_ctypes, (lambda: y_np), (lambda: y_np.fill(0)), ""
 
     if name == "numba":
         numba, why = optional_import("numba")
@@ -117,6 +176,9 @@ def prepare(
 
         return (lambda: skernel(state)), read_s, (lambda: arrs[1].from_numpy(np.zeros(N, np.float32))), ""
     m.init(arch=m.cpu)
+    if storage == "scalars":
+        skernel = make_scalar_kernel(m)
+        return (lambda: skernel(x_np, y_np, N, 1.0)), (lambda: y_np), (lambda: y_np.fill(0)), ""
     kernel = make_kernel(m)
     if storage == "numpy":
         return (lambda: kernel(x_np, y_np)), (lambda: y_np), (lambda: y_np.fill(0)), ""
@@ -217,8 +279,8 @@ def main(argv=None) -> int:
     )
     by_name = {r["impl"]: r for r in rows if r["verified"]}
     ratios = {}
-    for qd_name in ("qd-ndarray", "qd-numpy"):
-        for ref in ("numba", "quadrants-ndarray"):
+    for qd_name in ("qd-ndarray", "qd-numpy", "qd-scalars"):
+        for ref in ("ctypes", "numba", "quadrants-ndarray"):
             if qd_name in by_name and ref in by_name:
                 ratios[f"{qd_name} / {ref}"] = by_name[qd_name]["us_best"] / by_name[ref]["us_best"]
     if ratios:

@@ -13,14 +13,17 @@ import sys
 from pathlib import Path
 
 from . import config as _config
-from . import fastcache
+from . import fastcache, fastcache_trust
 
 
 def _entries(cache: Path, kernel: str):
     for p in sorted(cache.glob("*.qdk")):
         try:
-            header, _ = fastcache.split(p.read_bytes())
-        except (OSError, ValueError) as e:
+            data = fastcache_trust.read_entry(p)  # never blocks on a FIFO or follows a link
+            if data is None:
+                continue
+            header, _ = fastcache.split(data)
+        except (OSError, ValueError, fastcache_trust.Untrusted) as e:
             print(f"qd-explain: skipping unreadable entry {p.name}: {e}", file=sys.stderr)
             continue
         name = header.get("kernel", "")

@@ -3,17 +3,19 @@
 A hit skips parsing, analysis and LLVM entirely: the entry holds the native object, the
 argument-buffer layout and the analysis facts (so `qd.explain` still works).
 
-Key: qd version, rules, the kernel's identity and source, the types of all its leaf
+Key: qd version, a digest of qd's own sources and rules, the kernel's identity, source and position, the types of all its leaf
 parameters, its specialisation (template values, compile-time members, open array types), the
 codegen-relevant configuration and the target (triple, CPU name and features). Stored with the
-entry and re-checked on load: the source (and position) of every function the kernel's
-instantiations come from, and every Python global the compiled code captured as a constant —
-so an edited helper in another file, or a changed global, is a miss instead of a stale kernel,
-while an edit to an unrelated function in the same file is not.
+entry and re-checked on load (`fastcache_records`): its own key (an entry copied under another
+name is refused), the source and position of every function the kernel's code came from, and
+every compile-time value that code read — so an edited helper in another file, a changed
+global, class attribute or module constant is a miss instead of a stale kernel, while an edit
+to an unrelated function in the same file is not.
 
-Entries are written atomically (temporary file + `os.replace`) with a checksum; a corrupt or
-truncated entry is reported with a warning and rebuilt. Nothing is unpickled: the header is
-JSON and the object is raw bytes.
+Entries are authenticated, private files (`fastcache_trust`), written atomically; a damaged or
+forged entry, or one whose header does not fit the kernel's own parameters, is reported with a
+warning and rebuilt. Nothing is unpickled and no header text reaches generated code unless it
+equals one of the kernel's own leaf paths: the header is JSON, the object raw bytes.
 """
 
 from __future__ import annotations
@@ -22,19 +24,21 @@ import functools
 import hashlib
 import json
 import os
+import re
 import struct
-import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import dtypes as _dt
-from .codegen.lower_llvm import ArgSlot, KernelModule
+from . import fastcache_records as records
+from . import fastcache_trust as trust
+from .codegen.lower_llvm import ARG_HEADER, ArgSlot, KernelModule
 from .errors import SourceLoc
+from .fastcache_records import stable_key
 
 MAGIC = b"QDK1"
-FORMAT = 1
+FORMAT = 2
 
 
 def cache_dir(cfg) -> Path:
@@ -45,126 +49,25 @@ def cache_dir(cfg) -> Path:
     return Path(base) / "fastcache"
 
 
-# ---------------------------------------------------------------- stable keys
-
-
-_CODE = ("func", "kernel", "obj", "module")
-
-
-def stable(v):
-    """A JSON-able description of a compile-time value that means the same in every process,
-    or None when there is none (then the variant is not cached)."""
-    from .frontend.values import ct_key
-
-    if getattr(v, "is_qd_func", False) or getattr(v, "is_qd_kernel", False):
-        return ["func", v.fn.__module__, v.fn.__qualname__]
-    if isinstance(v, type(sys)):
-        return ["module", v.__name__]
-    if callable(v) and hasattr(v, "__qualname__") and hasattr(v, "__module__"):
-        return ["obj", v.__module__, v.__qualname__]
-    try:
-        k = ct_key(v)
-    except TypeError:
-        return None
-    return _stable_key(k)
-
-
-def _stable_key(k):
-    if isinstance(k, tuple):
-        if k and k[0] in ("func", "obj"):
-            return None  # identity-based parts have no meaning in another process
-        parts = [_stable_key(x) for x in k]
-        return None if any(p is None and x is not None for p, x in zip(parts, k)) else parts
-    if k is None or isinstance(k, (bool, int, float, str)):
-        return k
-    return None
+# ---------------------------------------------------------------- keys
 
 
 @functools.lru_cache(maxsize=1)
-def _rules_digest() -> str:
+def _compiler_digest() -> str:
+    """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
+    an entry built by another revision of qd may lack a check or follow an older semantics, and
+    the version number does not change with every edit."""
+    import analysis
     from analysis.rules_path import rule_files
 
     h = hashlib.sha256()
-    for f in rule_files():
+    files = list(rule_files())
+    for pkg in (Path(__file__).parent, Path(analysis.__file__).parent):
+        files += sorted(pkg.rglob("*.py"))
+    for f in files:
+        h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
-
-
-_file_hashes: dict[tuple, str] = {}
-
-
-def file_digest(path: str) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    k = (path, st.st_mtime_ns, st.st_size)
-    hit = _file_hashes.get(k)
-    if hit is None:
-        with open(path, "rb") as f:
-            hit = _file_hashes[k] = hashlib.sha256(f.read()).hexdigest()
-    return hit
-
-
-_functions: dict[tuple, dict] = {}
-
-
-def function_digest(path: str, qualname: str) -> str | None:
-    """Digest of one function's source lines (decorators included) and of where they start, so
-    an edit elsewhere in the file is not a miss, but a function that moved is (its error
-    locations would be stale)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    k = (path, st.st_mtime_ns, st.st_size)
-    table = _functions.get(k)
-    if table is None:
-        table = _functions[k] = _function_table(path)
-    return table.get(qualname)
-
-
-def _function_table(path: str) -> dict[str, str]:
-    import ast
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return {}
-    lines = text.splitlines()
-    out: dict[str, str] = {}
-
-    def walk(node, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                q = prefix + child.name
-                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                body = "\n".join(lines[start - 1:child.end_lineno])
-                out[q] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
-                walk(child, q + (".<locals>." if not isinstance(child, ast.ClassDef) else "."))
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return out
-
-
-def source_record(file: str, qualname: str) -> tuple[str, str] | None:
-    """(record key, digest) to store for one function, or None if its source cannot be found."""
-    d = function_digest(file, qualname)
-    if d is not None:
-        return f"{file}::{qualname}", d
-    d = file_digest(file)
-    return None if d is None else (file, d)
-
-
-def source_still_matches(record: str, digest: str) -> bool:
-    if "::" in record:
-        file, qualname = record.split("::", 1)
-        return function_digest(file, qualname) == digest
-    return file_digest(record) == digest
 
 
 def _leaves(specs) -> list:
@@ -191,6 +94,17 @@ def _leaves(specs) -> list:
     return out
 
 
+def unstable_part(kernel, spec_key) -> str | None:
+    """The kernel argument whose compile-time value has no process-independent form (so the
+    variant cannot be stored), described for a warning; None when every part is stable."""
+    paths = [p for p, _kind, _spec in kernel.key_paths]
+    for path, part in zip(paths, spec_key):
+        if not (isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType)) \
+                and stable_key(part) is None:
+            return f"the compile-time argument {path!r}"
+    return None
+
+
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
     from .frontend.source import get_source
 
@@ -199,14 +113,14 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType):
             spec.append(["array", part[0].name, part[1]])
             continue
-        s = _stable_key(part)
+        s = stable_key(part)
         if s is None:
             return None
         spec.append(s)
     src = get_source(kernel.fn)
     payload = {
-        "format": FORMAT, "qd": version, "rules": _rules_digest(),
-        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.digest],
+        "format": FORMAT, "qd": version, "compiler": _compiler_digest(),
+        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.file, src.tree.lineno, src.digest],
         "leaves": _leaves(kernel.specs),
         "spec": spec,
         "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1],
@@ -234,28 +148,20 @@ def _loc(loc: SourceLoc | None):
     return None if loc is None else [loc.file, loc.line, loc.col, loc.end_col]
 
 
-def captures(insts, kernel_fn) -> list | None:
-    """The Python names the compiled code froze, as (module or "<kernel closure>", name, value),
-    or None when something was captured that cannot be re-checked later."""
-    out = []
-    for inst in insts:
-        for kind, module, name, value in inst.captures:
-            if kind == "free" and not inst.is_kernel:
-                return None  # a helper's closure cell cannot be found again from the kernel
-            s = stable(value)
-            if s is None:
-                return None
-            out.append([module if kind == "global" else "<kernel closure>", name, s])
-    return out
-
-
 def km_kernel_name(inst_id: str) -> str:
     return inst_id.split("#", 1)[0]
 
 
-def store(path: Path, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts, files,
+def usable(cfg, loc=None) -> bool:
+    """Whether the disk cache may be used at all: a per-user secret exists and the cache
+    directory is this user's own (each refusal is warned about once, at `loc`)."""
+    return trust.secret(loc) is not None and trust.usable_dir(cache_dir(cfg), True, loc)
+
+
+def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts, files,
           sources: dict, caps: list) -> None:
     header = {
+        "key": dkey,
         "module": {
             "name": km.name, "entry": km.entry, "n_slots": km.n_slots,
             "slots": [[s.path, s.kind, s.dtype.name, s.ndim, s.slot] for s in km.slots],
@@ -268,69 +174,147 @@ def store(path: Path, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, wr
     }
     blob = json.dumps(header).encode()
     body = MAGIC + struct.pack("<Q", len(blob)) + blob + obj
-    data = body + hashlib.sha256(body).digest()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".qdk")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    tag = trust.mac(body)
+    if tag is None or not trust.usable_dir(path.parent, create=True):
+        return
+    trust.write_entry(path, body + tag)
 
 
 def split(data: bytes) -> tuple[dict, bytes]:
-    """(header, object bytes) of an entry; ValueError when damaged."""
-    body, digest = data[:-32], data[-32:]
-    if len(data) < 44 or body[:4] != MAGIC or hashlib.sha256(body).digest() != digest:
+    """(header, object bytes) of an entry written by this user; ValueError when damaged or
+    not authenticated by this user's secret."""
+    body = trust.verify(data)
+    if len(body) < 12 or body[:4] != MAGIC:
         raise ValueError("bad checksum or truncated")
     (n,) = struct.unpack("<Q", body[4:12])
-    return json.loads(body[12:12 + n].decode()), body[12 + n:]
+    if 12 + n > len(body):
+        raise ValueError("truncated header")
+    header = json.loads(body[12:12 + n].decode())
+    if not isinstance(header, dict):
+        raise ValueError("the header is not an object")
+    return header, body[12 + n:]
 
 
-def load(path: Path, kernel_fn) -> Entry | None:
-    """The entry at `path` if it exists, is intact and is still valid for the current sources."""
+def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
+    """The entry at `path` if it exists, is this user's own and intact, was written for `dkey`,
+    fits the kernel's own parameters, and is still valid for the current sources and values."""
+    loc = kernel.def_loc  # found only when there is something to warn about
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = trust.read_entry(path)
+    except trust.Untrusted as e:
+        trust.warn_once(("entry", str(path)), f"qd fastcache: not using cache entry: {e}", loc)
+        return None
+    except OSError as e:
+        trust.warn_once(("entry", str(path)), f"qd fastcache: cannot read cache entry {path.name}: {e}", loc)
+        return None
+    if data is None:
         return None
     try:
         header, obj = split(data)
-        m = header["module"]
-        km = KernelModule(
-            m["name"], m["entry"], "",
-            [ArgSlot(p, k, _dt.BY_NAME[d], nd, s) for p, k, d, nd, s in m["slots"]],
-            m["n_slots"], tuple(_dt.BY_NAME[t] for t in m["returns"]),
-            [None if c is None else SourceLoc(c[0], c[1], c[2], c[3]) for c in m["check_locs"]])
-    except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as e:
-        warnings.warn(f"qd fastcache: ignoring corrupt entry {path.name} ({e}); it will be rebuilt", stacklevel=4)
-        return None
-    for record, digest_hex in header["sources"].items():
-        if not source_still_matches(record, digest_hex):
+        entry, sources, caps = _entry_from(header, obj, kernel, spec_key, dkey)
+        for record, digest_hex in sources.items():
+            if not records.source_still_matches(record, digest_hex):
+                return None
+        if not records.still_hold(caps, kernel.fn):
             return None
-    if not _captures_still_hold(header["captures"], kernel_fn):
-        return None
-    return Entry(km, obj, tuple(header["kept"]), tuple(header["pruned"]), header["inst_id"],
-                 set(header["written"]), {k: [tuple(r) for r in v] for k, v in header["facts"].items()},
-                 header["files"])
-
-
-def _captures_still_hold(caps, kernel_fn) -> bool:
-    closure = dict(zip(kernel_fn.__code__.co_freevars, (c.cell_contents for c in kernel_fn.__closure__ or ())))
-    for module, name, expected in caps:
-        if module == "<kernel closure>":
-            if name not in closure:
-                return False
-            value = closure[name]
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, struct.error,
+            UnicodeDecodeError) as e:
+        msg = f"qd fastcache: ignoring corrupt entry {path.name} ({type(e).__name__}: {e}); it will be rebuilt"
+        loc = loc()
+        if loc is not None:
+            warnings.warn_explicit(msg, trust.FastcacheWarning, loc.file, loc.line)
         else:
-            mod = sys.modules.get(module)
-            if mod is None or name not in vars(mod):
-                return False
-            value = vars(mod)[name]
-        if stable(value) != expected:
-            return False
-    return True
+            warnings.warn(msg, trust.FastcacheWarning, stacklevel=4)
+        return None
+    return entry
+
+
+def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[Entry, dict, list]:
+    """Every header field checked against what this kernel can have: nothing of an entry's
+    text reaches generated code unless it is one of the kernel's own leaf paths and types."""
+    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
+
+    _need(header.get("key") == dkey, "it was written for another key")
+    open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
+    leaves: dict[str, tuple] = {}
+
+    def walk(path, spec):
+        if isinstance(spec, ScalarSpec):
+            leaves[path] = ("scalar", spec.dtype, 0)
+        elif isinstance(spec, ArraySpec):
+            dt, nd = open_arrays.get(path, (spec.dtype, spec.ndim))
+            leaves[path] = ("array", dt, nd)
+        elif isinstance(spec, StructSpec):
+            for name, m in spec.members:
+                walk(f"{path}.{name}", m)
+        elif not isinstance(spec, ConstSpec):
+            raise ValueError(f"unexpected parameter spec {spec!r}")
+
+    for name, spec in kernel.specs:
+        walk(name, spec)
+    m = _dict(header["module"])
+    name = _str(m["name"])
+    ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)
+    _need(re.fullmatch(f"qd_{re.escape(ident)}_[0-9a-f]{{12}}", name) is not None, "bad symbol name")
+    _need(m["entry"] == f"{name}_run", "bad entry symbol")
+    slots, n, seen = [], ARG_HEADER, set()
+    for row in _list(m["slots"]):
+        path, kind, dname, ndim, slot = _list(row)
+        _need(path in leaves and path not in seen, f"{path!r} is not a leaf of the kernel")
+        seen.add(path)
+        want_kind, want_dt, want_nd = leaves[path]
+        dt = _dt.BY_NAME[_str(dname)]
+        _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n,
+              f"slot of {path!r} does not match the kernel's parameter")
+        slots.append(ArgSlot(path, kind, dt, ndim, slot))
+        n += 1 + (ndim if kind == "array" else 0)
+    _need(_int(m["n_slots"]) == n, "bad argument buffer size")
+    returns = tuple(_dt.BY_NAME[_str(t)] for t in _list(m["returns"]))
+    check_locs = []
+    for c in _list(m["check_locs"]):
+        if c is None:
+            check_locs.append(None)
+        else:
+            f, line, col, end = _list(c)
+            check_locs.append(SourceLoc(_str(f), _int(line), _int(col), None if end is None else _int(end)))
+    km = KernelModule(name, m["entry"], "", slots, n, returns, check_locs)
+    kept = tuple(_str(p) for p in _list(header["kept"]))
+    pruned = tuple(_str(p) for p in _list(header["pruned"]))
+    _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")
+    _need(set(kept).isdisjoint(pruned) and set(kept) | set(pruned) == set(leaves) and len(pruned) == len(set(pruned)),
+          "kept and pruned leaves do not partition the kernel's leaves")
+    written = {_str(p) for p in _list(header["written"])}
+    _need(written <= set(leaves), "written leaves are not leaves of the kernel")
+    facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in _dict(header["facts"]).items()}
+    _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int}, "bad fact values")
+    files = {_str(k): _str(v) for k, v in _dict(header["files"]).items()}
+    sources = {_str(k): _str(v) for k, v in _dict(header["sources"]).items()}
+    caps = [_list(c) for c in _list(header["captures"])]
+    return Entry(km, obj, kept, pruned, _str(header["inst_id"]), written, facts, files), sources, caps
+
+
+def _need(ok: bool, why: str) -> None:
+    if not ok:
+        raise ValueError(why)
+
+
+def _typed(v, t, what):
+    if type(v) is not t:
+        raise TypeError(f"expected {what}, got {type(v).__name__}")
+    return v
+
+
+def _str(v) -> str:
+    return _typed(v, str, "a string")
+
+
+def _int(v) -> int:
+    return _typed(v, int, "an integer")
+
+
+def _list(v) -> list:
+    return _typed(v, list, "a list")
+
+
+def _dict(v) -> dict:
+    return _typed(v, dict, "an object")

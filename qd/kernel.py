@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from . import config as _config
 from . import variants as _variants
 from .dtypes import from_numpy
-from .errors import QdArgumentError, QdError, SourceLoc
+from .errors import QdArgumentError, QdError, QdInternalError, SourceLoc
 from .frontend.registry import type_hints
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of
 from .frontend.source import get_source
@@ -202,24 +202,38 @@ class Kernel(_Decorated):
         return result
 
     def _make_dispatcher(self):
-        from .runtime.launcher import param_list
+        """Generated code that maps the key-relevant arguments straight to a variant. Its
+        internal names live in a prefix no parameter can take (`runtime.hygiene`)."""
+        from .runtime.hygiene import Namer, checked_path
+        from .runtime.launcher import internal_names, param_list
 
-        plist, fwd = param_list(self.signature)
+        nm = Namer(self.signature.parameters)
+        plist, fwd = param_list(self.signature, nm.bind("defaults", self.defaults))
+        for name, value in {"table": self.variants, "slow": lambda *a, **k: self._slow_call(a, k),
+                            "ck": ct_key, "asig": _asig}.items():
+            nm.bind(name, value)
+        for b in ("KeyError", "TypeError", "AttributeError"):
+            nm.builtin(b)
         parts = []
-        ns = {"_table": self.variants, "_slow": lambda *a, **k: self._slow_call(a, k), "_ck": ct_key,
-              "_defaults": self.defaults, "_asig": _asig, "_self": self}
         for path, kind, _spec in self.key_paths:
-            parts.append(f"_ck({path})" if kind == "ct" else f"_asig({path})")
-        src = "\n".join([
-            f"def dispatch({plist}):",
+            try:
+                checked_path(path, self.signature.parameters, f"dispatcher of kernel {self.fn.__qualname__}")
+            except QdInternalError as e:
+                raise QdInternalError(e.message, self.def_loc()) from None
+            parts.append(f"@ck({path})" if kind == "ct" else f"@asig({path})")
+        src = internal_names("\n".join([
+            f"def @dispatch({plist}):",
             "  try:",
-            f"    v = _table[({', '.join(parts)},)]",
-            "  except (KeyError, TypeError, AttributeError):",
-            f"    return _slow({fwd})",
-            f"  return v.launch({fwd})",
-        ])
+            f"    @v = @table[({', '.join(parts)},)]",
+            "  except (@KeyError, @TypeError, @AttributeError):",
+            f"    return @slow({fwd})",
+            f"  return @v.launch({fwd})",
+        ]), nm.prefix)
+        ns = dict(nm.ns)
         exec(compile(src, f"<qd dispatch {self.fn.__qualname__}>", "exec"), ns)
-        return ns["dispatch"]
+        dispatch = ns[nm("dispatch")]
+        dispatch.__qd_source__ = src
+        return dispatch
 
 
 def _asig(v):

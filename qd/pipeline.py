@@ -7,23 +7,21 @@ explicit caches (instantiations, compiled variants) that `qd.init` resets.
 from __future__ import annotations
 
 import uuid
-import warnings
 from dataclasses import dataclass
 
 from analysis.facts import export
 from analysis.plan import PruningPlan, all_used
 
 from . import config as _config
-from . import fastcache, variants
+from . import fastcache, fastcache_records, fastcache_trust, variants
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
 from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .kernel import Kernel, LaunchInfo, _get_path
+from .kernel import Kernel, LaunchInfo
 from .runtime import parallel
-from .runtime.args import array_arg, scalar_arg
 from .runtime.launcher import make_launcher
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
@@ -86,14 +84,16 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     reg = registry()
     parallel.register()
     triple, layout, cpu, features = jit.target_info()
-    entry_path = None
-    if kernel.fastcache and cfg.offline_cache and noalias:
+    entry_path = dkey = None
+    if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
         from . import __version__
 
         dkey = fastcache.key(kernel, key, cfg, (triple, cpu, features), __version__)
-        if dkey is not None:
+        if dkey is None:
+            _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
+        else:
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
-            entry = fastcache.load(entry_path, kernel.fn)
+            entry = fastcache.load(entry_path, kernel, key, dkey)
             if entry is not None:
                 code = jit.load_object(entry.obj, entry.module.entry)
                 return _finish(kernel, key, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
@@ -120,37 +120,44 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
     if entry_path is not None:
-        _store(entry_path, kernel, km, obj, plan, inst, insts, written)
+        _store(entry_path, dkey, kernel, km, obj, plan, inst, insts, written)
     return _finish(kernel, key, km, code, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
                    None), "compile"
 
 
-def _store(path, kernel, km, obj, plan, inst, insts, written) -> None:
-    caps = fastcache.captures(insts, kernel.fn)
+def _store(path, dkey, kernel, km, obj, plan, inst, insts, written) -> None:
+    caps, problem = fastcache_records.captures(insts)
     sources = {}
-    functions = [(i.loc.file if i.loc else None, i.qualname) for i in insts]
+    functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
     functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
-    for file, qualname in functions:
-        rec = fastcache.source_record(file, qualname) if file else None
+    for file, qualname, line in functions:
+        rec = fastcache_records.source_record(file, qualname, line) if file else None
         if rec is None:
-            caps = None
+            problem = problem or f"the source of {qualname}"
         else:
             sources[rec[0]] = rec[1]
-    if caps is None:
-        return  # froze something that cannot be re-checked later: keep it in memory only
+    if problem is not None:
+        _not_stored(kernel, problem)  # froze something that cannot be re-checked later
+        return
     facts = {k: [list(r) for r in v] for k, v in export([inst], insts, {}).items()}
     files = {i.id: (i.loc.file if i.loc else "?") for i in insts}
     try:
-        fastcache.store(path, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
+        fastcache.store(path, dkey, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
                         facts=facts, files=files, sources=sources, caps=caps)
     except OSError as e:
-        warnings.warn(f"qd fastcache: could not write {path}: {e}", stacklevel=4)
+        fastcache_trust.warn_once(("write", str(path)), f"qd fastcache: could not write {path}: {e}", kernel.def_loc())
+
+
+def _not_stored(kernel, what: str) -> None:
+    """Say once per kernel and process why a `fastcache=True` kernel stays in memory only."""
+    fastcache_trust.warn_once(("memory-only", id(kernel.fn)),
+                              f"qd fastcache: kernel {kernel.fn.__qualname__} depends on {what}, which cannot be "
+                              "re-checked in another process; it is compiled in memory only", kernel.def_loc())
 
 
 def _finish(kernel, key, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
     """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
-    slots = {s.path: s for s in km.slots}
 
     def on_alias(*args, **kwargs):
         v = kernel.variants.get((key, "alias"))
@@ -162,19 +169,7 @@ def _finish(kernel, key, km, code, kept, pruned, inst_id, written, noalias, plan
                     variants.remember(kernel, (key, "alias"), v)
         return v.launch(*args, **kwargs)
 
-    def on_error(*args, **kwargs):
-        b = kernel.bind(args, kwargs)
-        for path in kept:
-            s = slots[path]
-            v = _get_path(b, path, kernel)
-            if s.kind == "array":
-                array_arg(v, s.dtype, s.ndim, path, kernel, path in written)
-            else:
-                scalar_arg(v, s.dtype, path, kernel)
-        raise QdInternalError(f"launch of kernel {kernel.fn.__qualname__} failed, but its arguments look valid",
-                              kernel.def_loc())
-
-    launch = make_launcher(kernel, km, code.address, written if noalias else set(), on_alias, on_error, info)
+    launch = make_launcher(kernel, km, code.address, written if noalias else set(), on_alias, info)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.

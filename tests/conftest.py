@@ -3,12 +3,19 @@
 Every test that uses ``qd`` starts from a freshly initialised CPU runtime so that compiled
 kernels, debug mode and cache settings cannot leak from one test into the next. Compiled
 objects go to a temporary directory created for this pytest run, never to the user's home
-cache, so a stale entry from an earlier checkout cannot make a test pass or fail.
+cache, so a stale entry from an earlier checkout cannot make a test pass or fail. The
+fastcache's per-user secret lives in a temporary directory too (`QD_CONFIG_DIR`, inherited by
+the programs tests run in subprocesses), never in the real home.
 """
 
+import os
 import sys
+import tempfile
 
 import pytest
+
+_CONFIG_DIR = tempfile.TemporaryDirectory(prefix="qd-config-")
+os.environ["QD_CONFIG_DIR"] = os.path.join(_CONFIG_DIR.name, "qd")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The README's example runs, and its stated launch_info values are what qd reports."""
 
 import ast
+import os
 import pathlib
 import re
 import subprocess
@@ -18,7 +19,8 @@ def test_readme_example_and_stated_pruning(tmp_path):
     assert set(stated) == {"kept", "pruned"}
     script = tmp_path / "readme_example.py"
     script.write_text(example + "\ninfo = qd.launch_info(step)\nprint(repr((info.kept, info.pruned)))\n")
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "PYTHONPATH": str(README.parent)}  # this tree's qd, not an installed copy
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     kept, pruned = ast.literal_eval(r.stdout.strip().splitlines()[-1])
     assert kept == stated["kept"] and pruned == stated["pruned"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from .. import dtypes as _dt
 from ..errors import QdInternalError, SourceLoc
 from ..frontend import ir
-from . import reductions
+from . import checks, reductions
 from .llvm_text import Fn, const, ll, mem
 
 STATUS_SLOTS = 3  # error code, failing check site, failing index; return values follow
@@ -137,6 +137,7 @@ class ModuleGen:
         p = fn.ins("getelementptr i64, ptr %args, i64 1")
         fn.op(f"store ptr {frame}, ptr {p}, align 8")
         g = StmtGen(self, fn, status, leaves, k, "run", frame)
+        checks.extent_guard(g, checks.shape_reads(k, self.insts))
         g.block(k.body)
         return fn.finish("ret void")
 
@@ -450,6 +451,10 @@ class StmtGen:
             d1 = fn.ins(f"add i64 {d0}, {-step.value - 1}")
             d = fn.ins(f"sdiv i64 {d1}, {-step.value}")
         else:
+            # a step of 0 must not divide by zero (SIGFPE); it gives 0 iterations, and the
+            # caller records the error (`checks.step_nonzero`)
+            zero = fn.ins(f"icmp eq i64 {st}, 0")
+            div = fn.ins(f"select i1 {zero}, i64 1, i64 {st}")
             pos = fn.ins(f"icmp sgt i64 {st}, 0")
             num = fn.ins(f"sub i64 {e}, {s}")
             nump = fn.ins(f"add i64 {num}, {st}")
@@ -457,17 +462,28 @@ class StmtGen:
             numn = fn.ins(f"add i64 {num}, {st}")
             numn = fn.ins(f"add i64 {numn}, 1")
             sst = fn.ins(f"select i1 {pos}, i64 {nump}, i64 {numn}")
-            d = fn.ins(f"sdiv i64 {sst}, {st}")
+            d = fn.ins(f"sdiv i64 {sst}, {div}")
+            d = fn.ins(f"select i1 {zero}, i64 0, i64 {d}")
         neg = fn.ins(f"icmp slt i64 {d}, 0")
         return fn.ins(f"select i1 {neg}, i64 0, i64 {d}")
 
     def i64(self, e: ir.Expr) -> str:
-        return self.index(e)
+        """A loop bound as i64. It is evaluated in its own type and then extended, not widened
+        like an index: the loop variable has that type, so a bound that wrapped as a value but
+        not as a bound would make the variable wrap."""
+        if isinstance(e, (ir.Const, ir.Shape)) or (isinstance(e, ir.VarRead) and id(e.var) in self.shadow):
+            return self.index(e)  # exact in i64 (a shape read as i32 is checked at launch)
+        v = self.expr(e)
+        if e.dtype.bits == 64:
+            return v
+        return self.fn.ins(f"{'sext' if e.dtype.is_signed else 'zext'} {ll(e.dtype)} {v} to i64")
 
     def dims_values(self, loop: ir.For):
         out = []
         for s, e, st in loop.dims:
             sv, ev, stv = self.i64(s), self.i64(e), self.i64(st)
+            if not isinstance(st, ir.Const):
+                checks.step_nonzero(self, stv, loop.iter_loc)
             out.append((sv, ev, stv, self.range_count(sv, ev, st, stv)))
         return out
 
@@ -585,8 +601,9 @@ class StmtGen:
 
     # -- memory ------------------------------------------------------------------------------
 
-    def address(self, path: str, indices: list[ir.Expr], loc) -> tuple[str, str | None]:
-        """Element pointer and, under debug, the i1 'in bounds' flag."""
+    def address(self, path: str, indices: list[ir.Expr], loc) -> tuple[str, str | None, list[str]]:
+        """Element pointer, the i1 'in bounds' flag (debug only, else None) and the indices (under
+        debug: just the one a failed check reports)."""
         fn = self.fn
         lv = self.leaves.get(path)
         if lv is None:
@@ -600,9 +617,13 @@ class StmtGen:
             lin = fn.ins(f"add i64 {m}, {idx[d]}")
         ok = None
         if self.mg.debug:
-            for d, x in enumerate(idx):
-                c = fn.ins(f"icmp ult i64 {x}, {shape[d]}")
+            fits = [fn.ins(f"icmp ult i64 {x}, {shape[d]}") for d, x in enumerate(idx)]
+            bad = idx[-1]  # the index to report: the first one that is out of range
+            for d in range(len(idx) - 2, -1, -1):
+                bad = fn.ins(f"select i1 {fits[d]}, i64 {bad}, i64 {idx[d]}")
+            for c in fits:
                 ok = c if ok is None else fn.ins(f"and i1 {ok}, {c}")
+            idx = [bad]
         elem = mem(self.leaf_dtype(path))
         p = fn.ins(f"getelementptr inbounds {elem}, ptr {ptr}, i64 {lin}")
         return p, ok, idx
@@ -618,14 +639,11 @@ class StmtGen:
         fn = self.fn
         if ok is None:
             return emit()
-        site = len(self.mg.check_locs)
-        self.mg.check_locs.append(loc)
         good, bad, done = fn.new_label("inb"), fn.new_label("oob"), fn.new_label("chk")
         fn.term(f"br i1 {ok}, label %{good}, label %{bad}")
         fn.label(bad)
-        for slot, val in ((0, "1"), (1, str(site)), (2, idx[0])):
-            p = fn.ins(f"getelementptr i64, ptr {self.status}, i64 {slot}")
-            fn.op(f"store i64 {val}, ptr {p}")
+        checks.record(self, checks.BOUNDS, loc, idx[0])
+        bad = self._current_label()
         fn.term(f"br label %{done}")
         fn.label(good)
         v = emit()
@@ -862,6 +880,8 @@ class StmtGen:
                 return self.float_divmod(op, od, a, b)
             raise QdInternalError(f"codegen: float operator {op}")
         if op in ("add", "sub", "mul", "and", "or", "xor", "shl"):
+            if self.mg.debug and op in checks.OVERFLOW:
+                return checks.overflow(self, e, a, b)
             return fn.ins(f"{op} {t} {a}, {b}")
         if op == "shr":
             return fn.ins(f"{'ashr' if od.is_signed else 'lshr'} {t} {a}, {b}")

@@ -68,8 +68,12 @@ class Load(Expr):
 
 @dataclass(eq=False)
 class Shape(Expr):
+    """`a.shape[d]` / `len(a)`: an i32 in kernels (quadrants' type); `loc` is where it is read,
+    so a launch whose extent does not fit is refused with a pointer to the read."""
+
     path: str = ""
     dim: int = 0
+    loc: SourceLoc | None = None
 
 
 @dataclass(eq=False)
@@ -79,6 +83,7 @@ class BinOp(Expr):
     op: str = ""
     lhs: Expr = None
     rhs: Expr = None
+    loc: SourceLoc | None = None  # the source operator, for debug-mode overflow reports
 
 
 @dataclass(eq=False)
@@ -212,6 +217,7 @@ class For(Stmt):
     dims: list[tuple[Expr, Expr, Expr]] = field(default_factory=list)
     body: Block = None
     task: int = -1
+    iter_loc: SourceLoc | None = None  # the `range(...)` expression, for a run-time step of 0
 
 
 @dataclass(eq=False)
@@ -280,8 +286,8 @@ class Inst:
     n_tasks: int = 0
     frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
-    captures: list = field(default_factory=list)  # (kind "global"/"free", module, name, value) frozen as constants
-    expanded: list = field(default_factory=list)  # (file, qualname) of funcs lowered in place into this one
+    captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
+    expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
     source_digest: str = ""
 
 

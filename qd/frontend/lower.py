@@ -27,7 +27,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import ir
+from . import captures, ir
 from .dead_arms import DeadArmScanner
 from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
@@ -180,7 +180,7 @@ class Lowerer:
             self.access(leaf.path, t, "write")
             self.inst.written.add(leaf.path)
             cur = ir.Load(leaf.dtype, leaf.path, idx, self.loc(t))
-            new = self.binop(op, cur, rhs, node)
+            new = _located(self.binop(op, cur, rhs, node), self.loc(node))
             self.emit(ir.Store(self.loc(t), leaf.path, idx, self.cast(self.scalar(new, node), leaf.dtype)))
             return
         if isinstance(t, ast.Name):
@@ -189,7 +189,7 @@ class Lowerer:
                 rhs = self.scalar(self.expr(node.value), node.value)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(cur.dtype, op, cur, self.cast(rhs, cur.dtype))))
                 return
-            new = self.binop(op, cur, self.expr(node.value), node)
+            new = _located(self.binop(op, cur, self.expr(node.value), node), self.loc(node))
             self.assign(t, new, node)
             return
         raise self.syntax(node, "augmented assignment to this target")
@@ -383,7 +383,9 @@ class Lowerer:
             e = self.int_scalar(stop, node.iter)
             st = self.int_scalar(step, node.iter)
             if isinstance(st, ir.Const) and st.value == 0:
-                raise QdTypeError("range() step must not be zero", self.loc(node.iter))
+                it = node.iter
+                where = it.args[2] if isinstance(it, ast.Call) and len(it.args) == 3 else it
+                raise QdTypeError("range() step must not be zero", self.loc(where))
             t = _dt.promote(s.dtype, e.dtype)
             dims.append((self.cast(s, t), self.cast(e, t), self.cast(st, t)))
         parallel = self.is_kernel and self.task < 0 and not self.loops_runtime()
@@ -413,7 +415,8 @@ class Lowerer:
             for k, v in saved_scope.items():
                 if v is not None:
                     self.scope[k] = v
-        self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1))
+        self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1,
+                         self.loc(node.iter)))
 
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""
@@ -457,13 +460,9 @@ class Lowerer:
                                   self.loc(node))
             return v
         if name in self.freevars:
-            v = self.freevars[name]
-            self.inst.captures.append(("free", self.func.fn.__module__, name, v))
-            return CT(v)
+            return captures.name(self.inst, self.func, "free", self.func.fn.__module__, name, self.freevars[name])
         if name in self.globals:
-            v = self.globals[name]
-            self.inst.captures.append(("global", self.func.fn.__module__, name, v))
-            return CT(v)
+            return captures.name(self.inst, self.func, "global", self.func.fn.__module__, name, self.globals[name])
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))
@@ -489,7 +488,7 @@ class Lowerer:
             leaf = base.leaf
             if name == "shape":
                 self.access(leaf.path, node, "shape")
-                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d) for d in range(leaf.ndim)))
+                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d, self.loc(node)) for d in range(leaf.ndim)))
             if name == "dtype":
                 return CT(leaf.dtype)
             if name == "ndim":
@@ -497,9 +496,10 @@ class Lowerer:
             raise QdTypeError(f"arrays have no attribute {name!r} inside kernels", self.loc(node))
         if isinstance(base, CT):
             try:
-                return self.wrap_static(getattr(base.value, name))
+                v = getattr(base.value, name)
             except AttributeError:
                 raise QdNameError(f"{self.describe(base)} has no attribute {name!r}", self.loc(node)) from None
+            return v if isinstance(v, (LeafV, StructV, TupleV)) else captures.attribute(self.inst, base, name, v)
         raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}", self.loc(node))
 
     def expr_Subscript(self, node):
@@ -532,22 +532,30 @@ class Lowerer:
         if isinstance(sl, ast.Slice):
             raise self.syntax(sl, "slicing")
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        vals = []
+        vals, nodes = [], []
         for it in items:
             v = self.expr(it)
             if isinstance(v, TupleV):
                 vals.extend(v.items)
+                nodes.extend([it] * len(v.items))
             else:
                 vals.append(v)
+                nodes.append(it)
         ndim = base.leaf.ndim
         if len(vals) != ndim:
             raise QdTypeError(f"array {base.leaf.path!r} has {ndim} dimension(s) but is indexed with {len(vals)} "
                               f"index(es)", self.loc(node))
         idx = []
-        for v in vals:
+        for v, it in zip(vals, nodes):
             e = self.scalar(v, node.slice)
             if not (e.dtype.is_int or e.dtype.is_bool):
                 raise QdTypeError(f"array index must be an integer, got {e.dtype}", self.loc(node.slice))
+            if isinstance(e, ir.Const) and int(e.value) < 0:
+                # quadrants rejects these too; without a debug bounds check a[-1] would write
+                # before the array instead of meaning its last element
+                raise QdSyntaxError(f"negative index {int(e.value)}: negative indices are not supported in kernels "
+                                    f"(write a.shape[{len(idx)}] - {-int(e.value)} for Python's meaning)",
+                                    self.loc(it))
             idx.append(e)
         return base, idx
 
@@ -560,7 +568,7 @@ class Lowerer:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
-        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+        return _located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
 
     def expr_UnaryOp(self, node):
         v = self.expr(node.operand)
@@ -636,7 +644,8 @@ class Lowerer:
         if f is lang.static:
             if len(node.args) != 1:
                 raise QdStaticError("qd.static() takes exactly one argument here", self.loc(node))
-            return self.wrap_static(self.static_value(node.args[0], whole=node))
+            v = self.expr(node.args[0])
+            return v if isinstance(v, CT) else self.wrap_static(self.static_of(v, node.args[0]))
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if f is builtins.range:
@@ -647,6 +656,8 @@ class Lowerer:
                     return CT(range(*(a.value for a in args)))
                 except TypeError as e:
                     raise QdTypeError(f"range(): {e}", self.loc(node)) from None
+                except ValueError:  # the only one range() raises: a step of 0
+                    raise QdTypeError("range() step must not be zero", self.loc(node.args[-1])) from None
             if len(args) == 1:
                 args = [CT(0), args[0]]
             if len(args) == 2:
@@ -686,7 +697,7 @@ class Lowerer:
             return self.math(name, args, node)
         if f is builtins.len and len(args) == 1 and isinstance(args[0], LeafV):
             self.access(args[0].leaf.path, node, "shape")
-            return ir.Shape(_dt.i32, args[0].leaf.path, 0)
+            return ir.Shape(_dt.i32, args[0].leaf.path, 0, self.loc(node))
         if f is builtins.len and len(args) == 1 and isinstance(args[0], TupleV):
             return CT(len(args[0].items))
         if name is not None and not kwargs:
@@ -700,7 +711,10 @@ class Lowerer:
             return CT(r)
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
             try:
-                return self.wrap_static(f(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))
+                a, kw = [a.value for a in args], {k: v.value for k, v in kwargs.items()}
+                r = f(*a, **kw)
+                captures.call(self.inst, fn, a, kw, r)
+                return self.wrap_static(r)
             except QdError:
                 raise
             except Exception as e:
@@ -741,7 +755,7 @@ class Lowerer:
         self.reg._in_progress.append((f, self.inst.id))
         try:
             self.src = get_source(f.fn)
-            self.inst.expanded.append((self.src.file, f.fn.__qualname__))
+            self.inst.expanded.append((self.src.file, f.fn.__qualname__, self.src.tree.lineno))
             self.scope, self.globals, self.freevars, self.func = params, f.fn.__globals__, free_vars(f.fn), f
             blk = self._new_block(self.block.id, None)
             self.block = blk
@@ -1141,7 +1155,9 @@ class Lowerer:
         return None
 
     def static_value(self, node, whole=None):
-        v = self.expr(node)
+        return self.static_of(self.expr(node), node)
+
+    def static_of(self, v, node):
         if isinstance(v, CT):
             return v.value
         if isinstance(v, (StructV, LeafV)) and not (isinstance(v, LeafV) and v.leaf.kind == "scalar"):
@@ -1191,6 +1207,20 @@ def _expands_in_kernel(f, seen=None) -> bool:
 
     seen[id(f)] = has_loop(tree.body)
     return seen[id(f)]
+
+
+def _located(v, loc: SourceLoc | None):
+    """Give the arithmetic just built for one source operator (and the multiplications of an
+    expanded `x ** n`) that operator's location, so a debug overflow check can point at it."""
+    stack = [v]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.BinOp) and e.loc is None:
+            e.loc = loc
+            stack += [e.lhs, e.rhs]
+        elif isinstance(e, ir.Cast):
+            stack.append(e.operand)
+    return v
 
 
 def _static_unary(op, v):

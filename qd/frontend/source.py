@@ -29,15 +29,20 @@ class FuncSource:
         return SourceLoc(self.file, node.lineno, node.col_offset, end_col)
 
 
-_cache: dict[object, FuncSource] = {}
+# Keyed by the identity of the code object, not by its equality: code objects compare equal
+# across files and across an edit that only changes a local annotation (a `importlib.reload`
+# in a notebook), and either would hand back the other function's text and file name. The
+# entry holds the code object, so its id cannot be reused while the entry exists.
+_cache: dict[int, tuple[object, FuncSource]] = {}
 
 
 def get_source(fn) -> FuncSource:
+    """The parsed source of `fn`, read once per function object's code."""
     code = getattr(fn, "__code__", None)
     key = code if code is not None else fn
-    hit = _cache.get(key)
-    if hit is not None:
-        return hit
+    hit = _cache.get(id(key))
+    if hit is not None and hit[0] is key:
+        return hit[1]
     try:
         lines, start = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or "<unknown>"
@@ -57,6 +62,7 @@ def get_source(fn) -> FuncSource:
     fdef = tree.body[0]
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise QdSyntaxError(f"{fn!r} is not a function definition")
-    src = FuncSource(file, fdef, raw, hashlib.sha256(raw.encode()).hexdigest()[:16])
-    _cache[key] = src
+    # the digest covers where the text is too: a moved function has stale error locations
+    src = FuncSource(file, fdef, raw, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16])
+    _cache[id(key)] = (key, src)
     return src

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -54,7 +56,21 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, kernel, writable: bool 
                           kernel.param_loc(path))
 
 
+def int_range(dtype: _dt.DType) -> tuple[int, int]:
+    """Smallest and largest value of an integer (or u1) type.
+
+    A launch argument outside this range is an error rather than wrapped: `2**40` for an
+    `i32` or `-1` for a `u8` is almost always a bug in the caller, and wrapping would hide it.
+    """
+    if dtype.is_bool:
+        return 0, 1
+    if dtype.is_signed:
+        return -(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1
+    return 0, (1 << dtype.bits) - 1
+
+
 def scalar_arg(v, dtype: _dt.DType, path: str, kernel):
+    """The Python int or float a scalar argument is passed as, after checking it fits `dtype`."""
     if isinstance(v, (bool, np.bool_)) or isinstance(v, (int, np.integer)):
         if dtype.is_float:
             try:
@@ -62,8 +78,10 @@ def scalar_arg(v, dtype: _dt.DType, path: str, kernel):
             except OverflowError:
                 raise QdArgumentError(f"argument {path!r}: {v} is out of range for {dtype}",
                                       kernel.param_loc(path)) from None
-        if not -(2 ** 63) <= int(v) < 2 ** 64:
-            raise QdArgumentError(f"argument {path!r}: {v} does not fit in 64 bits", kernel.param_loc(path))
+        lo, hi = int_range(dtype)
+        if not lo <= int(v) <= hi:
+            raise QdArgumentError(f"argument {path!r}: {v} is out of range for {dtype} ({lo} to {hi})",
+                                  kernel.param_loc(path))
         return int(v)
     if isinstance(v, (float, np.floating)):
         if not dtype.is_float:
@@ -72,6 +90,43 @@ def scalar_arg(v, dtype: _dt.DType, path: str, kernel):
         return float(v)
     raise QdArgumentError(f"argument {path!r} must be a {dtype} scalar, got {type(v).__name__}",
                           kernel.param_loc(path))
+
+
+def alias_checked(km, written: set[str]) -> bool:
+    """Whether launches must check array arguments for overlap (two or more arrays, one written)."""
+    arrays = [s for s in km.slots if s.kind == "array"]
+    return len(arrays) >= 2 and any(a.path in written for a in arrays)
+
+
+def slow_launch(kernel, km, written: set[str], args: tuple, kwargs: dict, bufs: tuple,
+                on_alias: Callable[..., object], finish: Callable[[], object]) -> object:
+    """The checked twin of a generated launcher, for calls its fast path does not take.
+
+    Every kept leaf is converted with the explaining checks above (so a bad argument is a
+    QdArgumentError naming it) and written into the same buffer; a valid value that ctypes
+    refuses (a numpy bool) is launched from here instead of being reported as a qd bug.
+    Called with the variant's lock held.
+    """
+    from ..kernel import _get_path
+
+    ibuf, fbuf = bufs
+    bound = kernel.bind(args, kwargs)
+    spans = []
+    for s in km.slots:
+        v = _get_path(bound, s.path, kernel)
+        if s.kind == "array":
+            p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, kernel, s.path in written)
+            ibuf[s.slot] = p
+            for d in range(s.ndim):
+                ibuf[s.slot + 1 + d] = shape[d]
+            spans.append((p, end))
+        elif s.dtype.is_float:
+            fbuf[s.slot] = scalar_arg(v, s.dtype, s.path, kernel)
+        else:
+            ibuf[s.slot] = scalar_arg(v, s.dtype, s.path, kernel)
+    if alias_checked(km, written) and (overlaps(spans) or len({p for p, _ in spans}) < len(spans)):
+        return on_alias(*args, **kwargs)
+    return finish()
 
 
 def overlaps(spans) -> bool:

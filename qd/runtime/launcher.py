@@ -10,101 +10,185 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import re
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..codegen import jit
-from ..codegen.lower_llvm import STATUS_SLOTS, KernelModule
+from ..codegen.checks import check_error
+from ..codegen.lower_llvm import ARG_HEADER, STATUS_SLOTS, KernelModule
+from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
-from ..errors import QdRuntimeError
+from ..errors import QdInternalError
 from ..ndarray import Ndarray
-from .args import array_arg, overlaps
+from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
+from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
 from .parallel import raise_interrupt
 
+if TYPE_CHECKING:
+    from ..kernel import Kernel, LaunchInfo
 
-def param_list(sig: inspect.Signature) -> tuple[str, str]:
-    """(parameter list for `def`, argument list to forward the same call)."""
+
+def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
+    """(parameter list for `def`, argument list to forward the same call); `defaults` is the
+    generated code's name for the kernel's default values."""
     params, fwd = [], []
     star = False
+    slash = any(p.kind is p.POSITIONAL_ONLY for p in sig.parameters.values())  # a "/" still to write
     for p in sig.parameters.values():
+        if not is_plain_identifier(p.name):
+            raise QdInternalError(f"parameter name {p.name!r} is not an identifier")
+        if slash and p.kind is not p.POSITIONAL_ONLY:
+            params.append("/")
+            slash = False
         if p.kind is p.KEYWORD_ONLY and not star:
             params.append("*")
             star = True
-        params.append(p.name if p.default is p.empty else f"{p.name}=_defaults[{p.name!r}]")
+        params.append(p.name if p.default is p.empty else f"{p.name}={defaults}[{p.name!r}]")
         fwd.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    if slash:
+        params.append("/")
     return ", ".join(params), ", ".join(fwd)
 
 
-def make_launcher(kernel, km: KernelModule, addr: int, written: set[str], on_alias, on_error, info):
+def internal_names(template: str, prefix: str) -> str:
+    """Generated source with every `@tag` spelled `prefix + tag` (see `hygiene`)."""
+    return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
+
+
+def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str],
+                  on_alias: Callable[..., object], info: LaunchInfo) -> Callable[..., object]:
+    """The launch function of one compiled variant: straight-line code for the fast case, and
+    the checked slow path (`slow_launch`) for anything the fast path does not take."""
+    try:
+        _check_module(kernel, km)
+    except QdInternalError as e:
+        raise QdInternalError(e.message, kernel.def_loc()) from None
     n = max(km.n_slots, 2)
     buf = (ctypes.c_int64 * n)()
     fbuf = (ctypes.c_double * n).from_buffer(buf)
     status = (ctypes.c_int64 * (STATUS_SLOTS + max(1, len(km.returns))))()
     fstatus = (ctypes.c_double * len(status)).from_buffer(status)
+    ustatus = (ctypes.c_uint64 * len(status)).from_buffer(status)
     buf[0] = ctypes.addressof(status)
     run = jit.ENTRY(addr)
     sig = kernel.signature
-    plist, fwd = param_list(sig)
-    ns = {"_i": buf, "_f": fbuf, "_st": status, "_sf": fstatus, "_run": run, "_argp": ctypes.addressof(buf),
-          "_Nd": Ndarray, "_npa": np.ndarray,
-          "_arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, kernel, w),
-          "_nptr": lambda v, path, w: _numpy_pointer(v, path, w, kernel),
-          "_overlaps": overlaps, "_aliased": on_alias, "_diagnose": on_error, "_defaults": kernel.defaults,
-          "_fail": lambda: _raise_check(km, status), "_keep": (buf, fbuf, status, fstatus), "_k": kernel, "_info": info,
-          "_lock": threading.Lock()}
-    body = ["  _nd = True"]
+    nm = Namer(sig.parameters)
+    plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
+    lock = threading.Lock()
+    returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, STATUS_SLOTS + i, t.is_bool)
+               for i, t in enumerate(km.returns)]
+
+    def fail() -> None:
+        _raise_check(km, status)
+
+    def slow(*args, **kwargs):
+        return slow_launch(kernel, km, written, args, kwargs, (buf, fbuf), on_alias,
+                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns))
+
+    for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
+                        "argp": ctypes.addressof(buf), "Nd": Ndarray, "npa": np.ndarray,
+                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, kernel, w),
+                        "nptr": lambda v, path, w: _numpy_pointer(v, path, w, kernel),
+                        "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
+                        "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
+                        "lock": lock}.items():
+        nm.bind(name, value)
+    for b in ("type", "len", "bool", "TypeError", "AttributeError", "OverflowError", "ValueError"):
+        nm.builtin(b)
+    body = ["  @nd = True"]
     arrays = []
     prefixes: dict[str, str] = {}
     for s in km.slots:
         k = s.slot
         acc = _accessor(s.path, prefixes, body)
         if s.kind == "array":
-            ns[f"_dt{k}"] = s.dtype
-            ns[f"_np{k}"] = s.dtype.np
-            body += [f"  v = {acc}",
-                     f"  if type(v) is _Nd and v.dtype is _dt{k} and v.ndim == {s.ndim}:",
-                     f"    p{k} = v._ptr; e{k} = v._end; shp = v.shape",
-                     f"  elif type(v) is _npa and v.dtype is _np{k} and v.ndim == {s.ndim} and v.size:",
-                     f"    p{k} = _nptr(v, {s.path!r}, {s.path in written}); e{k} = p{k} + v.nbytes; shp = v.shape; _nd = False",
+            nm.bind(f"dt{k}", s.dtype)
+            nm.bind(f"np{k}", s.dtype.np)
+            w = s.path in written
+            body += [f"  @v = {acc}",
+                     f"  if @type(@v) is @Nd and @v.dtype is @dt{k} and @v.ndim == {s.ndim}:",
+                     f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v.shape",
+                     f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size:",
+                     f"    @p{k} = @nptr(@v, {s.path!r}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
                      "  else:",
-                     f"    p{k}, e{k}, shp = _arr(v, _dt{k}, {s.ndim}, {s.path!r}, {s.path in written}); _nd = False",
-                     f"  _i[{k}] = p{k}"]
-            body += [f"  _i[{k + 1 + d}] = shp[{d}]" for d in range(s.ndim)]
+                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}); @nd = False",
+                     f"  @i[{k}] = @p{k}"]
+            body += [f"  @i[{k + 1 + d}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
         elif s.dtype.is_float:
-            body.append(f"  _f[{k}] = {acc}")
+            body.append(f"  @f[{k}] = {acc}")
         else:
-            body.append(f"  _i[{k}] = {acc}")
-    if len(arrays) >= 2 and any(a.path in written for a in arrays):
-        ps = [f"p{a.slot}" for a in arrays]
-        spans = ", ".join(f"(p{a.slot}, e{a.slot})" for a in arrays)
+            # ctypes would silently wrap an out-of-range int; one chained comparison sends it
+            # to the slow path, which names the parameter. The bounds are powers of two, so a
+            # comparison that numpy 1.x does in float64 (a uint64 scalar against an int) can
+            # only send a value near a bound to the exact slow path, never let one through.
+            lo, hi = int_range(s.dtype)
+            body += [f"  @t = {acc}", f"  if not {lo} <= @t < {hi + 1}:", "    raise @OverflowError",
+                     f"  @i[{k}] = @t"]
+    if alias_checked(km, written):
+        ps = [f"@p{a.slot}" for a in arrays]
+        spans = ", ".join(f"(@p{a.slot}, @e{a.slot})" for a in arrays)
         if len(arrays) == 2:
             a, b = arrays
-            cond = f"(p{a.slot} < e{b.slot} and p{b.slot} < e{a.slot}) or p{a.slot} == p{b.slot}"
+            cond = f"(@p{a.slot} < @e{b.slot} and @p{b.slot} < @e{a.slot}) or @p{a.slot} == @p{b.slot}"
         else:
-            cond = f"(len({{{', '.join(ps)}}}) < {len(ps)}) if _nd else _overlaps(({spans},))"
-        body += [f"  if {cond}:", f"    return _aliased({fwd})"]
+            cond = f"(@len({{{', '.join(ps)}}}) < {len(ps)}) if @nd else @overlaps(({spans},))"
+        body += [f"  if {cond}:", f"    return @aliased({fwd})"]
     # The argument buffer belongs to this variant; the lock keeps a launch from another Python
     # thread from rewriting it while native code reads it.
-    lines = [f"def launch({plist}):", " with _lock:", "  try:"]
+    lines = [f"def @launch({plist}):", " with @lock:", "  try:"]
     lines += ["  " + b for b in body]
-    lines += ["  except (TypeError, AttributeError, OverflowError, ValueError):", f"    return _diagnose({fwd})",
-              "  _run(_argp)", "  _k.last = _info", "  if _st[0]:", "    _fail()"]
+    lines += ["  except (@TypeError, @AttributeError, @OverflowError, @ValueError):", f"    return @slow({fwd})",
+              "  @run(@argp)", "  @k.last = @info", "  if @st[0]:", "    @fail()"]
     rets = []
     for i, t in enumerate(km.returns):
         slot = STATUS_SLOTS + i
-        rets.append(f"_sf[{slot}]" if t.is_float else (f"bool(_st[{slot}])" if t.is_bool else f"_st[{slot}]"))
+        rets.append(f"@sf[{slot}]" if t.is_float else f"@bool(@st[{slot}])" if t.is_bool
+                    else f"@st[{slot}]" if t.is_signed else f"@su[{slot}]")
     if len(rets) == 1:
         lines.append(f"  return {rets[0]}")
     elif rets:
         lines.append(f"  return ({', '.join(rets)},)")
-    src = "\n".join(lines)
-    code = compile(src, f"<qd launcher {kernel.fn.__qualname__}>", "exec")
-    exec(code, ns)
-    launch = ns["launch"]
+    src = internal_names("\n".join(lines), nm.prefix)
+    ns = dict(nm.ns)
+    exec(compile(src, f"<qd launcher {kernel.fn.__qualname__}>", "exec"), ns)
+    launch = ns[nm("launch")]
     launch.__qd_source__ = src
     return launch
+
+
+def _finish_run(run, buf, kernel, info, status, fail, returns):
+    """Run the kernel on the filled buffer and read its results, like the generated code."""
+    run(ctypes.addressof(buf))
+    kernel.last = info
+    if status[0]:
+        fail()
+    vals = [bool(view[slot]) if is_bool else view[slot] for view, slot, is_bool in returns]
+    if len(vals) == 1:
+        return vals[0]
+    return tuple(vals) if vals else None
+
+
+def _check_module(kernel, km: KernelModule) -> None:
+    """Everything of `km` that generated code spells out must be plain: identifiers for paths,
+    non-negative ints inside the buffer for slots. `km` may come from a disk-cache entry."""
+    what = f"launcher of kernel {kernel.fn.__qualname__}"
+    n = max(checked_int(km.n_slots, f"{what}: slot count"), 2)
+    for t in km.returns:
+        if t not in ALL_DTYPES:
+            raise QdInternalError(f"{what}: return type {t!r} is not a qd dtype")
+    for s in km.slots:
+        checked_path(s.path, kernel.signature.parameters, what)
+        if s.dtype not in ALL_DTYPES:
+            raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")
+        nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.kind == "array" else 0
+        slot = checked_int(s.slot, f"{what}: slot of {s.path!r}", ARG_HEADER)
+        if slot + nd >= n:
+            raise QdInternalError(f"{what}: slot {slot} of {s.path!r} lies outside the argument buffer")
 
 
 def _accessor(path: str, prefixes: dict[str, str], body: list[str]) -> str:
@@ -115,7 +199,7 @@ def _accessor(path: str, prefixes: dict[str, str], body: list[str]) -> str:
         prefix = ".".join(parts[: i + 1])
         local = prefixes.get(prefix)
         if local is None:
-            local = prefixes[prefix] = f"_o{len(prefixes)}"
+            local = prefixes[prefix] = f"@o{len(prefixes)}"
             body.append(f"  {local} = {expr}.{parts[i]}")
         expr = local
     return expr if len(parts) == 1 else f"{expr}.{parts[-1]}"
@@ -132,7 +216,7 @@ def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
 
 def _raise_check(km: KernelModule, status) -> None:
     raise_interrupt(status)  # a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
-    site, index = status[1], status[2]
+    kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
-    raise QdRuntimeError(f"index {index} is out of bounds", loc)
+    raise check_error(kind, value, loc)

@@ -29,7 +29,7 @@ from ..codegen import jit
 TASK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 stats = {"pool_launches": 0}  # how many parallel loops went to the pool (tests, diagnostics)
 _pool: dict = {"n": 1, "executor": None}
-INTERRUPTED = 2  # status-block error code: a parallel loop of this launch was interrupted
+INTERRUPTED = -1  # status-block code: a parallel loop of this launch was interrupted (checks use 1..)
 _pending: dict[int, BaseException] = {}  # status-block address -> exception to raise in the caller
 WAIT_SLICE_S = 0.1  # the waiting thread wakes this often, so a signal is handled even if delivered elsewhere
 
@@ -153,11 +153,11 @@ def _parallel_for(task, args, begin, end):
     while True:  # the same again after any further interrupt, until no pool thread runs a chunk
         try:
             _pending.setdefault(ctypes.addressof(_status(args)), err)
-            status = _status(args)
-            if status[0] == 0:
-                status[0] = INTERRUPTED
             if loop is not None:
                 loop.halt()
+            status = _status(args)  # no pool thread can claim slot 0 for a failed check any more
+            if status[0] == 0:
+                status[0] = INTERRUPTED
             return
         except BaseException:
             continue

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import pytest
+from _env import child_env
 
 HELPER = textwrap.dedent("""
     import qd
@@ -68,8 +69,7 @@ def project(tmp_path):
 
 
 def run(project, cache="on", **env):
-    e = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    e.update(env)
+    e = child_env(**env)
     r = subprocess.run([sys.executable, "prog.py", str(project / "cache"), cache], cwd=project, env=e,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -175,7 +175,7 @@ USER = textwrap.dedent("""
 def test_dataclass_edited_in_another_file_is_a_miss(tmp_path):
     (tmp_path / "state.py").write_text(STATE.format(dtype="f32"))
     (tmp_path / "user.py").write_text(USER)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = child_env()
 
     def go(dt):
         r = subprocess.run([sys.executable, "user.py", str(tmp_path / "cache"), dt], cwd=tmp_path, env=env,
@@ -220,7 +220,7 @@ CALLER = textwrap.dedent("""
 def test_edit_of_a_func_lowered_in_place_is_a_miss(tmp_path):
     (tmp_path / "loops.py").write_text(LOOPS.format(value="1.0"))
     (tmp_path / "caller.py").write_text(CALLER)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = child_env()
 
     def go():
         r = subprocess.run([sys.executable, "caller.py", str(tmp_path / "cache")], cwd=tmp_path, env=env,

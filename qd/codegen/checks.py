@@ -1,0 +1,160 @@
+"""Run-time checks compiled into kernels, and the errors they become.
+
+A failing check does not trap: a trap would take the whole Python process down, and a kernel
+runs on several threads at once. Instead it records what failed in the launch's status block
+(slot 0: the kind of check, slot 1: the site, an index into `KernelModule.check_locs`, slot 2:
+a value for the message) and the kernel carries on with a harmless value; the launcher turns
+the record into a located `QdError` once the launch returns. Slot 0 is claimed with a
+compare-and-swap, so when threads fail at once the first failure is reported whole instead
+of a mixture of two.
+
+Which checks exist, and when they are compiled in:
+- bounds of every array access, `qd.init(debug=True)` only;
+- signed and unsigned overflow of integer `+ - * <<`, debug only (quadrants checks the same
+  four operators; `-` of unsigned values that would go below zero counts as overflow);
+- a run-time `range()` step of 0, always: Python raises for it, and the iteration count
+  would otherwise divide by zero. The check runs once per loop entry, not per iteration;
+- array extents read as `a.shape[d]` / `len(a)`, always: those are i32 values (quadrants'
+  type), so a launch whose extent exceeds 2**31 - 1 is refused before any code runs,
+  instead of letting loop bounds and sizes wrap. Arrays are still addressed with 64-bit
+  offsets, so more than 2**31 elements in total are fine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import dtypes as _dt
+from ..errors import QdArgumentError, QdError, QdRuntimeError, SourceLoc
+from ..frontend import ir
+from .llvm_text import ll
+
+if TYPE_CHECKING:
+    from .lower_llvm import StmtGen
+
+BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT = range(1, 8)
+OVERFLOW = {"add": ADD, "sub": SUB, "mul": MUL, "shl": SHL}
+I32_MAX = 2**31 - 1
+_INT_TYPES = (_dt.i8, _dt.i16, _dt.i32, _dt.i64, _dt.u8, _dt.u16, _dt.u32, _dt.u64)
+_OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
+
+
+def check_error(kind: int, value: int, loc: SourceLoc | None) -> QdError:
+    """The error for a status record (kind, value) written by a failed check at `loc`."""
+    if kind in _OVERFLOW_WORD:
+        t = _INT_TYPES[value] if 0 <= value < len(_INT_TYPES) else None
+        what = f"the result does not fit {t}" if t is not None else "the result does not fit its type"
+        if kind == SHL and t is not None:
+            what = f"bits are shifted out of {t}, or the shift amount is not in 0..{t.bits - 1}"
+        return QdRuntimeError(f"{_OVERFLOW_WORD[kind]} overflow detected: {what}", loc)
+    if kind == STEP:
+        return QdRuntimeError("range() step must not be zero", loc)
+    if kind == EXTENT:
+        return QdArgumentError(f"launch refused: an array extent of {value} is read here as a qd.i32 "
+                               f"(.shape and len() are i32 in kernels), which holds at most {I32_MAX}", loc)
+    return QdRuntimeError(f"index {value} is out of bounds", loc)
+
+
+# -- emitting checks into the function a StmtGen is writing -----------------------------------
+
+
+def record(g: StmtGen, kind: int, loc: SourceLoc | None, value: str) -> None:
+    """Record a failure at the current point of the code (a cold block the caller branched to)."""
+    fn = g.fn
+    site = len(g.mg.check_locs)
+    g.mg.check_locs.append(loc)
+    r = fn.ins(f"cmpxchg ptr {g.status}, i64 0, i64 {kind} monotonic monotonic")
+    won = fn.ins(f"extractvalue {{ i64, i1 }} {r}, 1")
+    first, done = fn.new_label("chkfirst"), fn.new_label("chkrec")
+    fn.term(f"br i1 {won}, label %{first}, label %{done}")
+    fn.label(first)
+    for slot, val in ((1, str(site)), (2, value)):
+        p = fn.ins(f"getelementptr i64, ptr {g.status}, i64 {slot}")
+        fn.op(f"store i64 {val}, ptr {p}")
+    fn.term(f"br label %{done}")
+    fn.label(done)
+
+
+def fail_if(g: StmtGen, bad: str, kind: int, loc: SourceLoc | None, value: str) -> None:
+    """Record a failure when the i1 `bad` is true, then continue either way."""
+    fn = g.fn
+    fail_l, cont_l = fn.new_label("chkfail"), fn.new_label("chkok")
+    fn.term(f"br i1 {bad}, label %{fail_l}, label %{cont_l}")
+    fn.label(fail_l)
+    record(g, kind, loc, value)
+    fn.term(f"br label %{cont_l}")
+    fn.label(cont_l)
+
+
+def overflow(g: StmtGen, e: ir.BinOp, a: str, b: str) -> str:
+    """`a op b` for an integer `+ - * <<`, recording an overflow (debug mode)."""
+    fn = g.fn
+    d = e.lhs.dtype
+    t = ll(d)
+    if d.is_bool or not d.is_int:
+        return fn.ins(f"{e.op} {t} {a}, {b}")
+    if e.op == "shl":
+        # the amount is reduced modulo the width, so the shift itself is defined even when the
+        # check fails; shifting back must give `a` again, or bits were lost (or the sign changed)
+        big = fn.ins(f"icmp uge {t} {b}, {d.bits}")
+        amt = fn.ins(f"and {t} {b}, {d.bits - 1}")
+        v = fn.ins(f"shl {t} {a}, {amt}")
+        back = fn.ins(f"{'ashr' if d.is_signed else 'lshr'} {t} {v}, {amt}")
+        lost = fn.ins(f"icmp ne {t} {back}, {a}")
+        bad = fn.ins(f"or i1 {big}, {lost}")
+    else:
+        name = f"llvm.{'s' if d.is_signed else 'u'}{e.op}.with.overflow.{t}"
+        f = g.mg.intrinsic(name, f"{{ {t}, i1 }}", [t, t])
+        r = fn.ins(f"call {{ {t}, i1 }} {f}({t} {a}, {t} {b})")
+        v = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 0")
+        bad = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 1")
+    fail_if(g, bad, OVERFLOW[e.op], e.loc, str(_INT_TYPES.index(d)))
+    return v
+
+
+def step_nonzero(g: StmtGen, step: str, loc: SourceLoc | None) -> None:
+    """Record a run-time `range()` step of 0 (the loop then runs no iterations)."""
+    bad = g.fn.ins(f"icmp eq i64 {step}, 0")
+    fail_if(g, bad, STEP, loc, "0")
+
+
+def shape_reads(root: ir.Inst, insts: dict[str, ir.Inst]) -> dict[tuple[str, int], SourceLoc | None]:
+    """(kernel leaf path, dimension) of every extent the kernel's call tree reads as an i32,
+    mapped through call bindings to the kernel's own leaves; value: the first read's location."""
+    memo: dict[str, dict] = {}
+
+    def of(inst: ir.Inst) -> dict:
+        hit = memo.get(inst.id)
+        if hit is not None:
+            return hit
+        out: dict[tuple[str, int], SourceLoc | None] = {}
+        for st in ir.walk_stmts(inst.body):
+            for x in ir.exprs(st):
+                if isinstance(x, ir.Shape):
+                    out.setdefault((x.path, x.dim), x.loc)
+                elif isinstance(x, ir.CallFunc):
+                    bound = {q: a for a, q in x.binds}
+                    for (q, dim), loc in of(insts[x.callee]).items():
+                        if q in bound:
+                            out.setdefault((bound[q], dim), loc)
+        memo[inst.id] = out
+        return out
+
+    return of(root)
+
+
+def extent_guard(g: StmtGen, reads: dict[tuple[str, int], SourceLoc | None]) -> None:
+    """At the start of a launch: refuse it (record, return) if an extent read as i32 is too big."""
+    fn = g.fn
+    for (path, dim), loc in sorted(reads.items(), key=lambda kv: kv[0]):
+        lv = g.leaves.get(path)
+        if lv is None:
+            continue
+        s = lv[1][dim]
+        big = fn.ins(f"icmp ugt i64 {s}, {I32_MAX}")
+        refuse, ok = fn.new_label("refuse"), fn.new_label("extok")
+        fn.term(f"br i1 {big}, label %{refuse}, label %{ok}")
+        fn.label(refuse)
+        record(g, EXTENT, loc, s)
+        fn.term("ret void")
+        fn.label(ok)

@@ -1,0 +1,291 @@
+"""What a disk-cache entry records about the Python world its kernel was compiled in, and the
+re-check of those records when a later process loads the entry.
+
+A kernel's native code depends on more than its key: the source of every function it came
+from, and every compile-time value the frontend read (a global, an attribute reached from a
+module, class or enum, a func's parameter defaults, the result of a plain Python function
+called at compile time). Each is recorded in a form that means the same in another process
+and re-verified on load; a value that has no such form keeps the kernel in memory only.
+
+Records:
+- source: `file::qualname@line` -> digest of the function's lines, so two definitions of one
+  name (chosen at import time) are told apart by where they start;
+- `["g", module, "a.b.c", stable]`: a global (or an attribute chain from one) and its value;
+- `["k", "", "a.b", stable]`: the same from the kernel's closure;
+- `["call", module|"", root kind, "a.f", args, kwargs, stable result]`: a plain Python callable
+  evaluated at compile time with stable arguments; it is evaluated again on load and the
+  result compared, which also covers whatever it read (a global, an environment variable).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import stat
+import sys
+import types
+
+from .frontend.values import ct_key
+
+# ---------------------------------------------------------------- stable values
+
+
+def _code_pos(fn) -> list | None:
+    code = getattr(fn, "__code__", None)
+    return None if code is None else [code.co_filename, code.co_firstlineno]
+
+
+def _defaults(fn) -> list | None:
+    """Stable forms of a function's parameter defaults (a default taken from a global is a
+    compile-time value of every call that omits it); None if one has none."""
+    out = []
+    for d in getattr(fn, "__defaults__", None) or ():
+        s = stable(d)
+        if s is None and d is not None:
+            return None
+        out.append(s)
+    for name, d in sorted((getattr(fn, "__kwdefaults__", None) or {}).items()):
+        s = stable(d)
+        if s is None and d is not None:
+            return None
+        out.append([name, s])
+    return out
+
+
+def stable(v):
+    """A JSON-able description of a compile-time value that means the same in every process,
+    or None when there is none (then the variant is not cached)."""
+    if getattr(v, "is_qd_func", False) or getattr(v, "is_qd_kernel", False):
+        d = _defaults(v.fn)
+        return None if d is None else ["func", v.fn.__module__, v.fn.__qualname__, _code_pos(v.fn), d]
+    if isinstance(v, types.ModuleType):
+        return ["module", v.__name__]
+    if isinstance(v, types.FunctionType):
+        d = _defaults(v)
+        return None if d is None else ["obj", v.__module__, v.__qualname__, _code_pos(v), d]
+    if callable(v) and isinstance(getattr(v, "__qualname__", None), str) \
+            and isinstance(getattr(v, "__module__", None), str):
+        return ["obj", v.__module__, v.__qualname__]
+    try:
+        k = ct_key(v)
+    except (TypeError, RecursionError):
+        return None
+    return stable_key(k)
+
+
+def stable_key(k):
+    """The process-independent form of a `ct_key`, or None when it rests on object identity."""
+    if isinstance(k, tuple):
+        if k and k[0] in ("func", "obj", "val"):
+            return None  # identity-based parts have no meaning in another process
+        parts = [stable_key(x) for x in k]
+        return None if any(p is None and x is not None for p, x in zip(parts, k)) else parts
+    if k is None or isinstance(k, (bool, int, str)):
+        return k
+    return None
+
+
+def encode(v):
+    """An invertible JSON form of a plain argument value, or None."""
+    if v is None or isinstance(v, (bool, int, str)) and type(v) in (bool, int, str):
+        return [type(v).__name__, v]
+    if type(v) is float:
+        return ["float", v.hex()]
+    if type(v) in (tuple, list):
+        items = [encode(x) for x in v]
+        return None if any(i is None for i in items) else [type(v).__name__, items]
+    return None
+
+
+def decode(e):
+    tag, v = e
+    if tag in ("NoneType", "bool", "int", "str"):
+        return {"NoneType": lambda x: None, "bool": bool, "int": int, "str": str}[tag](v)
+    if tag == "float":
+        return float.fromhex(v)
+    if tag in ("tuple", "list"):
+        items = [decode(x) for x in v]
+        return tuple(items) if tag == "tuple" else items
+    raise ValueError(f"unknown argument tag {tag!r}")
+
+
+# ---------------------------------------------------------------- source records
+
+
+_file_hashes: dict[tuple, str] = {}
+
+
+def _regular(path: str):
+    """stat of `path` when it is a regular file (a FIFO or device named by a record is never read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def file_digest(path: str) -> str | None:
+    st = _regular(path)
+    if st is None:
+        return None
+    k = (path, st.st_mtime_ns, st.st_size)
+    hit = _file_hashes.get(k)
+    if hit is None:
+        with open(path, "rb") as f:
+            hit = _file_hashes[k] = hashlib.sha256(f.read()).hexdigest()
+    return hit
+
+
+_functions: dict[tuple, dict] = {}
+
+
+def function_digest(path: str, qualname: str, line: int) -> str | None:
+    """Digest of one function's source lines (decorators included) and of where they start, so
+    an edit elsewhere in the file is not a miss, but a function that moved is (its error
+    locations would be stale). `line` is its `def` line: two definitions of one name in one
+    file (chosen at import time) are two functions."""
+    st = _regular(path)
+    if st is None:
+        return None
+    k = (path, st.st_mtime_ns, st.st_size)
+    table = _functions.get(k)
+    if table is None:
+        table = _functions[k] = _function_table(path)
+    return table.get(f"{qualname}@{line}")
+
+
+def _function_table(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    lines = text.splitlines()
+    out: dict[str, str] = {}
+
+    def walk(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + child.name
+                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                body = "\n".join(lines[start - 1:child.end_lineno])
+                out[f"{q}@{child.lineno}"] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
+                walk(child, q + (".<locals>." if not isinstance(child, ast.ClassDef) else "."))
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def source_record(file: str, qualname: str, line: int) -> tuple[str, str] | None:
+    """(record key, digest) to store for one function, or None if its source cannot be found."""
+    d = function_digest(file, qualname, line)
+    if d is not None:
+        return f"{file}::{qualname}@{line}", d
+    d = file_digest(file)
+    return None if d is None else (file, d)
+
+
+def source_still_matches(record: str, digest: str) -> bool:
+    if "::" in record:
+        file, rest = record.split("::", 1)
+        qualname, _, line = rest.rpartition("@")
+        return line.isdigit() and function_digest(file, qualname, int(line)) == digest
+    return file_digest(record) == digest
+
+
+# ---------------------------------------------------------------- compile-time values
+
+
+def _describe(chain: str, value) -> str:
+    return f"{chain} ({type(value).__name__})"
+
+
+def captures(insts) -> tuple[list | None, str | None]:
+    """(records of every compile-time value the instantiations read, None), or (None, what
+    cannot be re-checked in another process)."""
+    out, seen = [], set()
+    for inst in insts:
+        for cap in inst.captures:
+            kind = cap[0]
+            if kind == "opaque":
+                return None, cap[1]
+            if kind == "hfree":
+                return None, f"closure variable {cap[2]!r} of {inst.qualname}"
+            if kind in ("global", "free"):
+                _, module, chain, value = cap
+                s = stable(value)
+                if s is None:
+                    return None, _describe(chain, value)
+                rec = ["g", module, chain, s] if kind == "global" else ["k", "", chain, s]
+            elif kind == "call":
+                _, root, module, chain, args, kwargs, result = cap
+                if root == "hfree":
+                    return None, f"closure variable {chain.split('.')[0]!r} of {inst.qualname}"
+                a = encode(tuple(args))
+                kw = encode(tuple(sorted(kwargs.items())))
+                r = stable(result)
+                if a is None or kw is None or r is None:
+                    return None, f"the compile-time call of {chain}()"
+                rec = ["call", module if root == "global" else "", root, chain, a, kw, r]
+            else:
+                return None, f"a compile-time value of kind {kind!r}"
+            k = json.dumps(rec, sort_keys=True)
+            if k not in seen:
+                seen.add(k)
+                out.append(rec)
+    return out, None
+
+
+def _resolve(root: dict, chain: str):
+    parts = chain.split(".")
+    v = root[parts[0]]
+    for p in parts[1:]:
+        v = getattr(v, p)
+    return v
+
+
+def still_hold(records: list, kernel_fn) -> bool:
+    """Whether every recorded compile-time value is still what the entry was compiled with.
+    A malformed record raises (ValueError, TypeError, KeyError, IndexError)."""
+    closure = None
+    for rec in records:
+        tag = rec[0]
+        if tag in ("g", "k") or tag == "call":
+            if tag == "call":
+                _, module, root_kind, chain, a, kw, expected = rec
+                kind = "k" if root_kind == "free" else "g"
+            else:
+                kind, module, chain, expected = rec
+            if not isinstance(chain, str) or not isinstance(module, str):
+                raise TypeError("record names must be strings")
+            if kind == "k":
+                if closure is None:
+                    closure = {}
+                    for name, cell in zip(kernel_fn.__code__.co_freevars, kernel_fn.__closure__ or ()):
+                        try:
+                            closure[name] = cell.cell_contents
+                        except ValueError:
+                            pass
+                root = closure
+            else:
+                mod = sys.modules.get(module)
+                if mod is None:
+                    return False
+                root = vars(mod)
+            call = (decode(a), dict(decode(kw))) if tag == "call" else None
+            try:
+                value = _resolve(root, chain)
+                if call is not None:
+                    value = value(*call[0], **call[1])
+            except Exception:  # noqa: BLE001 - whatever user code raises, the value is not the same
+                return False
+            if stable(value) != expected:
+                return False
+        else:
+            raise ValueError(f"unknown record {tag!r}")
+    return True

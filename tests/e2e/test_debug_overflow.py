@@ -1,0 +1,240 @@
+"""`qd.init(debug=True)` checks integer `+ - * <<` for overflow, signed and unsigned.
+
+The cases are quadrants' (its overflow tests: one value per type that overflows and a
+neighbour that does not); expected results of the cases that do not overflow come from numpy.
+Without debug the same operations wrap silently and the generated code has no checks.
+"""
+
+import numpy as np
+import pytest
+from _located import check_located
+
+import qd
+from qd.codegen import jit
+
+SIGNED = [qd.i8, qd.i16, qd.i32, qd.i64]
+UNSIGNED = [qd.u8, qd.u16, qd.u32, qd.u64]
+ALL = [qd.i8, qd.u8, qd.i16, qd.u16, qd.i32, qd.u32, qd.i64, qd.u64]
+
+
+def _top(t):
+    """2**(bits-2) for signed types, 2**(bits-1) for unsigned: adding it to itself overflows."""
+    return 2 ** (t.bits - 2) if t.is_signed else 2 ** (t.bits - 1)
+
+
+@pytest.fixture
+def debug_mode(qd_cache_dir):
+    qd.init(arch=qd.cpu, debug=True, offline_cache_file_path=str(qd_cache_dir))
+
+
+def _wrap(t, v):
+    """`v` wrapped to type `t`, as a Python int (what numpy's fixed-width arithmetic gives)."""
+    return int(np.array(v % 2**t.bits, dtype=np.uint64).astype(t.np))
+
+
+def _same(t, got, want):
+    """A u64 result may come back as the signed value with the same bits."""
+    return got % 2**64 == want if t == qd.u64 else got == want
+
+
+def make_add(t):
+    @qd.kernel
+    def k(x: t, y: t) -> t:
+        a = t(x)
+        b = t(y)
+        return a + b  # at:add
+
+    return k
+
+
+def make_sub(t):
+    @qd.kernel
+    def k(x: t, y: t) -> t:
+        a = t(x)
+        b = t(y)
+        return a - b  # at:sub
+
+    return k
+
+
+def make_mul(t):
+    @qd.kernel
+    def k(x: t, y: t) -> t:
+        a = t(x + 1)
+        b = t(y + 1)
+        return a * b  # at:mul
+
+    return k
+
+
+def make_shl(t):
+    @qd.kernel
+    def k(n: t) -> t:
+        a = t(2)
+        b = n
+        return a << b  # at:shl
+
+    return k
+
+
+ADD = [(t, _top(t), _top(t)) for t in ALL]
+SUB = [(t, _top(t), _wrap(t, -_top(t))) for t in SIGNED] + [(t, 1, 2) for t in UNSIGNED]
+MUL = [(t, 2 ** (t.bits // 2), 2 ** (t.bits // 2 - (1 if t.is_signed else 0))) for t in ALL]
+SHL = [(t, t.bits - (2 if t.is_signed else 1)) for t in ALL]
+
+CASES = ([("add", make_add, t, (x, y)) for t, x, y in ADD] + [("sub", make_sub, t, (x, y)) for t, x, y in SUB]
+         + [("mul", make_mul, t, (x, y)) for t, x, y in MUL]
+         + [("shl", make_shl, t, (n,)) for t, n in SHL])
+WORDS = {"add": "Addition", "sub": "Subtraction", "mul": "Multiplication", "shl": "Shift left"}
+NODES = {"add": "a + b", "sub": "a - b", "mul": "a * b", "shl": "a << b"}
+
+
+def _ids(cases):
+    return [f"{op}-{t.name}" for op, _, t, _ in cases]
+
+
+def _exact(op, args):
+    if op == "add":
+        return args[0] + args[1]
+    if op == "sub":
+        return args[0] - args[1]
+    if op == "mul":
+        return (args[0] + 1) * (args[1] + 1)
+    return 2 << args[0]
+
+
+def _fits(t, v):
+    lo, hi = (-(2 ** (t.bits - 1)), 2 ** (t.bits - 1)) if t.is_signed else (0, 2**t.bits)
+    return lo <= v < hi
+
+
+def _neighbour(op, t, args):
+    """quadrants' matching case that does not overflow."""
+    if op == "add":
+        return (args[0], args[1] - 1)
+    if op == "sub":
+        return (args[0], args[1] + 1) if t.is_signed else (args[0], args[0])
+    if op == "mul":
+        return (args[0], args[1] - 2)
+    return (args[0] - 1,)
+
+
+def test_the_table_is_quadrants_32_cases():
+    assert len(CASES) == 32
+    for op, _, t, args in CASES:
+        assert all(_fits(t, a) for a in args)
+        assert not _fits(t, _exact(op, args)), (op, t, args)
+        assert _fits(t, _exact(op, _neighbour(op, t, args))), (op, t, args)
+
+
+@pytest.mark.parametrize("op,make,t,args", CASES, ids=_ids(CASES))
+def test_overflow_is_reported_at_the_operator(debug_mode, op, make, t, args):
+    k = make(t)
+    with pytest.raises(qd.QdError) as ei:
+        k(*args)
+    msg = check_located(ei.value, qd.QdRuntimeError, __file__, op, NODES[op])
+    assert f"{WORDS[op]} overflow detected" in msg and str(t) in msg
+
+
+@pytest.mark.parametrize("op,make,t,args", CASES, ids=_ids(CASES))
+def test_no_overflow_runs_normally(debug_mode, op, make, t, args):
+    k = make(t)
+    near = _neighbour(op, t, args)
+    assert _same(t, k(*near), _exact(op, near))
+    with pytest.raises(qd.QdRuntimeError):  # the overflow is still seen after a clean launch
+        k(*args)
+    assert _same(t, k(*near), _exact(op, near))  # and the status was reset
+
+
+@pytest.mark.parametrize("op,make,t,args", CASES, ids=_ids(CASES))
+def test_without_debug_integers_wrap(op, make, t, args):
+    assert _same(t, make(t)(*args), _wrap(t, _exact(op, args)))
+
+
+@pytest.mark.parametrize("t", [qd.i32, qd.u8])
+def test_shift_amount_outside_the_width_is_an_overflow(debug_mode, t):
+    k = make_shl(t)
+    with pytest.raises(qd.QdRuntimeError, match="Shift left overflow"):
+        k(t.bits)
+    assert k(0) == 2
+
+
+@qd.func
+def scaled(v: qd.i32, s: qd.i32) -> qd.i32:
+    return v * s  # at:func-mul
+
+
+@qd.kernel
+def scale_all(x: qd.types.NDArray[qd.i32, 1], s: qd.i32):
+    for i in range(x.shape[0]):
+        x[i] = scaled(x[i], s)
+
+
+@qd.kernel
+def accumulate(x: qd.types.NDArray[qd.i16, 1]) -> qd.i16:
+    total = qd.i16(0)
+    for i in range(x.shape[0]):
+        v = x[i]
+        v += v  # at:aug-add
+        total = v
+    return total
+
+
+@qd.kernel
+def offsets(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1], k: qd.i32):
+    for i in range(out.shape[0]):
+        out[i] = x[i * k + k - k]
+
+
+def test_overflow_in_a_parallel_loop_inside_a_func(debug_mode):
+    x = np.arange(100_000, dtype=np.int32)
+    with pytest.raises(qd.QdError) as ei:
+        scale_all(x, 50_000)
+    check_located(ei.value, qd.QdRuntimeError, __file__, "func-mul", "v * s")
+    y = np.arange(100_000, dtype=np.int32)
+    scale_all(y, 3)
+    np.testing.assert_array_equal(y, np.arange(100_000, dtype=np.int32) * 3)
+
+
+def test_overflow_of_an_augmented_assignment(debug_mode):
+    with pytest.raises(qd.QdError) as ei:
+        accumulate(np.array([1, 20_000, 2], dtype=np.int16))
+    check_located(ei.value, qd.QdRuntimeError, __file__, "aug-add", "v += v")
+    assert accumulate(np.array([1, 2, 3], dtype=np.int16)) == 6
+
+
+def test_index_arithmetic_is_exact_and_not_an_overflow(debug_mode):
+    """Indices are computed in 64 bits and bounds-checked; they cannot overflow."""
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, dtype=np.float32)
+    offsets(x, out, 1)
+    np.testing.assert_array_equal(out, x)
+
+
+def test_code_without_debug_has_no_checks(monkeypatch):
+    texts = []
+    real = jit.optimize
+
+    def spy(text):
+        texts.append(text)
+        return real(text)
+
+    monkeypatch.setattr(jit, "optimize", spy)
+    for _op, make, t, args in CASES:
+        make(t)(*args)
+    assert len(texts) == len(CASES)
+    for text in texts:
+        assert "with.overflow" not in text and "cmpxchg" not in text
+        assert "shl " in text or " add " in text or " sub " in text or " mul " in text
+
+
+@qd.kernel
+def cube(x: qd.i32) -> qd.i32:
+    return x**3  # at:pow
+
+
+def test_overflow_of_an_expanded_power(debug_mode):
+    assert cube(1290) == 1290**3
+    with pytest.raises(qd.QdError) as ei:
+        cube(1291)  # 1291**3 > 2**31 - 1
+    check_located(ei.value, qd.QdRuntimeError, __file__, "pow", "x**3")
