@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import dtypes as _dt
+from . import variants as _variants
 
 
 class Arch(str):
@@ -97,3 +98,4 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         prune=bool(prune), cpu_max_num_threads=max(1, int(threads)),
         generation=_config.generation + 1,
     )
+    _variants.drop_all()  # frees the machine code of every compiled variant

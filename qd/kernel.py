@@ -6,6 +6,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from . import config as _config
+from . import variants as _variants
 from .dtypes import from_numpy
 from .errors import QdArgumentError, QdError, QdInternalError, SourceLoc
 from .frontend.registry import type_hints
@@ -136,11 +137,17 @@ class Kernel(_Decorated):
             raise e.with_traceback(None) from None
 
     def _reset(self) -> None:
-        self._gen = _config._config.generation
-        self._specs = None  # `int` / `float` annotations follow the new default_ip / default_fp
-        self._fast = None
-        self.variants = {}
-        self.last = None
+        """Forget variants compiled under an earlier `qd.init` (under the compile lock: several
+        threads may notice the new generation at once, and only the first one resets)."""
+        with _variants.compile_lock():
+            gen = _config._config.generation
+            if self._gen == gen:
+                return
+            self._gen = gen
+            self._specs = None  # `int` / `float` annotations follow the new default_ip / default_fp
+            self._fast = None
+            self.variants = {}
+            self.last = None
 
     def bind(self, args, kwargs) -> dict:
         try:
@@ -177,16 +184,20 @@ class Kernel(_Decorated):
         return tuple(key)
 
     def _slow_call(self, args, kwargs):
+        """First call of a specialisation (or a call the fast path could not handle). Runs
+        under the compile lock, which also guards the lazily computed signature facts, but
+        launches after releasing it."""
         from .pipeline import get_variant
 
-        specs = self.specs  # noqa: F841 - validates annotations
-        bound = self.bind(args, kwargs)
-        key = self.key_of(bound)
-        variant, source = get_variant(self, key, bound)
-        if not self.key_paths:
-            self._fast = variant.launch
-        else:
-            self._fast = self._make_dispatcher()
+        with _variants.compile_lock():
+            specs = self.specs  # noqa: F841 - validates annotations
+            bound = self.bind(args, kwargs)
+            key = self.key_of(bound)
+            variant, source = get_variant(self, key, bound)
+            if not self.key_paths:
+                self._fast = variant.launch
+            else:
+                self._fast = self._make_dispatcher()
         result = variant.launch(*args, **kwargs)
         self.last = LaunchInfo(key, variant.kept, variant.pruned, source, variant.inst_id)
         return result

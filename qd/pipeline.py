@@ -13,7 +13,7 @@ from analysis.facts import export
 from analysis.plan import PruningPlan, all_used
 
 from . import config as _config
-from . import fastcache, fastcache_records, fastcache_trust
+from . import fastcache, fastcache_records, fastcache_trust, variants
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
 from .errors import QdError, QdInternalError
@@ -38,6 +38,7 @@ class Variant:
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
     stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
+    code: jit.NativeCode | None = None  # its machine code, loaded while this variant or its launcher lives
 
     def explain_facts(self) -> tuple[dict, dict]:
         """Facts of every reachable instantiation (no cached used sets) and their source files."""
@@ -47,13 +48,13 @@ class Variant:
         return export([k], self.insts, {}), {i.id: (i.loc.file if i.loc else "?") for i in self.insts}
 
 
-_registry: dict = {"gen": -1, "reg": None}
+_registry: dict = {"gen": -1, "epoch": 0, "reg": None}
 
 
 def registry() -> InstRegistry:
     cfg = _config.current()
-    if _registry["gen"] != cfg.generation:
-        _registry.update(gen=cfg.generation, reg=InstRegistry(cfg))
+    if _registry["gen"] != cfg.generation or _registry["epoch"] != variants.epoch():
+        _registry.update(gen=cfg.generation, epoch=variants.epoch(), reg=InstRegistry(cfg))
         parallel.configure(cfg.cpu_max_num_threads)
     return _registry["reg"]
 
@@ -94,8 +95,8 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
             entry = fastcache.load(entry_path, kernel, key, dkey)
             if entry is not None:
-                addr = jit.load_object(entry.obj, entry.module.entry)
-                return _finish(kernel, key, entry.module, addr, entry.kept, entry.pruned, entry.inst_id,
+                code = jit.load_object(entry.obj, entry.module.entry)
+                return _finish(kernel, key, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
                                entry.written, noalias, None, [], (entry.facts, entry.files)), "disk"
     inst = lower_kernel(reg, kernel, bound)
     insts = ir.reachable(inst, reg.insts)
@@ -112,16 +113,15 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     try:
         km = ModuleGen(name, inst, reg.insts, plan.used, cfg.debug, noalias,
                        PARALLEL_MIN if cfg.cpu_max_num_threads > 1 else 1 << 62).build(triple, layout)
-        mod = jit.optimize(km.ir_text)
-        obj = jit.emit_object(mod) if entry_path is not None else None
-        addr = jit.load_module(mod, km.entry)
+        obj = jit.emit_object(jit.optimize(km.ir_text))
+        code = jit.load_object(obj, km.entry)
     except QdError:
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
-    if obj is not None:
+    if entry_path is not None:
         _store(entry_path, dkey, kernel, km, obj, plan, inst, insts, written)
-    return _finish(kernel, key, km, addr, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
+    return _finish(kernel, key, km, code, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
                    None), "compile"
 
 
@@ -155,19 +155,26 @@ def _not_stored(kernel, what: str) -> None:
                               "re-checked in another process; it is compiled in memory only", kernel.def_loc())
 
 
-def _finish(kernel, key, km, addr, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
+def _finish(kernel, key, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
     """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
 
     def on_alias(*args, **kwargs):
         v = kernel.variants.get((key, "alias"))
         if v is None:
-            v, _ = compile_variant(kernel, key, kernel.bind(args, kwargs), noalias=False)
-            kernel.variants[(key, "alias")] = v
+            with variants.compile_lock():
+                v = kernel.variants.get((key, "alias"))
+                if v is None:
+                    v, _ = compile_variant(kernel, key, kernel.bind(args, kwargs), noalias=False)
+                    variants.remember(kernel, (key, "alias"), v)
         return v.launch(*args, **kwargs)
 
-    launch = make_launcher(kernel, km, addr, written if noalias else set(), on_alias, info)
-    return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored)
+    launch = make_launcher(kernel, km, code.address, written if noalias else set(), on_alias, info)
+    # The launcher is its namespace's only resident that refers back to it; without that
+    # cycle, dropping the variant frees the launcher and then its code at once, not at the
+    # next cyclic garbage collection.
+    launch.__globals__.pop(launch.__name__, None)
+    return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored, code)
 
 
 
@@ -180,16 +187,23 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
     v = kernel.variants.get(key)
     if v is not None:
         return v, "memory"
-    try:
-        v, source = compile_variant(kernel, key, bound)
-    except QdError:
-        raise
-    except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
-        import traceback
+    with variants.compile_lock():
+        v = kernel.variants.get(key)
+        if v is not None:  # another thread compiled it while this one waited
+            return v, "memory"
+        try:
+            v, source = compile_variant(kernel, key, bound)
+        except QdError:
+            raise
+        except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
+            import traceback
 
-        err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
-                              f"{type(e).__name__}: {e}", kernel.def_loc())
-        err.internal_traceback = traceback.format_exc()
-        raise err from None
-    kernel.variants[key] = v
+            err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
+                                  f"{type(e).__name__}: {e}", kernel.def_loc())
+            err.internal_traceback = traceback.format_exc()
+            raise err from None
+        for old in variants.remember(kernel, key, v):
+            reg = _registry["reg"]
+            if reg is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
+                reg.insts.pop(old.inst_id, None)
     return v, source

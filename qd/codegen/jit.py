@@ -1,41 +1,48 @@
 """LLVM target setup, optimisation and loading of native code.
 
-One MCJIT engine per process holds every compiled kernel; modules are optimised with the
-new pass manager at O3 (loop and SLP vectorisation on) for the host CPU.
+Modules are optimised with the new pass manager at O3 (loop and SLP vectorisation on) for
+the host CPU and emitted as object files. Each compiled variant's object is loaded into an
+MCJIT engine of its own (`NativeCode`), so that dropping the variant gives its machine code
+back: MCJIT never frees code added to a long-lived engine, even after `remove_module`.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
+import weakref
 
 import llvmlite.binding as llvm
 
 _lock = threading.Lock()
 _state: dict = {}
+_live: weakref.WeakValueDictionary[int, NativeCode] = weakref.WeakValueDictionary()  # entry address -> code
 
 
 def _init():
     if _state:
         return _state
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    # With `noalias` arrays, GVN's load PRE across loop back-edges turns stencil neighbours
-    # (a[j-1] of this iteration = a[j] of the last) into a loop-carried recurrence, which the
-    # vectoriser then realises with lane permutes: ~14% slower than reloading from L1.
-    llvm.set_option("", "-enable-load-in-loop-pre=0")
-    cpu = llvm.get_host_cpu_name()
-    features = llvm.get_host_cpu_features().flatten()
-    target = llvm.Target.from_default_triple()
+    with _lock:
+        if _state:
+            return _state
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        # With `noalias` arrays, GVN's load PRE across loop back-edges turns stencil neighbours
+        # (a[j-1] of this iteration = a[j] of the last) into a loop-carried recurrence, which the
+        # vectoriser then realises with lane permutes: ~14% slower than reloading from L1.
+        llvm.set_option("", "-enable-load-in-loop-pre=0")
+        cpu = llvm.get_host_cpu_name()
+        features = llvm.get_host_cpu_features().flatten()
+        target = llvm.Target.from_default_triple()
 
-    def make_tm():
-        return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="static",
-                                            codemodel="jitdefault", jit=True)
+        def make_tm():
+            return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="static",
+                                                codemodel="jitdefault", jit=True)
 
-    tm = make_tm()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), make_tm())
-    _state.update(tm=tm, engine=engine, cpu=cpu, features=features, triple=llvm.get_process_triple(),
-                  datalayout=str(tm.target_data), loaded={})
+        tm = make_tm()
+        _state.update(tm=tm, make_tm=make_tm, cpu=cpu, features=features, triple=llvm.get_process_triple(),
+                      datalayout=str(tm.target_data))
     return _state
 
 
@@ -62,32 +69,63 @@ def optimize(text: str):
     return mod
 
 
-def load_module(mod, entry: str) -> int:
-    """Add an optimised module to the engine and return the address of `entry`."""
-    return _add(lambda ee: ee.add_module(mod), entry)
-
-
-def load_object(obj: bytes, entry: str) -> int:
-    """Add a native object from the disk cache to the engine; address of `entry`. An object
-    already loaded in this process (the same kernel after a qd.init) is not added twice."""
-    return _add(lambda ee: ee.add_object_file(llvm.ObjectFileRef.from_data(obj)), entry, reuse=True)
-
-
-def _add(add, entry: str, reuse: bool = False) -> int:
-    s = _init()
-    with _lock:
-        addr = s["loaded"].get(entry) if reuse else None
-        if not addr:
-            add(s["engine"])
-            s["engine"].finalize_object()
-            addr = s["loaded"][entry] = s["engine"].get_function_address(entry)
-    if not addr:
-        raise RuntimeError(f"qd: symbol {entry} not found after loading")
-    return addr
-
-
 def emit_object(mod) -> bytes:
     return _init()["tm"].emit_object(mod)
 
 
-ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+class NativeCode:
+    """The machine code of one variant, in its own MCJIT engine (~1 ms to create).
+
+    Everything that can still call the code holds this object: the variant, and the ctypes
+    entry point its launcher calls (`ENTRY` attaches it), which the launcher's namespace
+    keeps alive for as long as the launcher exists or runs. When the last holder goes, the
+    engine is disposed, which unmaps the code and frees the relocated object.
+    """
+
+    __slots__ = ("address", "entry", "_engine", "__weakref__")
+
+    def __init__(self, engine, address: int, entry: str):
+        self._engine = engine
+        self.address = address
+        self.entry = entry
+
+    def __repr__(self) -> str:
+        return f"<NativeCode {self.entry} at {self.address:#x}>"
+
+
+def load_object(obj: bytes, entry: str) -> NativeCode:
+    """Load a native object (freshly emitted, or from the disk cache) into an engine of its
+    own and return its code, `entry` resolved."""
+    s = _init()
+    with _lock:
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), s["make_tm"]())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        addr = engine.get_function_address(entry)
+        if not addr:
+            raise RuntimeError(f"qd: symbol {entry} not found after loading")
+        code = _live[addr] = NativeCode(engine, addr, entry)
+    return code
+
+
+def live_code() -> int:
+    """How many variants' machine code is loaded now (tests, diagnostics)."""
+    return len(_live)
+
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def ENTRY(address: int):  # named like the ctypes prototype it replaced: the launcher calls jit.ENTRY(addr)
+    """A ctypes entry point for the kernel code at `address` that keeps that code loaded."""
+    f = _ENTRY(address)
+    f.native_code = _live.get(address)
+    return f
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # a thread of the parent may have held it; that thread is gone
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

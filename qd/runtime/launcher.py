@@ -26,6 +26,7 @@ from ..errors import QdInternalError
 from ..ndarray import Ndarray
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
+from .parallel import raise_interrupt
 
 if TYPE_CHECKING:
     from ..kernel import Kernel, LaunchInfo
@@ -214,6 +215,7 @@ def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
 
 
 def _raise_check(km: KernelModule, status) -> None:
+    raise_interrupt(status)  # a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
     kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
