@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import os
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -158,7 +160,23 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
     exec(compile(src, f"<qd launcher {kernel.fn.__qualname__}>", "exec"), ns)
     launch = ns[nm("launch")]
     launch.__qd_source__ = src
+    launch.__qd_lock__ = nm("lock")
+    _live.add(launch)
     return launch
+
+
+_live: weakref.WeakSet = weakref.WeakSet()  # every launcher, so a forked child can renew its lock
+
+
+def _renew_locks_in_child() -> None:
+    """A thread of the parent may have been inside a launch at `fork()`: its lock stays held in
+    the child, where that thread does not exist. The child's launches rewrite the whole
+    argument buffer, so a fresh lock is all it needs."""
+    for launch in list(_live):
+        launch.__globals__[launch.__qd_lock__] = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_renew_locks_in_child)
 
 
 def _finish_run(run, buf, kernel, info, status, fail, returns):

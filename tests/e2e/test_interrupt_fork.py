@@ -160,7 +160,7 @@ def test_ctrl_c_during_serial_code_before_a_parallel_loop(tmp_path):
 
 
 FORK = """
-    import os, signal, sys, threading
+    import os, signal, sys, threading, time
     import numpy as np
     import qd
 
@@ -243,6 +243,14 @@ FORK = """
     t.join()
     fill(x, 3.0)  # the parent still works
     assert x[2] == 4.0
+
+    # fork while another thread is inside a launch of `slow`: it holds that variant's launch
+    # lock at fork time, and the child launches the same variant
+    launching = threading.Thread(target=slow, args=(np.zeros(n, np.float32), 20000))
+    launching.start()
+    time.sleep(0.3)  # the thread is inside the long native call by now
+    fork_and_check("launch lock held by another thread")
+    launching.join()
     print("OK")
 """
 
