@@ -78,11 +78,11 @@ def as_dtype(obj) -> DType | None:
     """Accept qd dtypes, numpy dtypes/scalar types and the Python builtins int/float/bool."""
     if isinstance(obj, DType):
         return obj
-    if obj in _PY_ALIASES:
-        return _PY_ALIASES[obj]
-    try:
+    try:  # anything else a user may write (a list, a string numpy rejects) is simply not a dtype
+        if obj in _PY_ALIASES:
+            return _PY_ALIASES[obj]
         return _FROM_NP.get(np.dtype(obj))
-    except TypeError:
+    except (TypeError, ValueError):
         return None
 
 

@@ -9,21 +9,42 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
+from .errors import QdArgumentError, caller_loc
+
+
+def _shape_of(shape) -> tuple[int, ...]:
+    """A shape as a tuple of non-negative ints. Floats are refused rather than truncated: a
+    shape of 1.5 is a bug in the caller, and silently making it 1 would hide it."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        if isinstance(dims, (str, bytes)):
+            raise TypeError
+        dims = tuple(dims)
+    except TypeError:
+        raise QdArgumentError(f"qd.ndarray: shape must be an int or a tuple of ints, got {shape!r}",
+                              caller_loc()) from None
+    for s in dims:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
+            raise QdArgumentError(f"qd.ndarray: shape {shape!r} has a dimension that is not an int: {s!r}",
+                                  caller_loc())
+        if s < 0:
+            raise QdArgumentError(f"qd.ndarray: negative dimension in shape {shape!r}", caller_loc())
+    return tuple(int(s) for s in dims)
 
 
 class Ndarray:
     __slots__ = ("_arr", "dtype", "shape", "ndim", "_ptr", "_end", "__weakref__")
 
     def __init__(self, dtype, shape):
-        d = _dt.as_dtype(dtype)
+        d = _dt.as_dtype(dtype) if dtype is not None else None
         if d is None:
-            raise TypeError(f"qd.ndarray: unknown dtype {dtype!r}")
-        if isinstance(shape, (int, np.integer)):
-            shape = (int(shape),)
-        shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
-            raise ValueError(f"qd.ndarray: negative dimension in shape {shape}")
-        self._arr = np.zeros(shape, dtype=d.np)
+            raise QdArgumentError(f"qd.ndarray: unknown dtype {dtype!r} (use a qd dtype such as qd.f32)",
+                                  caller_loc())
+        shape = _shape_of(shape)
+        try:
+            self._arr = np.zeros(shape, dtype=d.np)
+        except (ValueError, MemoryError) as e:  # too large to allocate
+            raise QdArgumentError(f"qd.ndarray: cannot allocate shape {shape}: {e}", caller_loc()) from None
         self.dtype = d
         self.shape = shape
         self.ndim = len(shape)
@@ -34,15 +55,26 @@ class Ndarray:
         return self._arr.copy()
 
     def from_numpy(self, arr) -> None:
-        arr = np.asarray(arr)
+        try:
+            arr = np.asarray(arr)
+        except (TypeError, ValueError) as e:
+            raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
+                                  caller_loc()) from None
         if arr.shape != self.shape:
-            raise ValueError(f"from_numpy: shape {arr.shape} does not match ndarray shape {self.shape}")
-        np.copyto(self._arr, arr, casting="unsafe")
+            raise QdArgumentError(f"from_numpy: shape {arr.shape} does not match ndarray shape {self.shape}",
+                                  caller_loc())
+        try:
+            np.copyto(self._arr, arr, casting="unsafe")
+        except (TypeError, ValueError) as e:  # e.g. an array of strings or objects
+            raise QdArgumentError(f"from_numpy: cannot copy a {arr.dtype} array into {self.dtype}: {e}",
+                                  caller_loc()) from None
 
     def fill(self, value) -> None:
         self._arr.fill(value)
 
     def copy_from(self, other: Ndarray) -> None:
+        if not isinstance(other, Ndarray):
+            raise QdArgumentError(f"copy_from expects a qd.ndarray, got {type(other).__name__}", caller_loc())
         self.from_numpy(other._arr)
 
     def __getitem__(self, idx):
@@ -63,4 +95,5 @@ class Ndarray:
 
 
 def ndarray(dtype, shape) -> Ndarray:
+    """A zero-filled array owned by qd (quadrants' `qd.ndarray(dtype, shape)`)."""
     return Ndarray(dtype, shape)
