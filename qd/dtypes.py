@@ -43,8 +43,14 @@ class DType:
     __str__ = __repr__
 
     def __call__(self, value):
-        """`qd.f32(1.5)` in Python scope converts like numpy does."""
-        return self.np.type(value)
+        """`qd.f32(1.5)` in Python scope converts like numpy does; what numpy refuses (`qd.u8(-1)`,
+        `qd.i32('a')`) is reported at the caller's line."""
+        try:
+            return self.np.type(value)
+        except (OverflowError, TypeError, ValueError) as e:
+            from .errors import QdTypeError, caller_loc
+
+            raise QdTypeError(f"{self!r}({value!r}): {e}", caller_loc()) from None
 
 
 i8 = DType("i8", "i", 8)

@@ -55,6 +55,9 @@ def _is_user_file(file: str) -> bool:
     return not (path.startswith(_STDLIB_DIR) and "site-packages" not in path)
 
 
+SITE_LOCAL = "_qd_user_site"
+
+
 def caller_loc() -> SourceLoc | None:
     """Where user code called into qd: the innermost frame outside the qd package.
 
@@ -65,7 +68,13 @@ def caller_loc() -> SourceLoc | None:
     frame = sys._getframe(1)
     while frame is not None:
         file = frame.f_code.co_filename
-        if _is_user_file(file):
+        if not _is_user_file(file):
+            # the frontend evaluating a kernel's compile-time call (`qd.ndarray(...)` in a kernel body)
+            # names the kernel expression in this local: that, not the launch, is the user's line
+            site = frame.f_locals.get(SITE_LOCAL) if os.path.abspath(file).startswith(_QD_DIR) else None
+            if isinstance(site, SourceLoc):
+                return site
+        else:
             col, end = 0, None
             positions = getattr(frame.f_code, "co_positions", None)
             if positions is not None and frame.f_lasti >= 0:
@@ -134,6 +143,14 @@ class QdCallError(QdCompileError):
 
 class QdArgumentError(QdError, TypeError):
     """A kernel, or a qd function called from Python, got arguments that do not match its signature."""
+
+
+class QdValueError(QdArgumentError, ValueError):
+    """An argument of the right type with a value qd cannot use (a negative shape, a mismatched copy)."""
+
+
+class QdIndexError(QdArgumentError, IndexError):
+    """A `qd.ndarray` indexed from Python out of its bounds (an IndexError, so iteration still stops)."""
 
 
 class QdConfigError(QdError, ValueError):

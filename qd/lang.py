@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from .errors import QdCallError, QdTypeError, caller_loc
 
 
 def static(x, *rest):
@@ -32,7 +33,10 @@ class ndrange:
 
 
 def cast(x, dtype):
-    return _dt.as_dtype(dtype).np.type(x)
+    d = _dt.as_dtype(dtype)
+    if d is None:
+        raise QdTypeError(f"qd.cast: unknown dtype {dtype!r}", caller_loc())
+    return d.np.type(x)
 
 
 def sync() -> None:
@@ -41,7 +45,7 @@ def sync() -> None:
 
 def _atomic(op):
     def f(ref, value):
-        raise RuntimeError(f"qd.atomic_{op} can only be used inside a kernel or func")
+        raise QdCallError(f"qd.atomic_{op} can only be used inside a kernel or func", caller_loc())
 
     f.__name__ = f"atomic_{op}"
     f.__qualname__ = f.__name__
@@ -68,10 +72,14 @@ abs = np.abs  # noqa: A001 - mirrors quadrants' qd.abs
 
 
 def min(*args):  # noqa: A001
+    if not args:
+        raise QdTypeError("qd.min() needs at least one argument", caller_loc())
     return np.minimum.reduce(args) if len(args) > 1 else args[0]
 
 
 def max(*args):  # noqa: A001
+    if not args:
+        raise QdTypeError("qd.max() needs at least one argument", caller_loc())
     return np.maximum.reduce(args) if len(args) > 1 else args[0]
 
 

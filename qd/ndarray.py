@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdArgumentError, caller_loc
+from .errors import QdArgumentError, QdIndexError, QdValueError, caller_loc
 
 
 def _shape_of(shape) -> tuple[int, ...]:
@@ -28,7 +28,7 @@ def _shape_of(shape) -> tuple[int, ...]:
             raise QdArgumentError(f"qd.ndarray: shape {shape!r} has a dimension that is not an int: {s!r}",
                                   caller_loc())
         if s < 0:
-            raise QdArgumentError(f"qd.ndarray: negative dimension in shape {shape!r}", caller_loc())
+            raise QdValueError(f"qd.ndarray: negative dimension in shape {shape!r}", caller_loc())
     return tuple(int(s) for s in dims)
 
 
@@ -44,7 +44,7 @@ class Ndarray:
         try:
             self._arr = np.zeros(shape, dtype=d.np)
         except (ValueError, MemoryError) as e:  # too large to allocate
-            raise QdArgumentError(f"qd.ndarray: cannot allocate shape {shape}: {e}", caller_loc()) from None
+            raise QdValueError(f"qd.ndarray: cannot allocate shape {shape}: {e}", caller_loc()) from None
         self.dtype = d
         self.shape = shape
         self.ndim = len(shape)
@@ -61,12 +61,12 @@ class Ndarray:
             raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
                                   caller_loc()) from None
         if arr.shape != self.shape:
-            raise QdArgumentError(f"from_numpy: shape {arr.shape} does not match ndarray shape {self.shape}",
+            raise QdValueError(f"from_numpy: shape {arr.shape} does not match ndarray shape {self.shape}",
                                   caller_loc())
         try:
             np.copyto(self._arr, arr, casting="unsafe")
         except (TypeError, ValueError) as e:  # e.g. an array of strings or objects
-            raise QdArgumentError(f"from_numpy: cannot copy a {arr.dtype} array into {self.dtype}: {e}",
+            raise QdValueError(f"from_numpy: cannot copy a {arr.dtype} array into {self.dtype}: {e}",
                                   caller_loc()) from None
 
     def fill(self, value) -> None:
@@ -78,13 +78,21 @@ class Ndarray:
         self.from_numpy(other._arr)
 
     def __getitem__(self, idx):
-        v = self._arr[idx]
+        try:
+            v = self._arr[idx]
+        except Exception as e:
+            raise _item_error(e, idx, None) from None
         return v.item() if isinstance(v, np.generic) else v
 
     def __setitem__(self, idx, value) -> None:
-        self._arr[idx] = value
+        try:
+            self._arr[idx] = value
+        except Exception as e:
+            raise _item_error(e, idx, value) from None
 
     def __len__(self) -> int:
+        if not self.shape:
+            raise QdArgumentError("len() of a 0-d qd.ndarray", caller_loc())
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
@@ -92,6 +100,19 @@ class Ndarray:
 
     def __repr__(self) -> str:
         return f"qd.ndarray(dtype={self.dtype}, shape={self.shape})"
+
+
+def _item_error(e: Exception, idx, value) -> Exception:
+    """numpy's error for an element access from Python, located at the caller and still of
+    the kind numpy raises (an IndexError ends iteration over the array)."""
+    what = f"index {idx!r}" if value is None else f"storing {value!r} at index {idx!r}"
+    if isinstance(e, IndexError):
+        return QdIndexError(f"qd.ndarray: {what}: {e}", caller_loc())
+    if isinstance(e, ValueError):
+        return QdValueError(f"qd.ndarray: {what}: {e}", caller_loc())
+    if isinstance(e, TypeError):
+        return QdArgumentError(f"qd.ndarray: {what}: {e}", caller_loc())
+    return e
 
 
 def ndarray(dtype, shape) -> Ndarray:

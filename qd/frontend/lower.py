@@ -517,8 +517,11 @@ class Lowerer:
             except IndexError:
                 raise QdTypeError(f"tuple index {index.value} out of range", self.loc(node.slice)) from None
         if isinstance(base, CT) and isinstance(index, CT):
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
                 return self.wrap_static(base.value[index.value])
+            except QdError:
+                raise
             except Exception as e:
                 raise QdTypeError(f"cannot index {self.describe(base)}: {e}", self.loc(node)) from None
         raise QdTypeError(f"{self.describe(base)} cannot be indexed here", self.loc(node))
@@ -623,6 +626,8 @@ class Lowerer:
         if not isinstance(fn, CT):
             raise QdTypeError(f"{self.describe(fn)} is not callable", self.loc(node.func))
         f = fn.value
+        if not callable(f) or getattr(type(f), "__hash__", None) is None:  # the lookups below hash f
+            raise QdTypeError(f"a {type(f).__name__} value cannot be called here", self.loc(node.func))
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.syntax(node, "`*args` / `**kwargs` in calls")
         if getattr(f, "is_qd_kernel", False):
@@ -645,7 +650,7 @@ class Lowerer:
             if all(isinstance(a, CT) for a in args):
                 try:
                     return CT(range(*(a.value for a in args)))
-                except TypeError as e:
+                except (TypeError, ValueError) as e:  # range(1, 2, 0) is a ValueError
                     raise QdTypeError(f"range(): {e}", self.loc(node)) from None
             if len(args) == 1:
                 args = [CT(0), args[0]]
@@ -672,12 +677,13 @@ class Lowerer:
             if len(args) != 1:
                 raise QdTypeError(f"{f.__name__ if isinstance(f, type) else f}() takes one argument", self.loc(node))
             if isinstance(args[0], CT):
-                if isinstance(f, _dt.DType):  # qd.i8(1000) wraps like a cast, into a typed constant
-                    return CT(f.np.type(_convert_const(args[0].value, f)))
                 try:
+                    if isinstance(f, _dt.DType):  # qd.i8(1000) wraps like a cast, into a typed constant
+                        return CT(f.np.type(_convert_const(args[0].value, f)))
                     return CT(f(args[0].value))
                 except (TypeError, ValueError, OverflowError) as e:
-                    raise QdTypeError(f"compile-time {f.__name__}() failed: {e}", self.loc(node)) from None
+                    raise QdTypeError(f"compile-time {getattr(f, '__name__', f)}() failed: {e}", self.loc(node)) \
+                        from None
             target = {builtins.int: self.cfg.default_ip, builtins.float: self.cfg.default_fp,
                       builtins.bool: _dt.u1}.get(f, f)
             return self.convert(args[0], CT(target), node)
@@ -691,14 +697,18 @@ class Lowerer:
             return CT(len(args[0].items))
         if name is not None and not kwargs:
             # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
                 r = f(*(a.value for a in args))
+            except QdError:
+                raise
             except Exception as e:
                 raise QdTypeError(f"compile-time {name}() failed: {e}", self.loc(node)) from None
             if isinstance(r, np.generic) and not any(isinstance(a.value, np.generic) for a in args):
                 r = r.item()
             return CT(r)
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
                 return self.wrap_static(f(*(a.value for a in args), **{k: v.value for k, v in kwargs.items()}))
             except QdError:
@@ -1024,7 +1034,13 @@ class Lowerer:
         if isinstance(v, int):
             if other.is_bool:
                 return self.const(v, node)
-            return ir.Const(other, _convert_const(v, other)) if other.is_float or _fits(v, other) else self.const(v, node)
+            try:
+                return ir.Const(other, _convert_const(v, other)) if other.is_float or _fits(v, other) \
+                    else self.const(v, node)
+            except OverflowError:  # 10 ** 400 next to a float
+                digits = str(v)
+                shown = digits if len(digits) <= 24 else f"{digits[:8]}... ({len(digits)} digits)"
+                raise QdTypeError(f"integer {shown} is too large for {other}", self.loc(node)) from None
         if isinstance(v, float):
             return ir.Const(other if other.is_float else self.cfg.default_fp, v)
         raise QdTypeError(f"compile-time value {v!r} cannot be used in arithmetic", self.loc(node))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import dtypes as _dt
 from ..errors import QdError, QdTypeError, SourceLoc
-from ..types import NDArrayType, is_template
+from ..types import NDArray, NDArrayType, is_template
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,8 @@ def spec_of(ann, allow_any: bool = True):
         return ConstSpec()
     if isinstance(ann, NDArrayType):
         return ArraySpec(ann.dtype, ann.ndim)
+    if ann is NDArray:  # bare `qd.types.NDArray`: any dtype and rank, like `NDArray[None, None]`
+        return ArraySpec(None, None)
     if isinstance(ann, type) and dataclasses.is_dataclass(ann):
         return struct_spec(ann)
     d = _dt.as_dtype(ann) if (isinstance(ann, (_dt.DType, type)) and ann is not object) else None

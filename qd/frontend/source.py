@@ -34,7 +34,9 @@ _cache: dict[object, FuncSource] = {}
 
 def get_source(fn) -> FuncSource:
     code = getattr(fn, "__code__", None)
-    key = code if code is not None else fn
+    # code objects compare equal across files (co_filename is not part of equality), so two
+    # identical functions at the same line of two files would share one entry without the name
+    key = (code.co_filename, code) if code is not None else fn
     hit = _cache.get(key)
     if hit is not None:
         return hit

@@ -351,3 +351,71 @@ def test_unavailable_datalog_engine(monkeypatch, engine):
     x = f32()
     k(x)  # the default engine works again
     np.testing.assert_array_equal(x, np.ones(4, np.float32))
+
+
+# ------------------------------------------------------------------ found by the mutation generator
+
+
+def test_qd_functions_called_from_python():
+    with pytest.raises(qd.QdError) as ei:
+        qd.u8(-1)  # at:u8
+    check(ei.value, "QdTypeError", "u8", under="qd.u8(-1)")
+    with pytest.raises(qd.QdError) as ei:
+        qd.cast(1, "nothing")  # at:cast
+    check(ei.value, "QdTypeError", "cast")
+    with pytest.raises(qd.QdError) as ei:
+        qd.atomic_add(1, 2)  # at:atomic
+    check(ei.value, "QdCallError", "atomic")
+    with pytest.raises(qd.QdError) as ei:
+        qd.min()  # at:min
+    check(ei.value, "QdTypeError", "min")
+    assert qd.u8(300 % 256) == 44 and qd.cast(2.5, qd.i32) == 2 and qd.max(1, 5, 3) == 5
+
+
+def test_ndarray_element_access_from_python():
+    a = qd.ndarray(qd.f32, 3)
+    a[1] = 2.5
+    assert [a[0], a[1], a[2]] == [0.0, 2.5, 0.0]
+    assert list(a) == [0.0, 2.5, 0.0]  # iteration still ends at the IndexError
+    with pytest.raises(IndexError) as ei:
+        a[3]  # at:getitem
+    check(ei.value, "QdIndexError", "getitem")
+    with pytest.raises(ValueError) as ei:
+        a[0] = [1.0, 2.0]  # at:setitem
+    check(ei.value, "QdValueError", "setitem")
+    with pytest.raises(qd.QdError) as ei:
+        len(qd.ndarray(qd.f32, ()))  # at:len
+    check(ei.value, "QdArgumentError", "len")
+
+
+def test_identical_kernels_in_two_files_report_their_own_file(tmp_path):
+    """Code objects compare equal across files, so a source cache keyed by them alone handed the
+    second file's kernel the first file's source and located its errors in the wrong file."""
+    import importlib.util
+
+    text = "import qd\n\n\n@qd.kernel\ndef k(x: qd.types.NDArray[qd.f32, 1]):\n    for i in range(x.shape[0]):\n" \
+           "        x[i] = 1.0\n"
+    kernels = []
+    for name in ("first_copy", "second_copy"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        kernels.append((path, mod.k))
+    for path, k in kernels:
+        with pytest.raises(qd.QdArgumentError) as ei:
+            k(np.zeros(3, np.int32))
+        assert str(ei.value).startswith(f"{path}:5:"), str(ei.value)
+
+
+def test_bare_ndarray_annotation_takes_any_array():
+    @qd.kernel
+    def double(a: qd.types.NDArray):
+        for i in range(a.shape[0]):
+            a[i] = a[i] * 2
+
+    for dtype in (np.int64, np.float32):
+        a = np.arange(5, dtype=dtype)
+        double(a)
+        np.testing.assert_array_equal(a, np.arange(5, dtype=dtype) * 2)

@@ -25,6 +25,11 @@ SNIPPETS = [
  "x[i] = sum(x)", "x[i] = qd.max()", "x[i] = qd.ndrange(3)", "x[i] = range(3)", "x[i] = qd.template()", "x[i] = qd",
  "x[i] = x[i].real", "x[i] = -(-2147483648)", "x[i] = qd.cast(1e40, qd.i32)", "x[i] = x[-1]",
  "if qd.static(x):\n            pass", "x[i] = x[i] if qd.static(1) else x",
+ # found by the mutation generator (tests/frontend/_mutate.py)
+ "for j in range(1, 2, 0):\n            pass", "x[i] = qd.max(x[i], 10 ** 400)", "x[i] = x[i] + 10 ** 400",
+ "x[i] = np.zeros(3)()", "x[i] = qd.types.NDArray[0]", "x[i] = qd.types.NDArray[qd.f32, -1]",
+ "x[i] = qd.ndarray(qd.f32, 1.5)", "x[i] = qd.min()", "x[i] = qd.u8(-1)", "x[i] = qd.cast(1, 'nothing')",
+ "x[i] = qd.static(qd.i32('a'))", "y = qd.ndarray(qd.f32, (2, -1))",
 ]
 
 
@@ -32,7 +37,9 @@ SNIPPETS = [
 def kernels(tmp_path_factory):
     path = tmp_path_factory.mktemp("odd") / "odd_kernels.py"
     parts = ["import math", "import numpy as np", "import qd", "KERNELS = []"]
+    spans = []
     for n, body in enumerate(SNIPPETS):
+        first = sum(p.count("\n") + 1 for p in parts) + 1
         parts.append(textwrap.dedent(f"""
 
             @qd.kernel
@@ -41,21 +48,30 @@ def kernels(tmp_path_factory):
                     {{body}}
 
             KERNELS.append(k{n})
-        """).replace("{{body}}", body))
+        """).replace("{body}", body))
+        spans.append((first, first + parts[-1].count("\n")))
     path.write_text("\n".join(parts))
     spec = importlib.util.spec_from_file_location("odd_kernels", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.KERNELS
+    return mod.KERNELS, spans, str(path)
 
 
 @pytest.mark.parametrize("n", range(len(SNIPPETS)), ids=[s.split("\n")[0][:30] for s in SNIPPETS])
 def test_odd_code_gives_a_located_qd_error_or_runs(kernels, n):
+    """The error names a line of this snippet's kernel in the generated file, shows it with a
+    caret, and carries no internal exception."""
+    table, spans, path = kernels
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            kernels[n](np.zeros(4, np.float32))
+            table[n](np.zeros(4, np.float32))
         except qd.QdInternalError as e:  # pragma: no cover - the failure being tested for
             pytest.fail(f"internal error for {SNIPPETS[n]!r}: {e}")
         except qd.QdError as e:
-            assert e.loc is not None and "odd_kernels.py:" in str(e).splitlines()[0]
+            lines = str(e).splitlines()
+            assert e.loc is not None and lines[0].startswith(f"{path}:{e.loc.line}:"), str(e)
+            first, last = spans[n]
+            assert first <= e.loc.line <= last, f"line {e.loc.line} is outside the kernel ({first}-{last}): {e}"
+            assert len(lines) >= 3 and set(lines[2].strip()) == {"^"}, str(e)
+            assert e.__cause__ is None and (e.__suppress_context__ or e.__context__ is None)
