@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import dtypes as _dt
-from .errors import QdArgumentError, QdConfigError, caller_loc, warn_at
+from .errors import QdArgumentError, QdConfigError, caller_loc, show, warn_at
 
 
 class Arch(str):
@@ -74,9 +74,9 @@ def _thread_count(value, source: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise QdConfigError(f"{source} must be a positive integer, got {value!r}", caller_loc()) from None
+            raise QdConfigError(f"{source} must be a positive integer, got {show(value)}", caller_loc()) from None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise QdConfigError(f"{source} must be a positive integer, got {value!r}", caller_loc())
+        raise QdConfigError(f"{source} must be a positive integer, got {show(value)}", caller_loc())
     return value
 
 
@@ -87,7 +87,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
     global _config
     arch = cpu if arch is None else arch
     if not isinstance(arch, str) or arch not in _KNOWN_ARCHS:
-        raise QdConfigError(f"qd.init: unknown arch {arch!r} (qd.cpu, qd.cuda, qd.gpu, ...)", caller_loc())
+        raise QdConfigError(f"qd.init: unknown arch {show(arch)} (qd.cpu, qd.cuda, qd.gpu, ...)", caller_loc())
     if arch in (x64, arm64):
         arch = cpu
     if arch != cpu:
@@ -95,16 +95,16 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         arch = cpu
     fp = _dt.as_dtype(default_fp) if default_fp is not None else _dt.f32
     if fp is None or not fp.is_float:
-        raise QdConfigError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {default_fp!r}", caller_loc())
+        raise QdConfigError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {show(default_fp)}", caller_loc())
     ip = _dt.as_dtype(default_ip) if default_ip is not None else _dt.i32
     if ip is None or not ip.is_int:
-        raise QdConfigError(f"qd.init: default_ip must be an integer dtype, got {default_ip!r}", caller_loc())
+        raise QdConfigError(f"qd.init: default_ip must be an integer dtype, got {show(default_ip)}", caller_loc())
     for key in kwargs:
         if key not in _IGNORED_KEYWORDS:
             raise QdArgumentError(f"qd.init() got an unexpected keyword argument {key!r}", caller_loc())
         _warn_once(f"kw:{key}", f"qd.init: option {key!r} has no effect in qd and is ignored")
     if offline_cache_file_path is not None and not isinstance(offline_cache_file_path, (str, os.PathLike)):
-        raise QdConfigError(f"qd.init: offline_cache_file_path must be a path, got {offline_cache_file_path!r}",
+        raise QdConfigError(f"qd.init: offline_cache_file_path must be a path, got {show(offline_cache_file_path)}",
                             caller_loc())
     env_cache = os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
     threads = (_thread_count(cpu_max_num_threads, "qd.init: cpu_max_num_threads") if cpu_max_num_threads else 0) \

@@ -48,9 +48,9 @@ class DType:
         try:
             return self.np.type(value)
         except (OverflowError, TypeError, ValueError) as e:
-            from .errors import QdTypeError, caller_loc
+            from .errors import QdTypeError, caller_loc, show
 
-            raise QdTypeError(f"{self!r}({value!r}): {e}", caller_loc()) from None
+            raise QdTypeError(f"{self!r}({show(value)}): {e}", caller_loc()) from None
 
 
 i8 = DType("i8", "i", 8)
@@ -88,7 +88,7 @@ def as_dtype(obj) -> DType | None:
         if obj in _PY_ALIASES:
             return _PY_ALIASES[obj]
         return _FROM_NP.get(np.dtype(obj))
-    except (TypeError, ValueError):
+    except Exception:  # numpy parses strings: '(x, 1)' is even a SyntaxError
         return None
 
 

@@ -40,6 +40,13 @@ def render(loc: SourceLoc | None, message: str) -> str:
     return f"{head}\n    {text}\n    {' ' * loc.col}{'^' * width}"
 
 
+def show(value: object, limit: int = 60) -> str:
+    """A user's value for a message: its repr on one line, shortened (a numpy array's repr spans
+    lines and would push the caret away from the source line it belongs under)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 _QD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 

@@ -36,7 +36,7 @@ def cast(x, dtype):
     d = _dt.as_dtype(dtype)
     if d is None:
         raise QdTypeError(f"qd.cast: unknown dtype {dtype!r}", caller_loc())
-    return d.np.type(x)
+    return d(x)
 
 
 def sync() -> None:

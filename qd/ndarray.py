@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdArgumentError, QdIndexError, QdValueError, caller_loc
+from .errors import QdArgumentError, QdIndexError, QdValueError, caller_loc, show
 
 
 def _shape_of(shape) -> tuple[int, ...]:
@@ -21,14 +21,14 @@ def _shape_of(shape) -> tuple[int, ...]:
             raise TypeError
         dims = tuple(dims)
     except TypeError:
-        raise QdArgumentError(f"qd.ndarray: shape must be an int or a tuple of ints, got {shape!r}",
+        raise QdArgumentError(f"qd.ndarray: shape must be an int or a tuple of ints, got {show(shape)}",
                               caller_loc()) from None
     for s in dims:
         if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
-            raise QdArgumentError(f"qd.ndarray: shape {shape!r} has a dimension that is not an int: {s!r}",
+            raise QdArgumentError(f"qd.ndarray: shape {show(shape)} has a dimension that is not an int: {show(s)}",
                                   caller_loc())
         if s < 0:
-            raise QdValueError(f"qd.ndarray: negative dimension in shape {shape!r}", caller_loc())
+            raise QdValueError(f"qd.ndarray: negative dimension in shape {show(shape)}", caller_loc())
     return tuple(int(s) for s in dims)
 
 
@@ -38,7 +38,7 @@ class Ndarray:
     def __init__(self, dtype, shape):
         d = _dt.as_dtype(dtype) if dtype is not None else None
         if d is None:
-            raise QdArgumentError(f"qd.ndarray: unknown dtype {dtype!r} (use a qd dtype such as qd.f32)",
+            raise QdArgumentError(f"qd.ndarray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",
                                   caller_loc())
         shape = _shape_of(shape)
         try:
@@ -105,7 +105,7 @@ class Ndarray:
 def _item_error(e: Exception, idx, value) -> Exception:
     """numpy's error for an element access from Python, located at the caller and still of
     the kind numpy raises (an IndexError ends iteration over the array)."""
-    what = f"index {idx!r}" if value is None else f"storing {value!r} at index {idx!r}"
+    what = f"index {show(idx)}" if value is None else f"storing {show(value)} at index {show(idx)}"
     if isinstance(e, IndexError):
         return QdIndexError(f"qd.ndarray: {what}: {e}", caller_loc())
     if isinstance(e, ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import dtypes as _dt
-from .errors import QdTypeError, caller_loc
+from .errors import QdTypeError, caller_loc, show
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,10 @@ class _NDArrayAnnotation:
         # annotations are evaluated where they are written, so the caller's line is the annotation's
         d = None if dtype is None else _dt.as_dtype(dtype)
         if dtype is not None and d is None:
-            raise QdTypeError(f"qd.types.NDArray: unknown dtype {dtype!r} (use a qd dtype such as qd.f32)",
+            raise QdTypeError(f"qd.types.NDArray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",
                               caller_loc())
         if ndim is not None and (not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 0):
-            raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {ndim!r}", caller_loc())
+            raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {show(ndim)}", caller_loc())
         return NDArrayType(d, ndim)
 
     def __repr__(self) -> str:

@@ -603,7 +603,10 @@ class Lowerer:
             if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
                 if not (isinstance(left, CT) and isinstance(right, CT)):
                     raise QdTypeError("`is` / `in` comparisons need compile-time operands", self.loc(node))
-                results.append(CT(_static_compare(op_node, left.value, right.value)))
+                try:
+                    results.append(CT(_static_compare(op_node, left.value, right.value)))
+                except Exception as e:  # `1 in qd`: the container does not support `in`
+                    raise QdTypeError(f"compile-time comparison failed: {e}", self.loc(node)) from None
             else:
                 results.append(self.binop(_CMPOPS[type(op_node)], left, right, node))
             left = right

@@ -450,8 +450,9 @@ def located_problem(err, path: str) -> str | None:
     lines = str(err).splitlines()
     if not lines[0].startswith(f"{loc}: "):
         return f"message does not start with {loc}: {err}"
-    text = linecache.getline(loc.file, loc.line).rstrip("\n")
-    if text.strip() and (len(lines) < 3 or lines[1].strip() != text.strip() or set(lines[2].strip()) != {"^"}):
+    text = linecache.getline(loc.file, loc.line).strip()
+    shown = any(lines[k].strip() == text and set(lines[k + 1].strip()) == {"^"} for k in range(1, len(lines) - 1))
+    if text and not shown:
         return f"no source line with a caret: {err}"
     return None
 

@@ -63,6 +63,14 @@ def test_negative_ndim_annotation():
     check(ei.value, "QdTypeError", "neg-ndim", under="qd.types.NDArray")
 
 
+def test_dtype_string_numpy_cannot_parse():
+    with pytest.raises(qd.QdError) as ei:
+        @qd.kernel
+        def k(x: qd.types.NDArray["(qd.i32, 1)", 1]):  # at:np-parse
+            pass
+    check(ei.value, "QdTypeError", "np-parse", under="qd.types.NDArray")
+
+
 def test_string_dtype_annotation():
     with pytest.raises(qd.QdError) as ei:
         @qd.kernel
@@ -244,7 +252,8 @@ def test_launch_info_and_explain_of_a_non_kernel():
 # ------------------------------------------------------------------ qd.ndarray
 
 
-@pytest.mark.parametrize("shape", [1.5, (1, 0.5), "ab", (2, None), (True, 2), np.float64(3.0)], ids=repr)
+@pytest.mark.parametrize("shape", [1.5, (1, 0.5), "ab", (2, None), (True, 2), np.float64(3.0), np.zeros((3, 3)) + 0.5],
+                         ids=["1.5", "(1, 0.5)", "'ab'", "(2, None)", "(True, 2)", "float64", "2-d array"])
 def test_ndarray_shape_that_is_not_ints(shape):
     with pytest.raises(qd.QdError) as ei:
         qd.ndarray(qd.f32, shape)  # at:shape
@@ -366,6 +375,9 @@ def test_qd_functions_called_from_python():
     with pytest.raises(qd.QdError) as ei:
         qd.atomic_add(1, 2)  # at:atomic
     check(ei.value, "QdCallError", "atomic")
+    with pytest.raises(qd.QdError) as ei:
+        qd.cast(float("inf"), qd.u8)  # at:cast-inf
+    check(ei.value, "QdTypeError", "cast-inf")
     with pytest.raises(qd.QdError) as ei:
         qd.min()  # at:min
     check(ei.value, "QdTypeError", "min")

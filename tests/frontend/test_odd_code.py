@@ -29,7 +29,8 @@ SNIPPETS = [
  "for j in range(1, 2, 0):\n            pass", "x[i] = qd.max(x[i], 10 ** 400)", "x[i] = x[i] + 10 ** 400",
  "x[i] = np.zeros(3)()", "x[i] = qd.types.NDArray[0]", "x[i] = qd.types.NDArray[qd.f32, -1]",
  "x[i] = qd.ndarray(qd.f32, 1.5)", "x[i] = qd.min()", "x[i] = qd.u8(-1)", "x[i] = qd.cast(1, 'nothing')",
- "x[i] = qd.static(qd.i32('a'))", "y = qd.ndarray(qd.f32, (2, -1))",
+ "x[i] = qd.static(qd.i32('a'))", "y = qd.ndarray(qd.f32, (2, -1))", "x[i] = 1 if 1 in qd else 0",
+ "x[i] = qd.cast(math.inf, qd.u8)", "x[i] = x[i] if qd.static(qd.types.NDArray['(x', 1]) else 0",
 ]
 
 
