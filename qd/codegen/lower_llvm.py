@@ -861,10 +861,14 @@ class StmtGen:
             if op in ("floordiv", "mod"):
                 return self.float_divmod(op, od, a, b)
             raise QdInternalError(f"codegen: float operator {op}")
-        if op in ("add", "sub", "mul", "and", "or", "xor", "shl"):
+        if op in ("add", "sub", "mul", "and", "or", "xor"):
             return fn.ins(f"{op} {t} {a}, {b}")
-        if op == "shr":
-            return fn.ins(f"{'ashr' if od.is_signed else 'lshr'} {t} {a}, {b}")
+        if op in ("shl", "shr"):  # LLVM makes a shift by >= the width poison; wrap like Python ints instead
+            big = fn.ins(f"icmp uge {t} {b}, {od.bits}")
+            if op == "shr" and od.is_signed:  # all sign bits, as Python's >> gives
+                return fn.ins(f"ashr {t} {a}, " + fn.ins(f"select i1 {big}, {t} {od.bits - 1}, {t} {b}"))
+            r = fn.ins(f"{'shl' if op == 'shl' else 'lshr'} {t} {a}, {b}")
+            return fn.ins(f"select i1 {big}, {t} 0, {t} {r}")
         if op in ("floordiv", "mod"):
             return self.int_divmod(op, od, a, b)
         if op == "ipow":

@@ -75,6 +75,7 @@ class Lowerer:
                             callees=set(), loc=src.loc(src.tree), source_digest=src.digest)
         self.inst.body = self.block = self._new_block("", None)
         self._returns_fixed = return_ann is not None
+        self._bare_return = False  # a `return` without a value was lowered (the func returns nothing)
         if return_ann is not None:
             self.inst.returns = return_ann
 
@@ -267,6 +268,10 @@ class Lowerer:
         static_arg = self.static_call_arg(node.test)
         if static_arg is not None:
             cond = self.static_value(static_arg, whole=node.test)
+            try:
+                cond = bool(cond)
+            except Exception as e:  # qd.static(np.zeros(3)): numpy refuses to pick a truth value
+                raise QdStaticError(f"qd.static(...) condition has no truth value: {e}", self.loc(node.test)) from None
             taken, dead = (node.body, node.orelse) if cond else (node.orelse, node.body)
             parent = self.block.id
             tb = self._new_block(parent, 1)
@@ -317,12 +322,15 @@ class Lowerer:
         if node.value is None:
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed", self.loc(node))
+            self._bare_return = True
             self.emit(ir.Return(self.loc(node), None))
             return
         v = self.expr(node.value)
         items = v.items if isinstance(v, TupleV) else (v,)
         exprs = [self.scalar(x, node.value) for x in items]
         if not self._returns_fixed:
+            if self._bare_return:
+                raise QdTypeError("returns a value, but an earlier bare `return` returns nothing", self.loc(node))
             self.inst.returns = tuple(e.dtype for e in exprs)
             self._returns_fixed = True
         if len(exprs) != len(self.inst.returns):

@@ -31,6 +31,7 @@ SNIPPETS = [
  "x[i] = qd.ndarray(qd.f32, 1.5)", "x[i] = qd.min()", "x[i] = qd.u8(-1)", "x[i] = qd.cast(1, 'nothing')",
  "x[i] = qd.static(qd.i32('a'))", "y = qd.ndarray(qd.f32, (2, -1))", "x[i] = 1 if 1 in qd else 0",
  "x[i] = qd.cast(math.inf, qd.u8)", "x[i] = x[i] if qd.static(qd.types.NDArray['(x', 1]) else 0",
+ "if qd.static(np.zeros(3)):\n            pass", "for j in range(x.shape[0] << 70):\n            x[j] = 1",
 ]
 
 
@@ -76,3 +77,53 @@ def test_odd_code_gives_a_located_qd_error_or_runs(kernels, n):
             assert first <= e.loc.line <= last, f"line {e.loc.line} is outside the kernel ({first}-{last}): {e}"
             assert len(lines) >= 3 and set(lines[2].strip()) == {"^"}, str(e)
             assert e.__cause__ is None and (e.__suppress_context__ or e.__context__ is None)
+
+
+@qd.func
+def _bare_then_value(v):
+    if v > 0:
+        return
+    return v * 2  # err:bare-then-value
+
+
+def test_func_with_a_bare_return_and_a_value_return():
+    @qd.kernel
+    def k(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = _bare_then_value(x[i])
+
+    with pytest.raises(qd.QdTypeError) as ei:
+        k(np.zeros(4, np.float32))
+    line = next(n + 1 for n, t in enumerate(open(__file__).read().splitlines()) if t.endswith("# err:bare-then-value"))
+    assert str(ei.value).startswith(f"{__file__}:{line}:"), str(ei.value)
+
+
+def _wrap(v: int, bits: int, signed: bool) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+
+
+def test_shift_by_the_width_or_more_wraps_like_python_ints():
+    """LLVM makes such shifts poison (a debug-mode kernel shifting a loop bound by 70 crashed);
+    qd gives what Python's shift gives, wrapped to the type's width."""
+    @qd.kernel
+    def sh(x: qd.types.NDArray[qd.i32, 1], u: qd.types.NDArray[qd.u32, 1], n: qd.types.NDArray[qd.i32, 1],
+           a: qd.types.NDArray[qd.i32, 1], b: qd.types.NDArray[qd.i32, 1], c: qd.types.NDArray[qd.u32, 1]):
+        for i in range(x.shape[0]):
+            a[i] = x[i] << n[i]
+            b[i] = x[i] >> n[i]
+            c[i] = u[i] >> qd.u32(n[i])
+        a[1] = x[1] << n[1]  # serial code: scalar shifts, not the vector ones
+        b[2] = x[2] >> n[2]
+        c[3] = u[3] >> qd.u32(n[3])
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2 ** 31, 2 ** 31, 64, dtype=np.int64).astype(np.int32)
+    n = rng.integers(0, 80, 64).astype(np.int32)
+    n[:4] = [31, 33, 40, 35]
+    u = x.astype(np.uint32)
+    a, b, c = np.zeros(64, np.int32), np.zeros(64, np.int32), np.zeros(64, np.uint32)
+    sh(x, u, n, a, b, c)
+    assert a.tolist() == [_wrap(int(v) << int(s), 32, True) for v, s in zip(x, n)]
+    assert b.tolist() == [int(v) >> int(s) for v, s in zip(x, n)]
+    assert c.tolist() == [int(v) >> int(s) for v, s in zip(u, n)]
