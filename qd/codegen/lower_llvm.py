@@ -458,8 +458,17 @@ class StmtGen:
             numn = fn.ins(f"add i64 {numn}, 1")
             sst = fn.ins(f"select i1 {pos}, i64 {nump}, i64 {numn}")
             d = fn.ins(f"sdiv i64 {sst}, {st}")
+        # empty from comparing the bounds, not from the sign of e - s, which wraps for
+        # range(8, -2 ** 63) and made an empty loop run ~2 ** 63 times
+        if isinstance(step, ir.Const):
+            empty = fn.ins(f"icmp {'sle' if step.value > 0 else 'sge'} i64 {e}, {s}")
+        else:
+            up = fn.ins(f"icmp sle i64 {e}, {s}")
+            down = fn.ins(f"icmp sge i64 {e}, {s}")
+            empty = fn.ins(f"select i1 {pos}, i1 {up}, i1 {down}")
         neg = fn.ins(f"icmp slt i64 {d}, 0")
-        return fn.ins(f"select i1 {neg}, i64 0, i64 {d}")
+        zero = fn.ins(f"or i1 {empty}, {neg}")
+        return fn.ins(f"select i1 {zero}, i64 0, i64 {d}")
 
     def i64(self, e: ir.Expr) -> str:
         return self.index(e)

@@ -121,6 +121,10 @@ DECORATORS = ["qd.kernel", "qd.func", "qd.kernel()", "qd.func(is_real_function=T
               "qd.template", "qd.static", "staticmethod", None]
 
 
+CLASS_DECORATORS = ["dataclasses.dataclass(frozen=True)", "dataclasses.dataclass(slots=True)", "qd.kernel", "qd.func",
+                    "dataclasses.dataclass(eq=False)", "typing.final", None]
+
+
 def _expr(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
@@ -287,6 +291,11 @@ class _Mutator:
         return True
 
     def decorator(self, fn) -> bool:
+        classes = [c for c in self.tree.body if isinstance(c, ast.ClassDef)]
+        if classes and self.rng.random() < 0.3:  # a dataclass parameter type that is not (quite) one
+            d = self.rng.choice(CLASS_DECORATORS)
+            self.rng.choice(classes).decorator_list = [] if d is None else [_expr(d)]
+            return True
         d = self.rng.choice(DECORATORS)
         fn.decorator_list = [] if d is None else [_expr(d)]
         return True
@@ -399,6 +408,9 @@ def make_mutant(seed: int, index: int) -> tuple[str, str, list[str]]:
             tree = trial
             break
     tree.body.append(good)
+    if rng.random() < 0.15:  # every annotation a string, resolved later by typing and qd
+        ops.append("future_annotations")
+        tree.body.insert(0, ast.ImportFrom("__future__", [ast.alias("annotations")], 0))
     ast.fix_missing_locations(tree)
     # the launch is written in the program too: errors of a Python-level call point at the caller
     launch = ["def launch():"]

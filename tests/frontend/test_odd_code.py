@@ -1,6 +1,7 @@
 """Odd and unsupported kernel code: always a qd error with a location, never an internal one."""
 
 import importlib.util
+import itertools
 import textwrap
 import warnings
 
@@ -127,3 +128,42 @@ def test_shift_by_the_width_or_more_wraps_like_python_ints():
     assert a.tolist() == [_wrap(int(v) << int(s), 32, True) for v, s in zip(x, n)]
     assert b.tolist() == [int(v) >> int(s) for v, s in zip(x, n)]
     assert c.tolist() == [int(v) >> int(s) for v, s in zip(u, n)]
+
+
+def test_empty_range_whose_length_overflows_is_empty():
+    """range(8, -2 ** 63) is empty; counting it as e - s wrapped to ~2 ** 63 iterations (a mutant
+    hung). The loops stop after 100 iterations so that a regression fails instead of hanging."""
+    @qd.kernel
+    def count(out: qd.types.NDArray[qd.i64, 1], s: qd.i64, e: qd.i64, st: qd.i64):
+        for _i in range(1):
+            c1 = 0
+            for _j in range(s, e):
+                c1 += 1
+                if c1 > 100:
+                    break
+            c3 = 0
+            for _j in range(s, e, 3):
+                c3 += 1
+                if c3 > 100:
+                    break
+            cm = 0
+            for _j in range(e, s, -1):
+                cm += 1
+                if cm > 100:
+                    break
+            cd = 0
+            for _j in range(s, e, st):
+                cd += 1
+                if cd > 100:
+                    break
+            out[0] = c1
+            out[1] = c3
+            out[2] = cm
+            out[3] = cd
+
+    out = np.zeros(4, np.int64)
+    for s, e, st in [(8, -2 ** 63, 1), (2 ** 62, -2 ** 63, 5), (-8, 2 ** 62, -1), (0, 10, 3), (10, 0, -3), (4, 9, 1)]:
+        count(out, s, e, st)
+        expect = [sum(1 for _ in itertools.islice(r, 101))
+                  for r in (range(s, e), range(s, e, 3), range(e, s, -1), range(s, e, st))]
+        assert out.tolist() == expect, (s, e, st)
