@@ -59,7 +59,7 @@ def _is_user_file(file: str) -> bool:
     path = os.path.abspath(file)
     if path.startswith(_QD_DIR):
         return False
-    return not (path.startswith(_STDLIB_DIR) and "site-packages" not in path)
+    return not (path.startswith(_STDLIB_DIR) and "site-packages" not in path and "dist-packages" not in path)
 
 
 SITE_LOCAL = "_qd_user_site"
