@@ -29,7 +29,10 @@ class ndrange:
     def __iter__(self):
         import itertools
 
-        return itertools.product(*(range(a, b) for a, b in self.dims))
+        try:
+            return itertools.product(*(range(a, b) for a, b in self.dims))
+        except TypeError as e:  # qd.ndrange(2, 'a') iterated from Python
+            raise QdTypeError(f"qd.ndrange{self.dims}: {e}", caller_loc()) from None
 
 
 def cast(x, dtype):

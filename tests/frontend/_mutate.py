@@ -103,6 +103,9 @@ ODD_ARGS = [
     "lambda: 1", "{'a': 1}", "np.zeros(8, object)", "np.zeros(8, np.float32).reshape(2, 4).T", "float('inf')",
     "np.ones(8, np.float32)[None]", "np.bool_(True)", "qd.f32", "np.int64(3)", "-(2 ** 63)", "10 ** 400", "1j",
     "np.zeros(8, np.float16)", "np.zeros(3, np.uint8)", "State", "np.ones(3)", "ARGS[0]", "ARGS",
+    "qd.ndarray(qd.f32, 1.5)", "qd.ndarray('x', 3)", "qd.ndarray(qd.f32, (2, -1))", "qd.ndarray(None, 3)",
+    "qd.ndarray(qd.i32, (2, 3))", "qd.ndarray(qd.f64, ())", "qd.ndarray(qd.u1, 8)", "qd.template()",
+    "qd.types.NDArray[qd.f32, 1]", "np.zeros(8, np.float32)[::-1]", "np.zeros((8, 1), np.float32)[:, 0]",
 ]
 
 ODD_INIT = [  # (keyword, value) of qd.init
@@ -182,6 +185,8 @@ class _Mutator:
         """Replace a random load-context expression inside `fn` by `new_of(old)`."""
         slots = []
         for parent in ast.walk(fn):
+            if isinstance(parent, ast.JoinedStr):  # holds only FormattedValue / Constant parts
+                continue
             for fld, value in ast.iter_fields(parent):
                 if fld in ("decorator_list", "returns", "annotation"):
                     continue
@@ -404,6 +409,10 @@ def make_mutant(seed: int, index: int) -> tuple[str, str, list[str]]:
         trial = copy.deepcopy(tree)
         mut = _Mutator(rng, trial)
         ops = mut.mutate()
+        try:
+            ast.unparse(ast.fix_missing_locations(copy.deepcopy(trial)))
+        except (ValueError, TypeError, AttributeError):  # a tree ast cannot print back
+            ops = []
         if ops:
             tree = trial
             break

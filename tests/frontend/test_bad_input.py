@@ -381,6 +381,10 @@ def test_qd_functions_called_from_python():
     with pytest.raises(qd.QdError) as ei:
         qd.min()  # at:min
     check(ei.value, "QdTypeError", "min")
+    with pytest.raises(qd.QdError) as ei:
+        list(qd.ndrange(2, "a"))  # at:ndrange
+    check(ei.value, "QdTypeError", "ndrange")
+    assert list(qd.ndrange(2, (1, 3))) == [(0, 1), (0, 2), (1, 1), (1, 2)]
     assert qd.u8(300 % 256) == 44 and qd.cast(2.5, qd.i32) == 2 and qd.max(1, 5, 3) == 5
 
 
