@@ -74,16 +74,21 @@ ceil = np.ceil
 abs = np.abs  # noqa: A001 - mirrors quadrants' qd.abs
 
 
-def min(*args):  # noqa: A001
+def _reduce(name: str, ufunc, args):
     if not args:
-        raise QdTypeError("qd.min() needs at least one argument", caller_loc())
-    return np.minimum.reduce(args) if len(args) > 1 else args[0]
+        raise QdTypeError(f"qd.{name}() needs at least one argument", caller_loc())
+    try:
+        return ufunc.reduce(args) if len(args) > 1 else args[0]
+    except (TypeError, ValueError) as e:  # qd.min(array, 3) and other mixtures numpy refuses
+        raise QdTypeError(f"qd.{name}(): {e}", caller_loc()) from None
+
+
+def min(*args):  # noqa: A001
+    return _reduce("min", np.minimum, args)
 
 
 def max(*args):  # noqa: A001
-    if not args:
-        raise QdTypeError("qd.max() needs at least one argument", caller_loc())
-    return np.maximum.reduce(args) if len(args) > 1 else args[0]
+    return _reduce("max", np.maximum, args)
 
 
 pi = math.pi

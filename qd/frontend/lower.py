@@ -267,11 +267,7 @@ class Lowerer:
     def stmt_If(self, node):
         static_arg = self.static_call_arg(node.test)
         if static_arg is not None:
-            cond = self.static_value(static_arg, whole=node.test)
-            try:
-                cond = bool(cond)
-            except Exception as e:  # qd.static(np.zeros(3)): numpy refuses to pick a truth value
-                raise QdStaticError(f"qd.static(...) condition has no truth value: {e}", self.loc(node.test)) from None
+            cond = _ct_truth(self.static_value(static_arg, whole=node.test), self.loc(node.test))
             taken, dead = (node.body, node.orelse) if cond else (node.orelse, node.body)
             parent = self.block.id
             tb = self._new_block(parent, 1)
@@ -578,7 +574,7 @@ class Lowerer:
         if isinstance(v, CT):
             try:
                 return CT(_static_unary(node.op, v.value))
-            except TypeError as e:
+            except (TypeError, ValueError) as e:  # `not np.zeros(3)` has no truth value
                 raise QdTypeError(str(e), self.loc(node)) from None
         e = self.scalar(v, node.operand)
         if isinstance(node.op, ast.UAdd):
@@ -598,7 +594,8 @@ class Lowerer:
         if all(isinstance(v, CT) for v in vals):
             r = vals[0].value
             for v in vals[1:]:
-                r = (r and v.value) if isinstance(node.op, ast.And) else (r or v.value)
+                r = (v.value if _ct_truth(r, self.loc(node)) else r) if isinstance(node.op, ast.And) \
+                    else (r if _ct_truth(r, self.loc(node)) else v.value)
             return CT(r)
         exprs = [self.truth(v, n) for v, n in zip(vals, node.values)]
         return ir.BoolOp(_dt.u1, "and" if isinstance(node.op, ast.And) else "or", exprs)
@@ -627,7 +624,7 @@ class Lowerer:
     def expr_IfExp(self, node):
         cond = self.expr(node.test)
         if isinstance(cond, CT):
-            return self.expr(node.body if cond.value else node.orelse)
+            return self.expr(node.body if _ct_truth(cond.value, self.loc(node.test)) else node.orelse)
         c = self.truth(cond, node.test)
         a, b, t = self.operand_types(self.expr(node.body), self.expr(node.orelse), node)  # literal arms are weak
         return ir.Select(t, c, self.cast(a, t), self.cast(b, t))
@@ -1002,7 +999,7 @@ class Lowerer:
 
     def truth(self, v, node) -> ir.Expr:
         if isinstance(v, CT):
-            return ir.Const(_dt.u1, bool(v.value))
+            return ir.Const(_dt.u1, _ct_truth(v.value, self.loc(node)))
         e = self.scalar(v, node)
         if e.dtype.is_bool:
             return e
@@ -1218,6 +1215,14 @@ def _expands_in_kernel(f, seen=None) -> bool:
 
     seen[id(f)] = has_loop(tree.body)
     return seen[id(f)]
+
+
+def _ct_truth(v, loc) -> bool:
+    """Truth of a compile-time value; numpy arrays (and objects whose __bool__ raises) have none."""
+    try:
+        return bool(v)
+    except Exception as e:
+        raise QdStaticError(f"compile-time value {type(v).__name__} has no truth value: {e}", loc) from None
 
 
 def _static_unary(op, v):

@@ -382,6 +382,9 @@ def test_qd_functions_called_from_python():
         qd.min()  # at:min
     check(ei.value, "QdTypeError", "min")
     with pytest.raises(qd.QdError) as ei:
+        qd.max([1, [2, 3]], 3)  # at:max-mixed
+    check(ei.value, "QdTypeError", "max-mixed")
+    with pytest.raises(qd.QdError) as ei:
         list(qd.ndrange(2, "a"))  # at:ndrange
     check(ei.value, "QdTypeError", "ndrange")
     assert list(qd.ndrange(2, (1, 3))) == [(0, 1), (0, 2), (1, 1), (1, 2)]

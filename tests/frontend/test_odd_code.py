@@ -33,6 +33,8 @@ SNIPPETS = [
  "x[i] = qd.static(qd.i32('a'))", "y = qd.ndarray(qd.f32, (2, -1))", "x[i] = 1 if 1 in qd else 0",
  "x[i] = qd.cast(math.inf, qd.u8)", "x[i] = x[i] if qd.static(qd.types.NDArray['(x', 1]) else 0",
  "if qd.static(np.zeros(3)):\n            pass", "for j in range(x.shape[0] << 70):\n            x[j] = 1",
+ "x[i] = 1 if np.zeros(3) else 0", "x[i] = 1 if not np.zeros(3) else 0", "x[i] = 1 if np.zeros(3) and 1 else 0",
+ "x[i] = 1 if x[i] > 0 and np.zeros(3) else 0",
 ]
 
 
