@@ -1017,7 +1017,11 @@ class Lowerer:
         if d is None:
             raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
         if isinstance(value, CT):  # a typed constant, like qd.i64(3): no longer a weak literal
-            return CT(d.np.type(_convert_const(value.value, d)))
+            try:
+                return CT(d.np.type(_convert_const(value.value, d)))
+            except (TypeError, ValueError, OverflowError) as e:  # qd.cast('s', qd.i32)
+                raise QdTypeError(f"cannot cast compile-time value {value.value!r} to {d}: {e}", self.loc(node)) \
+                    from None
         return self.cast(self.scalar(value, node), d)
 
     def operand_types(self, a, b, node):

@@ -34,7 +34,8 @@ SNIPPETS = [
  "x[i] = qd.cast(math.inf, qd.u8)", "x[i] = x[i] if qd.static(qd.types.NDArray['(x', 1]) else 0",
  "if qd.static(np.zeros(3)):\n            pass", "for j in range(x.shape[0] << 70):\n            x[j] = 1",
  "x[i] = 1 if np.zeros(3) else 0", "x[i] = 1 if not np.zeros(3) else 0", "x[i] = 1 if np.zeros(3) and 1 else 0",
- "x[i] = 1 if x[i] > 0 and np.zeros(3) else 0",
+ "x[i] = 1 if x[i] > 0 and np.zeros(3) else 0", "x[i] = qd.cast('s', qd.i32)", "x[i] = qd.cast(None, qd.f32)",
+ "x[i] = qd.cast(10 ** 400, qd.f32)",
 ]
 
 
