@@ -116,6 +116,10 @@ ODD_INIT = [  # (keyword, value) of qd.init
     ("cpu_max_num_threads", "2.5"), ("arch", "None"), ("default_ip", "qd.u1"),
 ]
 
+AFTER_LAUNCH = ["qd.explain(main, 'nothing')", "qd.explain(main)", "qd.launch_info(main)", "qd.explain(make_args)",
+                "qd.explain(main, 3)", "qd.explain(main, None)", "qd.launch_info(None)", "qd.explain(main, 'x')",
+                "qd.explain(main, ['x'])", "qd.launch_info(main).kept[99]"]
+
 BINOPS = [ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.BitOr,
           ast.BitXor, ast.BitAnd, ast.MatMult]
 CMPOPS = [ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn]
@@ -156,6 +160,7 @@ class _Mutator:
         self.fns = _qd_functions(tree)
         self.relaunch = False  # launch once with the unmutated arguments first
         self.init_line = ""  # a qd.init call to make before launching
+        self.after = ""  # a statement to run after the launch
 
     def fill(self, template: str, names: list[str], original: ast.AST | None = None) -> str:
         """Replace each `P` of a template by a name in scope, or by the original expression."""
@@ -377,7 +382,12 @@ class _Mutator:
         self.init_line = f"qd.init({', '.join(f'{k}={v}' for k, v in opts.items())})"
         return True
 
-    OPERATORS = ["odd_init", "odd_expr", "odd_expr", "odd_expr", "rename", "odd_target", "call_args", "annotation",
+    def after_launch(self, _fn) -> bool:
+        """A question about the launch: `qd.explain` / `qd.launch_info` with odd arguments."""
+        self.after = self.rng.choice(AFTER_LAUNCH)
+        return True
+
+    OPERATORS = ["after_launch", "odd_init", "odd_expr", "odd_expr", "odd_expr", "rename", "odd_target", "call_args", "annotation",
                  "annotation", "signature", "decorator", "insert_stmt", "insert_stmt", "wrap_stmt", "delete_stmt",
                  "operator", "launch_args"]
 
@@ -428,7 +438,10 @@ def make_mutant(seed: int, index: int) -> tuple[str, str, list[str]]:
     if mut.relaunch:
         ops.append("relaunch")
         launch.append("    main(*make_good_args())")
-    launch.append("    return main(*ARGS)")
+    if mut.after:
+        launch += ["    r = main(*ARGS)", f"    {mut.after}", "    return r"]
+    else:
+        launch.append("    return main(*ARGS)")
     source = ast.unparse(tree) + "\n\nARGS = make_args()\n\n\n" + "\n".join(launch) + "\n"
     return name, source, ops
 
