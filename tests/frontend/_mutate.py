@@ -555,16 +555,24 @@ def _worker(seed: int, start: int, stop: int, directory: str, sources: list[str]
     """Run mutants start..stop-1 (or the given sources), one JSON line before and after each."""
     import qd
 
+    proto = sys.stdout  # the protocol's channel; what mutants print goes nowhere
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the worker
+
+    def say(msg: dict) -> None:
+        proto.write(json.dumps(msg) + "\n")
+        proto.flush()
+
+    say({"ready": True})  # imports done: from now on silence means a hang
     for i in range(start, stop):
         qd.init(arch=qd.cpu, debug=True, offline_cache=False, cpu_max_num_threads=1)  # undo a mutant's qd.init
         if sources is not None:
             corpus, source, ops = "given", sources[i], []
         else:
             corpus, source, ops = make_mutant(seed, i)
-        print(json.dumps({"start": i}), flush=True)
+        say({"start": i})
         out = run_source(source, os.path.join(directory, f"mutant_{seed}_{i}.py"), i)
         out.corpus, out.ops = corpus, ops
-        print(json.dumps(out.__dict__), flush=True)
+        say(out.__dict__)
 
 
 def run_mutants(seed: int, count: int, sources: list[str] | None = None, batch: int = WORKER_BATCH,
@@ -595,13 +603,15 @@ def run_mutants(seed: int, count: int, sources: list[str] | None = None, batch: 
 
 def _drive(cmd, env, i, stop, outcomes, hang_seconds) -> int:
     """Run one worker; returns the index to continue from (past a mutant that crashed or hung)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    errf = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty worker cannot block on it
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, env=env, text=True)
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     current = None
+    ready = False
     try:
         while True:
-            if not sel.select(timeout=hang_seconds):
+            if not sel.select(timeout=hang_seconds if ready else max(120.0, hang_seconds)):
                 proc.kill()
                 outcomes.append(Outcome(current if current is not None else i, "FAIL",
                                         f"hang: no progress for {hang_seconds} s"))
@@ -609,8 +619,15 @@ def _drive(cmd, env, i, stop, outcomes, hang_seconds) -> int:
             line = proc.stdout.readline()
             if not line:
                 break
-            msg = json.loads(line)
-            if "start" in msg:
+            try:
+                msg = json.loads(line)
+            except ValueError:  # native code wrote to the worker's stdout
+                continue
+            if not isinstance(msg, dict):
+                continue
+            if "ready" in msg:
+                ready = True
+            elif "start" in msg:
                 current = msg["start"]
             else:
                 outcomes.append(Outcome(**msg))
@@ -618,9 +635,10 @@ def _drive(cmd, env, i, stop, outcomes, hang_seconds) -> int:
     finally:
         sel.close()
         proc.stdout.close()
-    err = proc.stderr.read()
-    proc.stderr.close()
     rc = proc.wait()
+    errf.seek(0)
+    err = errf.read()
+    errf.close()
     if current is not None or (rc != 0 and not outcomes):
         at = current if current is not None else i
         outcomes.append(Outcome(at, "FAIL", f"crash: worker exited with {rc}: {err[-2000:]}"))

@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mutate  # noqa: E402
 
-COUNT = int(os.environ.get("QD_MUTANTS", "600"))
+COUNT = int(os.environ.get("QD_MUTANTS", "500"))
 SEED = int(os.environ.get("QD_MUTANT_SEED", "20261201"))
 
 
@@ -55,13 +55,15 @@ HARNESS_CASES = [
     ("located qd error", "located", "QdNameError",
      "import qd\n\n\n@qd.kernel\ndef main():\n    for i in range(2):\n        nothing_here[i] = 1\n"),
     ("runs", "ok", "", "import qd\n\n\n@qd.kernel\ndef main():\n    for i in range(2):\n        pass\n"),
+    ("prints", "ok", "", "import os\n\n\ndef main():\n    print('{not json')\n    os.write(1, b'[1]\\nnoise\\n')\n"
+     "    os.write(2, b'x' * 200000)\n"),
 ]
 
 
 @pytest.fixture(scope="module")
 def harness_outcomes():
     sources = [src + LAUNCH for _name, _status, _detail, src in HARNESS_CASES]
-    return _mutate.run_mutants(0, len(sources), sources=sources, mutant_seconds=2, hang_seconds=5)
+    return _mutate.run_mutants(0, len(sources), sources=sources, mutant_seconds=3, hang_seconds=8)
 
 
 @pytest.mark.parametrize("n", range(len(HARNESS_CASES)), ids=[c[0] for c in HARNESS_CASES])
