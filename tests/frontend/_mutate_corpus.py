@@ -214,6 +214,31 @@ def make_args():
     a = qd.ndarray(qd.i32, (2, 3))
     return (a, np.arange(6, dtype=np.int64), 10)
 """,
+    "template_struct": """
+@dataclasses.dataclass
+class Params:
+    gain: qd.f32
+    mode: qd.Template
+    table: qd.types.NDArray[qd.f32, 1]
+
+
+@qd.func
+def scaled(p: Params, v: qd.f32, k: qd.template()) -> qd.f32:
+    r = v * p.gain
+    if qd.static(p.mode == 1):
+        r = r + p.table[0] * k
+    return r
+
+
+@qd.kernel
+def main(p: Params, x: qd.types.NDArray[qd.f32, 1]):
+    for i in range(x.shape[0]):
+        x[i] = scaled(p, x[i], 2)
+
+
+def make_args():
+    return (Params(1.5, 1, np.ones(3, np.float32)), np.arange(4, dtype=np.float32))
+""",
     "bits": """
 @qd.kernel
 def main(x: qd.types.NDArray[qd.u32, 1], sh: qd.i32, flag: qd.u1):
