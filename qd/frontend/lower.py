@@ -707,7 +707,8 @@ class Lowerer:
             # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
             _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
-                r = f(*(a.value for a in args))
+                with np.errstate(all="ignore"):  # qd.sqrt(-1.0) is nan, silently, like the compiled code
+                    r = f(*(a.value for a in args))
             except QdError:
                 raise
             except Exception as e:

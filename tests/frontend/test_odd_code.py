@@ -2,6 +2,7 @@
 
 import importlib.util
 import itertools
+import os
 import textwrap
 import warnings
 
@@ -35,7 +36,7 @@ SNIPPETS = [
  "if qd.static(np.zeros(3)):\n            pass", "for j in range(x.shape[0] << 70):\n            x[j] = 1",
  "x[i] = 1 if np.zeros(3) else 0", "x[i] = 1 if not np.zeros(3) else 0", "x[i] = 1 if np.zeros(3) and 1 else 0",
  "x[i] = 1 if x[i] > 0 and np.zeros(3) else 0", "x[i] = qd.cast('s', qd.i32)", "x[i] = qd.cast(None, qd.f32)",
- "x[i] = qd.cast(10 ** 400, qd.f32)",
+ "x[i] = qd.cast(10 ** 400, qd.f32)", "x[i] = qd.sqrt(-1.0)", "x[i] = qd.log(0.0)", "x[i] = 1.0 / 0.0",
 ]
 
 
@@ -68,8 +69,8 @@ def test_odd_code_gives_a_located_qd_error_or_runs(kernels, n):
     """The error names a line of this snippet's kernel in the generated file, shows it with a
     caret, and carries no internal exception."""
     table, spans, path = kernels
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
             table[n](np.zeros(4, np.float32))
         except qd.QdInternalError as e:  # pragma: no cover - the failure being tested for
@@ -81,6 +82,9 @@ def test_odd_code_gives_a_located_qd_error_or_runs(kernels, n):
             assert first <= e.loc.line <= last, f"line {e.loc.line} is outside the kernel ({first}-{last}): {e}"
             assert len(lines) >= 3 and set(lines[2].strip()) == {"^"}, str(e)
             assert e.__cause__ is None and (e.__suppress_context__ or e.__context__ is None)
+    qd_dir = os.path.dirname(os.path.abspath(qd.__file__)) + os.sep
+    inside = [f"{w.filename}:{w.lineno}: {w.message}" for w in caught if os.path.abspath(w.filename).startswith(qd_dir)]
+    assert not inside, f"warnings pointing into qd: {inside}"
 
 
 @qd.func
