@@ -1274,7 +1274,8 @@ def _convert_const(value, d: _dt.DType):
     if d.is_bool:
         return bool(value)
     if d.is_float:
-        return float(np.array(value).astype(d.np))
+        with np.errstate(over="ignore", invalid="ignore"):  # 1e300 as f32 is inf, without a warning
+            return float(np.array(value).astype(d.np))
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return 0  # undefined in compiled code too; pick a value instead of failing

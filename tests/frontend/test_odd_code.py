@@ -37,6 +37,9 @@ SNIPPETS = [
  "x[i] = 1 if np.zeros(3) else 0", "x[i] = 1 if not np.zeros(3) else 0", "x[i] = 1 if np.zeros(3) and 1 else 0",
  "x[i] = 1 if x[i] > 0 and np.zeros(3) else 0", "x[i] = qd.cast('s', qd.i32)", "x[i] = qd.cast(None, qd.f32)",
  "x[i] = qd.cast(10 ** 400, qd.f32)", "x[i] = qd.sqrt(-1.0)", "x[i] = qd.log(0.0)", "x[i] = 1.0 / 0.0",
+ "x[i] = 1e300", "x[i] = x[i] * 1e300", "x[i] = qd.f32(1e300)", "x[i] = qd.cast(1e300, qd.f32)",
+ "x[i] = qd.i8(1.0e20)", "x[i] = qd.cast(float('nan'), qd.i32)", "x[i] = qd.exp(1000.0)",
+ "x[i] = qd.f32(2 ** 200) * 0", "x[i] = 2.0 ** 5000",
 ]
 
 
