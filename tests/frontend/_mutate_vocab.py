@@ -22,6 +22,8 @@ ODD_EXPRS = [
     "np.float32(P)", "np.int64(2 ** 40)", "math.sqrt(P)", "math.inf", "qd.pi", "qd.floor(P) // 0.0",
     "P != P != P", "(lambda q: q)(P)", "(P := 1)", "clamp", "main", "main(P)", "State", "Mid(P, P)", "MODE",
     "SCALE()", "dataclasses", "typing.Final", "[P][0]", "{'a': P}['a']", "(P,)", "()", "P[()]",
+    "1e300", "qd.f32(1e300)", "qd.exp(1000.0)", "qd.sqrt(-1.0)", "qd.log(0.0)", "P / 0.0", "qd.f64(P) ** 9999",
+    "qd.u1(P)", "qd.i8(P) * 300", "qd.cast(P, qd.f32) / qd.cast(0, qd.f32)",
 ]
 
 # Odd assignment targets (what `x[i] = ...` may become).
