@@ -438,3 +438,26 @@ def test_bare_ndarray_annotation_takes_any_array():
         a = np.arange(5, dtype=dtype)
         double(a)
         np.testing.assert_array_equal(a, np.arange(5, dtype=dtype) * 2)
+
+
+def test_array_return_annotation_on_a_kernel():
+    from qd.types import NDArray
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1]) -> NDArray:  # at:ret-ndarray
+        for i in range(x.shape[0]):
+            x[i] = 1.0
+
+    with pytest.raises(qd.QdError) as ei:
+        k(f32())
+    check(ei.value, "QdTypeError", "ret-ndarray", under="NDArray")
+
+    @qd.kernel
+    def k2(x: NDArray[qd.f32, 1]) -> NDArray[qd.f32, 1]:  # at:ret-ndarray-typed
+        for i in range(x.shape[0]):
+            x[i] = 1.0
+        return x
+
+    with pytest.raises(qd.QdError) as ei:  # numpy used to read NDArray's .dtype and fail
+        k2(f32())
+    check(ei.value, "QdTypeError", "ret-ndarray-typed", under="NDArray")
