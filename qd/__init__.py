@@ -13,13 +13,17 @@ from .errors import (
     QdArgumentError,
     QdCallError,
     QdCompileError,
+    QdConfigError,
     QdError,
+    QdIndexError,
     QdInternalError,
     QdNameError,
     QdRuntimeError,
     QdStaticError,
     QdSyntaxError,
     QdTypeError,
+    QdValueError,
+    QdWarning,
 )
 from .explain import explain
 from .kernel import func, kernel, launch_info
@@ -59,7 +63,7 @@ __all__ = [
     "types", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
-    "QdArgumentError", "QdRuntimeError", "QdInternalError",
+    "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError", "QdInternalError", "QdWarning",
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",

@@ -7,11 +7,11 @@ generation number to drop compiled variants that were built under older settings
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 
 from . import dtypes as _dt
 from . import variants as _variants
+from .errors import QdArgumentError, QdConfigError, caller_loc, show, warn_at
 
 
 class Arch(str):
@@ -62,7 +62,23 @@ def current() -> Config:
 def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, stacklevel=3)
+        warn_at(message)
+
+
+def _thread_count(value, source: str) -> int:
+    """A positive thread count from `cpu_max_num_threads` or `QD_NUM_THREADS`; 0 or unset means
+    one thread per CPU. Anything else is refused: a typo must not silently change the parallelism."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return 0
+        try:
+            value = int(text)
+        except ValueError:
+            raise QdConfigError(f"{source} must be a positive integer, got {show(value)}", caller_loc()) from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise QdConfigError(f"{source} must be a positive integer, got {show(value)}", caller_loc())
+    return value
 
 
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
@@ -71,8 +87,8 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
     """Reset qd: drop compiled kernels and apply the new settings."""
     global _config
     arch = cpu if arch is None else arch
-    if arch not in _KNOWN_ARCHS:
-        raise ValueError(f"qd.init: unknown arch {arch!r}")
+    if not isinstance(arch, str) or arch not in _KNOWN_ARCHS:
+        raise QdConfigError(f"qd.init: unknown arch {show(arch)} (qd.cpu, qd.cuda, qd.gpu, ...)", caller_loc())
     if arch in (x64, arm64):
         arch = cpu
     if arch != cpu:
@@ -80,16 +96,20 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         arch = cpu
     fp = _dt.as_dtype(default_fp) if default_fp is not None else _dt.f32
     if fp is None or not fp.is_float:
-        raise ValueError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {default_fp!r}")
+        raise QdConfigError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {show(default_fp)}", caller_loc())
     ip = _dt.as_dtype(default_ip) if default_ip is not None else _dt.i32
     if ip is None or not ip.is_int:
-        raise ValueError(f"qd.init: default_ip must be an integer dtype, got {default_ip!r}")
+        raise QdConfigError(f"qd.init: default_ip must be an integer dtype, got {show(default_ip)}", caller_loc())
     for key in kwargs:
         if key not in _IGNORED_KEYWORDS:
-            raise TypeError(f"qd.init() got an unexpected keyword argument {key!r}")
+            raise QdArgumentError(f"qd.init() got an unexpected keyword argument {key!r}", caller_loc())
         _warn_once(f"kw:{key}", f"qd.init: option {key!r} has no effect in qd and is ignored")
+    if offline_cache_file_path is not None and not isinstance(offline_cache_file_path, (str, os.PathLike)):
+        raise QdConfigError(f"qd.init: offline_cache_file_path must be a path, got {show(offline_cache_file_path)}",
+                            caller_loc())
     env_cache = os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
-    threads = cpu_max_num_threads or int(os.environ.get("QD_NUM_THREADS", 0)) or (os.cpu_count() or 1)
+    threads = (_thread_count(cpu_max_num_threads, "qd.init: cpu_max_num_threads") if cpu_max_num_threads else 0) \
+        or _thread_count(os.environ.get("QD_NUM_THREADS", ""), "QD_NUM_THREADS") or (os.cpu_count() or 1)
     _dt.set_python_defaults(ip, fp)
     _config = Config(
         arch=arch, debug=bool(debug), default_fp=fp, default_ip=ip,

@@ -43,8 +43,14 @@ class DType:
     __str__ = __repr__
 
     def __call__(self, value):
-        """`qd.f32(1.5)` in Python scope converts like numpy does."""
-        return self.np.type(value)
+        """`qd.f32(1.5)` in Python scope converts like numpy does; what numpy refuses (`qd.u8(-1)`,
+        `qd.i32('a')`) is reported at the caller's line."""
+        try:
+            return self.np.type(value)
+        except (OverflowError, TypeError, ValueError) as e:
+            from .errors import QdTypeError, caller_loc, show
+
+            raise QdTypeError(f"{self!r}({show(value)}): {e}", caller_loc()) from None
 
 
 i8 = DType("i8", "i", 8)
@@ -85,11 +91,11 @@ def as_dtype(obj) -> DType | None:
     """Accept qd dtypes, numpy dtypes/scalar types and the Python builtins int/float/bool."""
     if isinstance(obj, DType):
         return obj
-    if obj in _PY_ALIASES:
-        return _PY_ALIASES[obj]
-    try:
+    try:  # anything else a user may write (a list, a string numpy rejects) is simply not a dtype
+        if obj in _PY_ALIASES:
+            return _PY_ALIASES[obj]
         return _FROM_NP.get(np.dtype(obj))
-    except TypeError:
+    except Exception:  # numpy parses strings: '(x, 1)' is even a SyntaxError
         return None
 
 

@@ -8,6 +8,10 @@ bare message would leave the user guessing which expression was meant.
 from __future__ import annotations
 
 import linecache
+import os
+import sys
+import sysconfig
+import warnings
 from dataclasses import dataclass
 
 
@@ -34,6 +38,78 @@ def render(loc: SourceLoc | None, message: str) -> str:
     end = loc.end_col if loc.end_col is not None and loc.end_col > loc.col else len(text.rstrip())
     width = max(1, min(end, len(text)) - loc.col)
     return f"{head}\n    {text}\n    {' ' * loc.col}{'^' * width}"
+
+
+def show(value: object, limit: int = 60) -> str:
+    """A user's value for a message: its repr on one line, shortened (a numpy array's repr spans
+    lines and would push the caret away from the source line it belongs under)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_QD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def _is_user_file(file: str) -> bool:
+    """True for a real source file that is neither part of qd nor of Python's standard library
+    (annotations are evaluated inside `typing`, decorators run through `functools`...)."""
+    if file.startswith("<"):
+        return False
+    path = os.path.abspath(file)
+    if path.startswith(_QD_DIR):
+        return False
+    return not (path.startswith(_STDLIB_DIR) and "site-packages" not in path and "dist-packages" not in path)
+
+
+SITE_LOCAL = "_qd_user_site"
+
+
+def caller_loc() -> SourceLoc | None:
+    """Where user code called into qd: the innermost frame outside the qd package.
+
+    Errors raised by a Python-level call (`qd.ndarray(shape=1.5)`, a `@qd.func` called from
+    Python, `qd.init` with a bad setting) have no kernel source to point into; the caller's
+    line is where the bad value was written, so that is the location the user needs.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not _is_user_file(file):
+            # the frontend evaluating a kernel's compile-time call (`qd.ndarray(...)` in a kernel body)
+            # names the kernel expression in this local: that, not the launch, is the user's line
+            site = frame.f_locals.get(SITE_LOCAL) if os.path.abspath(file).startswith(_QD_DIR) else None
+            if isinstance(site, SourceLoc):
+                return site
+        else:
+            col, end = 0, None
+            positions = getattr(frame.f_code, "co_positions", None)
+            if positions is not None and frame.f_lasti >= 0:
+                try:
+                    pos = list(positions())[frame.f_lasti // 2]
+                except IndexError:
+                    pos = None
+                if pos is not None and pos[0] == frame.f_lineno and pos[2] is not None:
+                    col = pos[2]
+                    end = pos[3] if pos[1] == pos[0] else None
+            return SourceLoc(file, frame.f_lineno, col, end)
+        frame = frame.f_back
+    return None
+
+
+class QdWarning(UserWarning):
+    """A warning about user input; its message is located like a `QdError`'s."""
+
+
+def warn_at(message: str, loc: SourceLoc | None = None, category: type[Warning] = QdWarning) -> None:
+    """Warn about user input at `loc` (the caller's line by default), so that both the
+    message and the warning's own file/line point at the user's code rather than into qd."""
+    if loc is None:
+        loc = caller_loc()
+    if loc is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    warnings.warn_explicit(render(loc, message), category, loc.file, loc.line)
 
 
 class QdError(Exception):
@@ -73,7 +149,19 @@ class QdCallError(QdCompileError):
 
 
 class QdArgumentError(QdError, TypeError):
-    """A kernel was launched with arguments that do not match its signature."""
+    """A kernel, or a qd function called from Python, got arguments that do not match its signature."""
+
+
+class QdValueError(QdArgumentError, ValueError):
+    """An argument of the right type with a value qd cannot use (a negative shape, a mismatched copy)."""
+
+
+class QdIndexError(QdArgumentError, IndexError):
+    """A `qd.ndarray` indexed from Python out of its bounds (an IndexError, so iteration still stops)."""
+
+
+class QdConfigError(QdError, ValueError):
+    """A bad setting: an option of `qd.init`, an environment variable, an unavailable engine."""
 
 
 class QdRuntimeError(QdError, RuntimeError):

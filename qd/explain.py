@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import QdError
+from .errors import QdArgumentError, QdConfigError, QdError, caller_loc
 from .kernel import Kernel
 
 
@@ -13,23 +13,29 @@ def explain(kernel: Kernel, path: str | None = None) -> str:
     facts of every instantiation the kernel reaches.
     """
     from analysis.analyze import explain_relations  # analysis imports qd.frontend: load it late
+    from analysis.datalog import EngineUnavailableError
     from analysis.explain import Explainer
 
     if not isinstance(kernel, Kernel):
-        raise TypeError("qd.explain expects a @qd.kernel")
+        raise QdArgumentError(f"qd.explain expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
     info = kernel.last
     if info is None:
-        raise QdError(f"kernel {kernel.fn.__qualname__} has not been launched yet; launch it, then ask why")
+        raise QdError(f"kernel {kernel.fn.__qualname__} has not been launched yet; launch it, then ask why",
+                      caller_loc())
     variant = kernel.variants.get(info.specialization)
     if variant is None:
-        raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)")
+        raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)",
+                      caller_loc())
     facts, files = variant.explain_facts()
-    ex = Explainer(explain_relations(facts), files)
+    try:
+        ex = Explainer(explain_relations(facts), files)
+    except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
+        raise QdConfigError(str(e), caller_loc()) from None
     k = variant.inst_id
     params = [p for _k, p, _slot in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
     if path is not None:
         if path not in params:
             raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
-                          + ", ".join(params))
+                          + ", ".join(params), caller_loc())
         return ex.explain(k, path)
     return "\n".join(ex.explain(k, p) for p in params)

@@ -40,13 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     cfg = _config.Config(offline_cache_file_path=args.cache_dir)
     cache = fastcache.cache_dir(cfg)
     from analysis.analyze import explain_relations
+    from analysis.datalog import EngineUnavailableError
     from analysis.explain import Explainer
 
     found = False
     for p, header in _entries(cache, args.kernel):
         found = True
         facts = {k: [tuple(r) for r in v] for k, v in header["facts"].items()}
-        ex = Explainer(explain_relations(facts), header["files"])
+        try:
+            ex = Explainer(explain_relations(facts), header["files"])
+        except EngineUnavailableError as e:
+            print(f"qd-explain: {e}", file=sys.stderr)
+            return 2
         k = header["inst_id"]
         params = [q for _k, q, _s in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
         print(f"== {k} (cache entry {p.name})")

@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from . import config as _config
 from . import variants as _variants
 from .dtypes import from_numpy
-from .errors import QdArgumentError, QdError, QdInternalError, SourceLoc
+from .errors import (
+    QdArgumentError,
+    QdCallError,
+    QdError,
+    QdInternalError,
+    QdSyntaxError,
+    SourceLoc,
+    caller_loc,
+)
 from .frontend.registry import type_hints
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of
 from .frontend.source import get_source
@@ -42,13 +50,32 @@ class Func(_Decorated):
     is_qd_func = True
 
     def __call__(self, *args, **kwargs):
-        raise QdError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func")
+        raise QdCallError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func; "
+                          "launch a @qd.kernel from Python", caller_loc())
+
+
+def _check_decorated(fn, what: str) -> None:
+    """Reject what `@qd.kernel` / `@qd.func` cannot compile when the decorator is applied, at the
+    decorator's line: later the object has no function source to point into."""
+    if isinstance(fn, _Decorated):
+        kind = "@qd.kernel" if isinstance(fn, Kernel) else "@qd.func"
+        raise QdSyntaxError(f"@qd.{what} applied to {fn.__qualname__}, which is already a {kind}", caller_loc())
+    if not inspect.isfunction(fn):
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        kind = "class" if isinstance(fn, type) else type(fn).__name__
+        raise QdSyntaxError(f"@qd.{what} must decorate a function defined with def, got {kind} {name}", caller_loc())
+    if fn.__name__ == "<lambda>":
+        raise QdSyntaxError(f"@qd.{what} cannot compile a lambda; define the function with def", caller_loc())
 
 
 def func(fn=None, **_options):
     """Decorator; accepts quadrants' options (`is_real_function`, ...) for source compatibility."""
     if fn is None:
-        return lambda f: Func(f)
+        def wrap(f):
+            _check_decorated(f, "func")
+            return Func(f)
+        return wrap
+    _check_decorated(fn, "func")
     return Func(fn)
 
 
@@ -90,6 +117,8 @@ class Kernel(_Decorated):
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                     raise QdArgumentError("kernels cannot take *args / **kwargs", self.param_loc(p.name))
                 ann = hints.get(p.name)
+                if isinstance(ann, str):  # typing could not evaluate all annotations together
+                    ann = self._eval_annotation(ann, p.name)
                 spec = spec_of(ann, allow_any=False) if ann is not None else None
                 if spec is None:
                     raise QdArgumentError(f"kernel parameter {p.name!r} needs a type annotation (a qd dtype, "
@@ -98,6 +127,18 @@ class Kernel(_Decorated):
             self._specs = specs
             self.key_paths = _key_paths(specs)
         return self._specs
+
+    def _eval_annotation(self, text: str, name: str):
+        """Evaluate one string annotation, so that the one that fails is reported at its parameter."""
+        from .frontend.registry import free_vars
+
+        try:
+            return eval(text, dict(self.fn.__globals__), free_vars(self.fn))  # noqa: S307 - the user's own annotation
+        except QdError as e:
+            raise type(e)(e.message, self.param_loc(name)) from None
+        except Exception as e:
+            raise QdArgumentError(f"cannot evaluate the annotation {text!r} of parameter {name!r}: "
+                                  f"{type(e).__name__}: {e}", self.param_loc(name)) from None
 
     def param_loc(self, path: str) -> SourceLoc | None:
         root = path.split(".")[0]
@@ -190,8 +231,11 @@ class Kernel(_Decorated):
         from .pipeline import get_variant
 
         with _variants.compile_lock():
-            specs = self.specs  # noqa: F841 - validates annotations
+            specs = self.specs
             bound = self.bind(args, kwargs)
+            for name, spec in specs:
+                if isinstance(spec, StructSpec):
+                    _check_struct_arg(bound[name], spec, name, self)
             key = self.key_of(bound)
             variant, source = get_variant(self, key, bound)
             if not self.key_paths:
@@ -255,6 +299,17 @@ def _get_path(bound: dict, path: str, kernel):
     return v
 
 
+def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
+    """A dataclass parameter takes an instance of its dataclass (members are read by name and
+    the class is part of the compiled variant), nested members likewise."""
+    if not isinstance(v, spec.cls):
+        raise QdArgumentError(f"argument {path!r} must be a {spec.cls.__qualname__} (the annotated dataclass), "
+                              f"got {type(v).__name__}", kernel.param_loc(path))
+    for name, m in spec.members:
+        if isinstance(m, StructSpec):
+            _check_struct_arg(getattr(v, name, None), m, f"{path}.{name}", kernel)
+
+
 def _key_paths(specs) -> list[tuple[str, str, object]]:
     """Paths whose values select the compiled variant: template values, compile-time dataclass
     members and arrays whose annotation leaves dtype or ndim open."""
@@ -277,14 +332,18 @@ def _key_paths(specs) -> list[tuple[str, str, object]]:
 def kernel(fn=None, *, fastcache: bool = False, **_options):
     """Decorator: `@qd.kernel` or `@qd.kernel(fastcache=True)`."""
     if fn is None:
-        return lambda f: Kernel(f, fastcache=fastcache)
+        def wrap(f):
+            _check_decorated(f, "kernel")
+            return Kernel(f, fastcache=fastcache)
+        return wrap
+    _check_decorated(fn, "kernel")
     return Kernel(fn, fastcache=fastcache)
 
 
 def launch_info(k: Kernel) -> LaunchInfo | None:
     """Specialisation, kept/pruned leaf paths and cache source of `k`'s last launch."""
     if not isinstance(k, Kernel):
-        raise TypeError("qd.launch_info expects a @qd.kernel")
+        raise QdArgumentError(f"qd.launch_info expects a @qd.kernel, got {type(k).__name__}", caller_loc())
     return k.last
 
 

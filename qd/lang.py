@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from .errors import QdCallError, QdTypeError, caller_loc
 from .frontend import semantics as _semantics
 
 
@@ -29,7 +30,10 @@ class ndrange:
     def __iter__(self):
         import itertools
 
-        return itertools.product(*(range(a, b) for a, b in self.dims))
+        try:
+            return itertools.product(*(range(a, b) for a, b in self.dims))
+        except TypeError as e:  # qd.ndrange(2, 'a') iterated from Python
+            raise QdTypeError(f"qd.ndrange{self.dims}: {e}", caller_loc()) from None
 
 
 def cast(x, dtype):
@@ -37,11 +41,14 @@ def cast(x, dtype):
     conversion saturates, NaN gives 0); arrays convert like numpy's `astype`."""
     d = _dt.as_dtype(dtype)
     if d is None:
-        raise TypeError(f"qd.cast: unknown dtype {dtype!r}")
+        raise QdTypeError(f"qd.cast: unknown dtype {dtype!r}", caller_loc())
     if isinstance(x, (bool, int, float, np.number, np.bool_)):
         src = _dt.from_numpy(x.dtype) if isinstance(x, np.generic) else None
         return _semantics.to_numpy(_semantics.convert(x, d, src), d)
-    return np.asarray(x).astype(d.np)
+    try:
+        return np.asarray(x).astype(d.np)
+    except (TypeError, ValueError) as e:
+        raise QdTypeError(f"qd.cast: cannot convert {type(x).__name__} to {d}: {e}", caller_loc()) from None
 
 
 def sync() -> None:
@@ -50,7 +57,7 @@ def sync() -> None:
 
 def _atomic(op):
     def f(ref, value):
-        raise RuntimeError(f"qd.atomic_{op} can only be used inside a kernel or func")
+        raise QdCallError(f"qd.atomic_{op} can only be used inside a kernel or func", caller_loc())
 
     f.__name__ = f"atomic_{op}"
     f.__qualname__ = f.__name__
@@ -76,14 +83,23 @@ ceil = np.ceil
 abs = np.abs  # noqa: A001 - mirrors quadrants' qd.abs
 
 
+def _reduce(name: str, ufunc, args):
+    if not args:
+        raise QdTypeError(f"qd.{name}() needs at least one argument", caller_loc())
+    try:
+        return ufunc.reduce(args) if len(args) > 1 else args[0]
+    except (TypeError, ValueError) as e:  # qd.min(array, 3) and other mixtures numpy refuses
+        raise QdTypeError(f"qd.{name}(): {e}", caller_loc()) from None
+
+
 def min(*args):  # noqa: A001
     """NaN-ignoring, like `min` inside kernels (`numpy.fmin`)."""
-    return np.fmin.reduce(args) if len(args) > 1 else args[0]
+    return _reduce("min", np.fmin, args)
 
 
 def max(*args):  # noqa: A001
     """NaN-ignoring, like `max` inside kernels (`numpy.fmax`)."""
-    return np.fmax.reduce(args) if len(args) > 1 else args[0]
+    return _reduce("max", np.fmax, args)
 
 
 pi = math.pi

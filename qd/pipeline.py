@@ -16,7 +16,7 @@ from . import config as _config
 from . import fastcache, fastcache_records, fastcache_trust, variants
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
-from .errors import QdError, QdInternalError
+from .errors import QdConfigError, QdError, QdInternalError, caller_loc
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
@@ -102,8 +102,12 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     insts = ir.reachable(inst, reg.insts)
     if cfg.prune:
         from analysis.analyze import analyze  # loads the rules engine: only when something compiles
+        from analysis.datalog import EngineUnavailableError
 
-        plan = analyze(inst, insts, reg.analysed)
+        try:
+            plan = analyze(inst, insts, reg.analysed)
+        except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
+            raise QdConfigError(str(e), caller_loc()) from None
     else:
         plan = all_used(inst, insts)
     # symbol names must be unique across processes too: a cached object keeps the names it was

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-import sys
 from dataclasses import dataclass
 
 from . import dtypes as _dt
-from .errors import QdTypeError, SourceLoc
+from .errors import QdTypeError, caller_loc, show
 
 
 @dataclass(frozen=True)
@@ -28,19 +26,6 @@ _OPTION_DEFAULTS = {"boundary": ("unsafe",), "needs_grad": (None, False), "eleme
                     "element_shape": (None, ())}
 
 
-def _caller_loc() -> SourceLoc | None:
-    """Where user code wrote the annotation: the innermost frame outside this module."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename == __file__:
-        frame = frame.f_back
-    if frame is None or frame.f_code.co_filename.startswith("<"):
-        return None  # e.g. a postponed annotation evaluated by typing: the caller supplies a location
-    pos = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
-    if pos is None or pos[0] is None:
-        return SourceLoc(frame.f_code.co_filename, frame.f_lineno, 0)
-    return SourceLoc(frame.f_code.co_filename, pos[0], pos[2] or 0, pos[3] if pos[1] == pos[0] else None)
-
-
 class _NDArrayAnnotation:
     """Supports both spellings quadrants accepts: `NDArray[f32, 2]` and `ndarray(dtype=f32, ndim=2)`."""
 
@@ -48,24 +33,26 @@ class _NDArrayAnnotation:
         if not isinstance(item, tuple):
             item = (item,)
         if len(item) > 2:
-            raise QdTypeError(f"qd.types.NDArray[...] takes a dtype and an ndim, got {len(item)} items", _caller_loc())
+            raise QdTypeError(f"qd.types.NDArray[...] takes a dtype and an ndim, got {len(item)} items", caller_loc())
         dtype = item[0] if item else None
         ndim = item[1] if len(item) > 1 else None
         return self(dtype=dtype, ndim=ndim)
 
     def __call__(self, dtype=None, ndim=None, **options) -> NDArrayType:
+        # annotations are evaluated where they are written, so the caller's line is the annotation's
         for name, value in options.items():
             allowed = _OPTION_DEFAULTS.get(name)
             if allowed is None:
-                raise QdTypeError(f"qd.types.ndarray: unknown option {name}={value!r}", _caller_loc())
+                raise QdTypeError(f"qd.types.ndarray: unknown option {name}={show(value)}", caller_loc())
             if not any(value == a and type(value) is type(a) for a in allowed):
-                raise QdTypeError(f"qd.types.ndarray: {name}={value!r} is not supported by qd "
-                                  f"(only {' / '.join(repr(a) for a in allowed)})", _caller_loc())
+                raise QdTypeError(f"qd.types.ndarray: {name}={show(value)} is not supported by qd "
+                                  f"(only {' / '.join(repr(a) for a in allowed)})", caller_loc())
         d = None if dtype is None else _dt.as_dtype(dtype)
         if dtype is not None and d is None:
-            raise QdTypeError(f"qd.types.NDArray: unknown dtype {dtype!r}", _caller_loc())
-        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
-            raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {ndim!r}", _caller_loc())
+            raise QdTypeError(f"qd.types.NDArray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",
+                              caller_loc())
+        if ndim is not None and (not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 0):
+            raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {show(ndim)}", caller_loc())
         return NDArrayType(dtype if dtype in (int, float) else d, ndim)
 
     def __repr__(self) -> str:

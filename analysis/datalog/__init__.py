@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from ..rules_path import rule_files, rules_dir
 from .embedded import EmbeddedEngine
-from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError
+from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError, EngineUnavailableError
 from .program import Program, load_program, parse_program
 from .syntax import Decl
 
@@ -49,7 +49,8 @@ def get_engine(name: str | None = None) -> Engine:
         from .souffle import SouffleEngine
 
         return SouffleEngine()
-    raise DatalogError(f"unknown Datalog engine {name!r} (choose 'embedded' or 'souffle')")
+    raise EngineUnavailableError(f"unknown Datalog engine {name!r} in QD_DATALOG_ENGINE (choose 'embedded' or "
+                                 "'souffle')")
 
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "DatalogSyntaxError",
     "Decl",
     "Engine",
+    "EngineUnavailableError",
     "Program",
     "get_engine",
     "load_program",

@@ -34,3 +34,11 @@ class DatalogSyntaxError(DatalogError):
 
 class DatalogStratificationError(DatalogError):
     """The program uses negation through recursion, so it has no unique stratified model."""
+
+
+class EngineUnavailableError(DatalogError):
+    """The requested engine cannot run here (unknown name, no ``souffle`` binary, not executable).
+
+    Distinct from other errors because it is a setting of the user's (``QD_DATALOG_ENGINE``), not a
+    problem of the rules or of an engine: callers report it as a configuration error.
+    """

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import DatalogError
+from .errors import DatalogError, EngineUnavailableError
 from .program import Program
 
 Row = tuple[Any, ...]
@@ -40,7 +40,7 @@ class SouffleEngine:
     def __init__(self, binary: str | None = None, extra_args: Iterable[str] = ()) -> None:
         found = binary or shutil.which("souffle")
         if found is None:
-            raise DatalogError(
+            raise EngineUnavailableError(
                 "the 'souffle' Datalog engine was requested but no 'souffle' binary is on PATH; "
                 "install Soufflé 2.5 or use the embedded engine (QD_DATALOG_ENGINE=embedded)"
             )
@@ -70,7 +70,10 @@ class SouffleEngine:
             prog_path = root / "prog.dl"
             prog_path.write_text(program.text(), encoding="utf-8")
             cmd = [self.binary, *self.extra_args, "-F", str(fact_dir), "-D", str(out_dir), str(prog_path)]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+            except OSError as e:  # not executable, not a program, vanished since it was found
+                raise EngineUnavailableError(f"cannot run souffle binary {self.binary!r}: {e}") from None
             if proc.returncode != 0:
                 raise DatalogError(
                     f"souffle failed (exit {proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"

@@ -31,7 +31,8 @@ def const(d: DType, value) -> str:
     if d.is_bool:
         return "true" if value else "false"
     if d.is_float:
-        v = float(np.float32(value)) if d.bits == 32 else float(value)
+        with np.errstate(over="ignore"):  # 1e300 as f32 is inf, as in the compiled code; no warning
+            v = float(np.float32(value)) if d.bits == 32 else float(value)
         return "0x" + struct.pack(">d", v).hex().upper()
     v = int(value) & ((1 << d.bits) - 1)
     if v >= 1 << (d.bits - 1):

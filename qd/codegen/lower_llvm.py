@@ -464,8 +464,17 @@ class StmtGen:
             sst = fn.ins(f"select i1 {pos}, i64 {nump}, i64 {numn}")
             d = fn.ins(f"sdiv i64 {sst}, {div}")
             d = fn.ins(f"select i1 {zero}, i64 0, i64 {d}")
+        # empty from comparing the bounds, not from the sign of e - s, which wraps for
+        # range(8, -2 ** 63) and made an empty loop run ~2 ** 63 times
+        if isinstance(step, ir.Const):
+            empty = fn.ins(f"icmp {'sle' if step.value > 0 else 'sge'} i64 {e}, {s}")
+        else:
+            up = fn.ins(f"icmp sle i64 {e}, {s}")
+            down = fn.ins(f"icmp sge i64 {e}, {s}")
+            empty = fn.ins(f"select i1 {pos}, i1 {up}, i1 {down}")
         neg = fn.ins(f"icmp slt i64 {d}, 0")
-        return fn.ins(f"select i1 {neg}, i64 0, i64 {d}")
+        zero = fn.ins(f"or i1 {empty}, {neg}")
+        return fn.ins(f"select i1 {zero}, i64 0, i64 {d}")
 
     def i64(self, e: ir.Expr) -> str:
         """A loop bound as i64. It is evaluated in its own type and then extended, not widened
@@ -888,10 +897,12 @@ class StmtGen:
             return checks.overflow(self, e, a, b)
         if op in ("add", "sub", "mul", "and", "or", "xor"):
             return fn.ins(f"{op} {t} {a}, {b}")
-        if op in ("shl", "shr"):  # the count modulo the width (see frontend/semantics.py), never poison
-            n = fn.ins(f"and {t} {b}, {od.bits - 1}")
-            ins = "shl" if op == "shl" else ("ashr" if od.is_signed else "lshr")
-            return fn.ins(f"{ins} {t} {a}, {n}")
+        if op in ("shl", "shr"):  # a count outside the width shifts every bit out (frontend/semantics.py)
+            big = fn.ins(f"icmp uge {t} {b}, {od.bits}")  # LLVM would make such a shift poison
+            if op == "shr" and od.is_signed:  # all sign bits
+                return fn.ins(f"ashr {t} {a}, " + fn.ins(f"select i1 {big}, {t} {od.bits - 1}, {t} {b}"))
+            r = fn.ins(f"{'shl' if op == 'shl' else 'lshr'} {t} {a}, {b}")
+            return fn.ins(f"select i1 {big}, {t} 0, {t} {r}")
         if op in ("floordiv", "mod"):
             return self.int_divmod(op, od, a, b)
         if op == "ipow":

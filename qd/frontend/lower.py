@@ -76,6 +76,7 @@ class Lowerer:
         self.inst.body = self.block = self._new_block("", None)
         self._returns_fixed = return_ann is not None
         self.returned_value = False
+        self._bare_return = False  # a `return` without a value was lowered (the func returns nothing)
         if return_ann is not None:
             self.inst.returns = return_ann
 
@@ -271,7 +272,7 @@ class Lowerer:
     def stmt_If(self, node):
         static_arg = self.static_call_arg(node.test)
         if static_arg is not None:
-            cond = self.static_value(static_arg, whole=node.test)
+            cond = _ct_truth(self.static_value(static_arg, whole=node.test), self.loc(node.test))
             taken, dead = (node.body, node.orelse) if cond else (node.orelse, node.body)
             parent = self.block.id
             tb = self._new_block(parent, 1)
@@ -322,6 +323,7 @@ class Lowerer:
         if node.value is None:
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed", self.loc(node))
+            self._bare_return = True
             self.emit(ir.Return(self.loc(node), None))
             return
         if self.is_kernel and not self._returns_fixed:
@@ -332,6 +334,8 @@ class Lowerer:
         exprs = [self.scalar(x, node.value) for x in items]
         self.returned_value = True
         if not self._returns_fixed:
+            if self._bare_return:
+                raise QdTypeError("returns a value, but an earlier bare `return` returns nothing", self.loc(node))
             self.inst.returns = tuple(e.dtype for e in exprs)
             self._returns_fixed = True
         if len(exprs) != len(self.inst.returns):
@@ -526,8 +530,11 @@ class Lowerer:
             except IndexError:
                 raise QdTypeError(f"tuple index {index.value} out of range", self.loc(node.slice)) from None
         if isinstance(base, CT) and isinstance(index, CT):
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
                 return self.wrap_static(base.value[index.value])
+            except QdError:
+                raise
             except Exception as e:
                 raise QdTypeError(f"cannot index {self.describe(base)}: {e}", self.loc(node)) from None
         raise QdTypeError(f"{self.describe(base)} cannot be indexed here", self.loc(node))
@@ -584,7 +591,7 @@ class Lowerer:
         if isinstance(v, CT) and not _typed(v.value):
             try:
                 return CT(_static_unary(node.op, v.value))
-            except TypeError as e:
+            except (TypeError, ValueError) as e:  # `not np.zeros(3)` has no truth value
                 raise QdTypeError(str(e), self.loc(node)) from None
         if isinstance(v, CT):
             return self.folded(self._unary(node, self.const(v.value, node)))
@@ -612,14 +619,15 @@ class Lowerer:
         for i, n in enumerate(node.values):
             v = self.expr(n)
             if isinstance(v, CT) and not vals:
-                if bool(v.value) != is_and or i == len(node.values) - 1:
+                if _ct_truth(v.value, self.loc(n)) != is_and or i == len(node.values) - 1:
                     return v
                 continue
             vals.append((v, n))
         if all(isinstance(v, CT) for v, _ in vals):
             r = vals[0][0].value
-            for v, _ in vals[1:]:
-                r = (r and v.value) if is_and else (r or v.value)
+            for v, n in vals[1:]:
+                r = (v.value if _ct_truth(r, self.loc(n)) else r) if is_and \
+                    else (r if _ct_truth(r, self.loc(n)) else v.value)
             return CT(r)
         typed = {i: self.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
         base = None
@@ -639,7 +647,10 @@ class Lowerer:
             if isinstance(op_node, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
                 if not (isinstance(left, CT) and isinstance(right, CT)):
                     raise QdTypeError("`is` / `in` comparisons need compile-time operands", self.loc(node))
-                results.append(CT(_static_compare(op_node, left.value, right.value)))
+                try:
+                    results.append(CT(_static_compare(op_node, left.value, right.value)))
+                except Exception as e:  # `1 in qd`: the container does not support `in`
+                    raise QdTypeError(f"compile-time comparison failed: {e}", self.loc(node)) from None
             else:
                 results.append(self.binop(_CMPOPS[type(op_node)], left, right, node))
             left = right
@@ -652,7 +663,7 @@ class Lowerer:
     def expr_IfExp(self, node):
         cond = self.expr(node.test)
         if isinstance(cond, CT):
-            return self.expr(node.body if cond.value else node.orelse)
+            return self.expr(node.body if _ct_truth(cond.value, self.loc(node.test)) else node.orelse)
         c = self.truth(cond, node.test)
         a, b, t = self.operand_types(self.expr(node.body), self.expr(node.orelse), node)  # literal arms are weak
         return ir.Select(t, c, self.cast(a, t), self.cast(b, t))
@@ -662,6 +673,8 @@ class Lowerer:
         if not isinstance(fn, CT):
             raise QdTypeError(f"{self.describe(fn)} is not callable", self.loc(node.func))
         f = fn.value
+        if not callable(f) or getattr(type(f), "__hash__", None) is None:  # the lookups below hash f
+            raise QdTypeError(f"a {type(f).__name__} value cannot be called here", self.loc(node.func))
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.syntax(node, "`*args` / `**kwargs` in calls")
         if getattr(f, "is_qd_kernel", False):
@@ -735,11 +748,16 @@ class Lowerer:
             return CT(len(args[0].items))
         if name is not None and not kwargs:
             # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
-                return CT(semantics.fold_literal_math(name, f, [a.value for a in args]))
+                with np.errstate(all="ignore"):  # qd.sqrt(-1.0) is nan, silently, like the compiled code
+                    return CT(semantics.fold_literal_math(name, f, [a.value for a in args]))
+            except QdError:
+                raise
             except Exception as e:
                 raise QdTypeError(f"compile-time {name}() failed: {e}", self.loc(node)) from None
         if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
                 a, kw = [a.value for a in args], {k: v.value for k, v in kwargs.items()}
                 r = f(*a, **kw)
@@ -1025,7 +1043,7 @@ class Lowerer:
 
     def truth(self, v, node) -> ir.Expr:
         if isinstance(v, CT):
-            return ir.Const(_dt.u1, bool(v.value))
+            return ir.Const(_dt.u1, _ct_truth(v.value, self.loc(node)))
         e = self.scalar(v, node)
         if e.dtype.is_bool:
             return e
@@ -1046,9 +1064,10 @@ class Lowerer:
             v = value.value
             src = _dt.from_numpy(v.dtype) if _typed(v) else None
             try:
-                return CT(semantics.to_numpy(semantics.convert(v, d, src), d))
-            except (TypeError, ValueError) as e:
-                raise QdTypeError(f"cannot convert {self.describe(value)} to {d}: {e}", self.loc(node)) from None
+                with np.errstate(all="ignore"):  # 1e300 as f32 is inf, without a warning
+                    return CT(semantics.to_numpy(semantics.convert(v, d, src), d))
+            except (TypeError, ValueError, OverflowError) as e:  # qd.cast('s', qd.i32)
+                raise QdTypeError(f"cannot cast compile-time value {v!r} to {d}: {e}", self.loc(node)) from None
         return self.cast(self.scalar(value, node), d)
 
     def operand_types(self, a, b, node):
@@ -1073,8 +1092,14 @@ class Lowerer:
         if isinstance(v, int):
             if other.is_bool:
                 return self.const(v, node)
-            return ir.Const(other, semantics.convert(v, other)) if other.is_float or _fits(v, other) \
-                else self.const(v, node)
+            try:
+                with np.errstate(all="ignore"):
+                    return ir.Const(other, semantics.convert(v, other)) if other.is_float or _fits(v, other) \
+                        else self.const(v, node)
+            except OverflowError:  # 10 ** 400 next to a float
+                digits = str(v)
+                shown = digits if len(digits) <= 24 else f"{digits[:8]}... ({len(digits)} digits)"
+                raise QdTypeError(f"integer {shown} is too large for {other}", self.loc(node)) from None
         if isinstance(v, float):
             return ir.Const(other if other.is_float else self.cfg.default_fp, v)
         raise QdTypeError(f"compile-time value {v!r} cannot be used in arithmetic", self.loc(node))
@@ -1270,6 +1295,14 @@ def _located(v, loc: SourceLoc | None):
         elif isinstance(e, ir.Cast):
             stack.append(e.operand)
     return v
+
+
+def _ct_truth(v, loc) -> bool:
+    """Truth of a compile-time value; numpy arrays (and objects whose __bool__ raises) have none."""
+    try:
+        return bool(v)
+    except Exception as e:
+        raise QdStaticError(f"compile-time value {type(v).__name__} has no truth value: {e}", loc) from None
 
 
 def _static_unary(op, v):

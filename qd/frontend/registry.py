@@ -32,6 +32,8 @@ def type_hints(fn) -> dict:
     try:
         return typing.get_type_hints(fn, include_extras=True)
     except QdError as e:  # a refused annotation (postponed, so evaluated only now)
+        if getattr(fn, "__annotations__", None) and any(isinstance(a, str) for a in fn.__annotations__.values()):
+            return dict(fn.__annotations__)  # the caller evaluates them one by one, locating the bad one
         if e.loc is not None:
             raise
         from .source import get_source

@@ -9,8 +9,9 @@ its folding agrees too). The rules, where LLVM leaves something undefined or Pyt
 
 - integers wrap at their width; `//` floors and `%` takes the divisor's sign; an integer `//`
   or `%` by zero gives 0; `INT_MIN // -1` wraps to `INT_MIN` (and `INT_MIN % -1` is 0);
-- a shift count is taken modulo the operand's width (`x << (n & (bits - 1))`, what x86 and
-  CUDA shift instructions do), so a count of 40 on an i32 shifts by 8 and -1 shifts by 31;
+- a shift by a count outside `0 .. bits-1` (negative counts included) gives what shifting by
+  one bit at a time would: `x << n` is 0, `x >> n` is 0, or -1 for a negative signed `x`
+  (numpy's rule for its integer shifts); counts inside the width shift as usual;
 - `x ** n` on integers multiplies in the type and wraps; a negative exponent gives 0;
 - float arithmetic is IEEE: a division by zero gives ±inf or nan, as in numpy;
 - float `min`/`max` ignore a NaN operand (C's `fmin`/`fmax`, what quadrants' `minnum` /
@@ -50,18 +51,17 @@ def wrap(v: int, d: _dt.DType) -> int:
     return v
 
 
-def shift_count(n: int, d: _dt.DType) -> int:
-    """The count a shift of a `d` value really uses: modulo the width."""
-    return int(n) & (d.bits - 1)
-
-
 def shl(a: int, n: int, d: _dt.DType) -> int:
-    return wrap(a << shift_count(n, d), d)
+    """`a << n` wrapped to `d`; every bit is shifted out when `n` is outside the width."""
+    return wrap(a << int(n), d) if 0 <= n < d.bits else 0
 
 
 def shr(a: int, n: int, d: _dt.DType) -> int:
-    """Arithmetic for signed types, logical for unsigned ones (`a` is already in `d`'s range)."""
-    return wrap(a >> shift_count(n, d), d)
+    """Arithmetic for signed types, logical for unsigned ones (`a` is already in `d`'s range);
+    a count outside the width leaves only the sign."""
+    if 0 <= n < d.bits:
+        return wrap(a >> int(n), d)
+    return -1 if d.is_signed and a < 0 else 0
 
 
 def int_floordiv(a: int, b: int, d: _dt.DType) -> int:

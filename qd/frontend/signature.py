@@ -8,12 +8,16 @@ part of the specialisation key.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
+import textwrap
 import typing
 from dataclasses import dataclass
 
 from .. import dtypes as _dt
-from ..types import NDArrayType, is_template
+from ..errors import QdError, QdTypeError, SourceLoc
+from ..types import NDArray, NDArrayType, is_template
 
 
 @dataclass(frozen=True)
@@ -48,29 +52,74 @@ def _is_final(ann) -> bool:
 
 
 _struct_cache: dict[tuple, StructSpec] = {}
+_struct_in_progress: list[type] = []
 
 
 def struct_spec(cls: type) -> StructSpec:
+    """The spec of a dataclass parameter type. An unsupported member is reported at the member's
+    own line in the dataclass, since that is the line to fix, whichever kernel uses it."""
     # keyed by what `int` and `float` mean now too: a member annotated `int` is an i64 after
     # qd.init(default_ip=qd.i64)
     ck = (cls, _dt.as_dtype(int), _dt.as_dtype(float))
     hit = _struct_cache.get(ck)
     if hit is not None:
         return hit
-    hints = typing.get_type_hints(cls, include_extras=True)
-    members = []
-    for f in dataclasses.fields(cls):
-        ann = hints.get(f.name, f.type)
-        if _is_final(ann):
-            members.append((f.name, ConstSpec()))
-            continue
-        spec = spec_of(ann, allow_any=False)
-        if spec is None:
-            raise TypeError(f"dataclass {cls.__qualname__}: member {f.name!r} has unsupported annotation {ann!r}")
-        members.append((f.name, spec))
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except QdError:
+        raise
+    except Exception as e:  # an unresolvable forward reference, an annotation that raises
+        raise QdTypeError(f"dataclass {cls.__qualname__}: cannot evaluate its annotations: {type(e).__name__}: {e}",
+                          member_loc(cls, None)) from None
+    _struct_in_progress.append(cls)
+    try:
+        members = []
+        for f in dataclasses.fields(cls):
+            ann = hints.get(f.name, f.type)
+            if _is_final(ann):
+                members.append((f.name, ConstSpec()))
+                continue
+            if any(ann is c for c in _struct_in_progress):
+                chain = " -> ".join(c.__qualname__ for c in [*_struct_in_progress, ann])
+                raise QdTypeError(f"dataclass {cls.__qualname__}: member {f.name!r} closes a cycle of dataclasses ({chain}); "
+                                  "a kernel parameter must be a finite tree of members", member_loc(cls, f.name))
+            spec = spec_of(ann, allow_any=False)
+            if spec is None:
+                raise QdTypeError(f"dataclass {cls.__qualname__}: member {f.name!r} has unsupported annotation "
+                                  f"{ann!r} (a qd dtype, qd.types.NDArray[...], qd.template(), typing.Final[...] "
+                                  "or a dataclass)", member_loc(cls, f.name))
+            members.append((f.name, spec))
+    finally:
+        _struct_in_progress.pop()
     spec = StructSpec(cls, tuple(members))
     _struct_cache[ck] = spec
     return spec
+
+
+def member_loc(cls: type, name: str | None) -> SourceLoc | None:
+    """Location of member `name` of a class (of the class statement when `name` is None or not
+    found); None when the class has no readable source."""
+    try:
+        lines, start = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(cls)
+    except (OSError, TypeError):
+        return None
+    if not file:
+        return None
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return SourceLoc(file, start, indent)
+    cdef = tree.body[0]
+    if name is not None and isinstance(cdef, ast.ClassDef):
+        for node in cdef.body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+                same_line = node.end_lineno == node.lineno
+                return SourceLoc(file, node.lineno + start - 1, node.col_offset + indent,
+                                 node.end_col_offset + indent if same_line else None)
+    line = getattr(cdef, "lineno", 1) + start - 1
+    return SourceLoc(file, line, getattr(cdef, "col_offset", 0) + indent)
 
 
 def spec_of(ann, allow_any: bool = True):
@@ -81,6 +130,8 @@ def spec_of(ann, allow_any: bool = True):
         return ConstSpec()
     if isinstance(ann, NDArrayType):
         return ArraySpec(None if ann.dtype is None else _dt.as_dtype(ann.dtype), ann.ndim)
+    if ann is NDArray:  # bare `qd.types.NDArray`: any dtype and rank, like `NDArray[None, None]`
+        return ArraySpec(None, None)
     if isinstance(ann, type) and dataclasses.is_dataclass(ann):
         return struct_spec(ann)
     d = _dt.as_dtype(ann) if (isinstance(ann, (_dt.DType, type)) and ann is not object) else None

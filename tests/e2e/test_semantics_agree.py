@@ -7,7 +7,7 @@ template values (folded by the frontend). All three must equal a plain Python / 
 statement of the documented rules (`qd/frontend/semantics.py`), restated here:
 
 - ints wrap; `//` floors, `%` takes the divisor's sign, both give 0 for a zero divisor;
-- a shift count is taken modulo the width; `x ** n` with n < 0 is 0 for ints;
+- a shift by a count outside 0..width-1 gives 0 (-1 for a negative value shifted right); `x ** n` with n < 0 is 0 for ints;
 - floats are IEEE (numpy's result for `+ - * / // %`);
 - float min/max ignore NaN and return the first operand on ties;
 - float → int truncates and saturates, NaN → 0; bool(x) is x != 0.
@@ -121,8 +121,9 @@ def ref_binary(op, x, y, d):
         return {"and": x & y, "or": x | y, "xor": x ^ y}[op]
     a, b = int(x), int(y)
     if op in ("shl", "shr"):
-        n = b & (bits(t) - 1)
-        return wrap(a << n if op == "shl" else a >> n, t)
+        if not 0 <= b < bits(t):  # numpy's rule: every bit shifted out
+            return -1 if op == "shr" and a < 0 else 0
+        return wrap(a << b if op == "shl" else a >> b, t)
     r = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "min": lambda: min(a, b),
          "max": lambda: max(a, b), "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b,
          "floordiv": lambda: 0 if b == 0 else a // b, "mod": lambda: 0 if b == 0 else a % b,
