@@ -12,7 +12,7 @@ test:
 bench:
     .venv/bin/python bench/throughput.py
     .venv/bin/python bench/launch.py
-    .venv/bin/python bench/analysis.py
+    .venv/bin/python bench/pruning.py
     .venv/bin/python bench/compile.py
 
 lint:

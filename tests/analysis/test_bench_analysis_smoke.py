@@ -1,4 +1,4 @@
-"""Smoke test of bench/analysis.py on a scaled-down code base: it runs, and its baselines agree."""
+"""Smoke test of bench/pruning.py on a scaled-down code base: it runs, and its baselines agree."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ does: one `analyze_many([kernel], ir.reachable(kernel), analysed)` call per kern
 `analysed` dict.  It checks that no func instantiation is exported in full twice and that the
 final used sets equal those of the whole-program run.
 
-    .venv/bin/python bench/analysis.py [--scales 1 10] [--repeat 5] [--quick]
+    .venv/bin/python bench/pruning.py [--scales 1 10] [--repeat 5] [--quick]
 
 Prints a table and writes bench/results/analysis.json.
 """
