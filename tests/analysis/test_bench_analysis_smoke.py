@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "analysis.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "pruning.py"
 
 
 @pytest.fixture(scope="module")
