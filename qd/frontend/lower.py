@@ -48,6 +48,7 @@ _PYOPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a,
           "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
 _ATOMIC_AUG = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
+_AUG_SYMBOL = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^"}
 _BUILTIN_MATH = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max"}
 
 
@@ -192,6 +193,9 @@ class Lowerer:
         if isinstance(t, ast.Name):
             cur = self.lookup(t.id, t)
             if isinstance(cur, ir.Var) and self.task >= 0 and cur.home == -1 and self.is_kernel and op in _ATOMIC_AUG:
+                if cur.dtype.is_bool:  # no atomic exists for one bit, and `+=` of bools is not a bool
+                    raise QdTypeError(f"a qd.u1 variable cannot accumulate with `{_AUG_SYMBOL[op]}=` across a "
+                                      "parallel loop; use an integer variable", self.loc(node))
                 rhs = self.scalar(self.expr(node.value), node.value)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(cur.dtype, op, cur, self.cast(rhs, cur.dtype))))
                 return

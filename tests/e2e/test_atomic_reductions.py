@@ -169,3 +169,20 @@ def test_histogram_augassign_many_addresses():
     hist = np.zeros(17, dtype=np.int32)
     histogram(x, hist)
     np.testing.assert_array_equal(hist, np.bincount(x % 17, minlength=17))
+
+
+def test_bool_variable_accumulated_in_a_parallel_loop_is_a_located_error():
+    """A u1 accumulator has no atomic (LLVM has none below 8 bits): a located error, not an
+    internal code-generation failure."""
+
+    @qd.kernel
+    def any_positive(x: qd.types.NDArray[qd.i32, 1]) -> qd.i64:
+        total = bool(0)
+        for i in range(x.shape[0]):
+            total += x[i]  # at:acc
+        return total
+
+    with pytest.raises(qd.QdTypeError) as ei:
+        any_positive(np.arange(4, dtype=np.int32))
+    assert ei.value.loc is not None and ei.value.loc.file == __file__
+    assert "total += x[i]  # at:acc" in str(ei.value) and "^" in str(ei.value)
