@@ -20,7 +20,7 @@ from .errors import QdConfigError, QdError, QdInternalError, caller_loc
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .kernel import Kernel, LaunchInfo
+from .kernel import Kernel, LaunchInfo, _get_path
 from .runtime import parallel
 from .runtime.launcher import make_launcher
 
@@ -206,8 +206,40 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
             raise err from None
+        rec = _recorded["list"]
+        if rec is not None:
+            rec.append(Recorded(kernel, v, _static_values(kernel, bound)))
         for old in variants.remember(kernel, key, v):
             reg = _registry["reg"]
             if reg is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
                 reg.insts.pop(old.inst_id, None)
     return v, source
+
+
+@dataclass
+class Recorded:
+    """A variant compiled (or loaded) while `qd-explain` runs a script: it keeps the variant, so
+    its facts stay explainable after `qd.init` or eviction drops it from the kernel."""
+
+    kernel: Kernel
+    variant: Variant
+    static: tuple[tuple[str, str], ...]  # (path, repr of the value) of each compile-time argument
+
+
+_recorded: dict = {"list": None}  # the explicit record of `record_compiles`; None when off
+
+
+def record_compiles() -> list[Recorded]:
+    """Start recording every variant compiled from now on in this process; the list fills up."""
+    _recorded["list"] = []
+    return _recorded["list"]
+
+
+def _static_values(kernel: Kernel, bound: dict) -> tuple[tuple[str, str], ...]:
+    out = []
+    for path, kind, _spec in kernel.key_paths:
+        if kind == "ct":
+            text = repr(_get_path(bound, path, kernel))
+            out.append((path, text if len(text) <= 40 else text[:37] + "..."))
+    return tuple(out)
+

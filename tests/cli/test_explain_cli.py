@@ -33,6 +33,7 @@ PROGRAM = textwrap.dedent("""
 
 def run(*args, cwd):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this tree
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -50,3 +51,73 @@ def test_explain_from_cache(tmp_path):
     assert "md.base is kept because" in r.stdout and "inner writes md.base at" in r.stdout
     r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "missing", cwd=tmp_path)
     assert r.returncode == 1 and "no cache entry" in r.stderr
+
+
+SCRIPT = textwrap.dedent("""
+    import dataclasses, os, sys
+    import numpy as np
+    import qd
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @dataclasses.dataclass
+    class MD:
+        base: qd.types.NDArray[qd.i32, 1]
+        deep: qd.types.NDArray[qd.i32, 1]
+
+    @qd.func
+    def inner(md: MD, use_deep: qd.template()):
+        md.base[0] = 1
+        if qd.static(use_deep):
+            md.deep[0] = 99
+
+    @qd.kernel
+    def step(md: MD, use_deep: qd.template()):
+        inner(md, use_deep)
+
+    md = MD(np.zeros(1, np.int32), np.zeros(1, np.int32))
+    step(md, False)
+    print("seen", sys.argv, __name__, os.getcwd())
+    if "fail" in sys.argv:
+        raise RuntimeError("boom")
+    step(md, True)
+""")
+
+
+def run_mode(tmp_path, *args):
+    (tmp_path / "sim.py").write_text(SCRIPT)
+    return run("-m", "qd.explain_cli", *args, cwd=tmp_path)
+
+
+def test_run_mode_explains_a_program_without_a_cache(tmp_path):
+    r = run_mode(tmp_path, "sim.py", "--param", "md.deep", "--", "x", "y")
+    assert r.returncode == 0, r.stderr
+    assert f"seen ['sim.py', 'x', 'y'] __main__ {tmp_path}" in r.stdout  # as `python sim.py x y` would
+    out = r.stdout.split("== ")
+    pruned = next(b for b in out if b.startswith("step[use_deep=False]"))
+    kept = next(b for b in out if b.startswith("step[use_deep=True]"))
+    assert "kept 1 of 2 leaves" in pruned and "md.deep is pruned" in pruned
+    assert "qd.static arm that is not taken" in pruned and "sim.py:17:" in pruned
+    assert "kept 2 of 2 leaves" in kept and "md.deep is kept because" in kept and "md.base" not in kept
+
+
+def test_run_mode_reports_what_compiled_before_an_exception(tmp_path):
+    r = run_mode(tmp_path, "sim.py", "--", "fail")
+    assert r.returncode == 1
+    assert "step[use_deep=False]" in r.stdout and "step[use_deep=True]" not in r.stdout
+    assert "md.base is kept because" in r.stdout
+    assert "raised after compiling 1 kernel specialisation" in r.stderr
+    assert "RuntimeError: boom" in r.stderr and 'File "sim.py", line' in r.stderr
+    assert "explain_cli" not in r.stderr  # the traceback starts in the user's script
+
+
+def test_run_mode_suggests_the_closest_names(tmp_path):
+    r = run_mode(tmp_path, "sim.py", "--kernel", "stpe")
+    assert r.returncode == 1 and "did you mean step" in r.stderr
+    r = run_mode(tmp_path, "sim.py", "--kernel", "step", "--param", "md.dep")
+    assert r.returncode == 1 and "did you mean md.deep" in r.stdout
+
+
+def test_cache_mode_without_an_entry_points_to_run_mode(tmp_path):
+    r = run("-m", "qd.explain_cli", "--cache-dir", str(tmp_path / "none"), "step", cwd=tmp_path)
+    assert r.returncode == 1 and "fastcache=True" in r.stderr and "qd-explain SCRIPT.py" in r.stderr
