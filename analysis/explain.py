@@ -46,8 +46,8 @@ class Explainer:
         self.kept = {(k, p) for k, p in rel.get("Kept", ())}
         self.pruned = {(k, p) for k, p in rel.get("Pruned", ())}
 
-    def why_kept(self, k: str, p: str) -> list[str]:
-        """Shortest chain of forwards from (k, p) to a live access."""
+    def why_kept(self, k: str, p: str) -> list[dict]:
+        """Shortest chain of forwards from (k, p) to a live access, as reason records."""
         start = (k, p)
         prev: dict[tuple, tuple | None] = {start: None}
         queue = deque([start])
@@ -63,45 +63,95 @@ class Explainer:
                     prev[nxt] = (node, s)
                     queue.append(nxt)
         if end is None:
-            return [f"{p} is used, but no derivation was found (was the analysis run with provenance?)"]
+            return [{"kind": "underived", "func": _name(k), "param": p}]
         chain = []
         node = end
         while prev[node] is not None:
             before, s = prev[node]
-            chain.append(f"{_name(before[0])} passes {before[1]} to {_name(node[0])} as {node[1]} "
-                         f"(call at {_site_loc(s, self.files, before[0])})")
+            chain.append({"kind": "forward", "func": _name(before[0]), "param": before[1], "callee": _name(node[0]),
+                          "callee_param": node[1], **_site(s, self.files, before[0])})
             node = before
         chain.reverse()
         loc, kind = sorted(self.access[end])[0]
-        verb = {"read": "reads", "write": "writes", "atomic": "updates atomically", "shape": "reads the shape of",
-                "arg": "uses"}.get(kind, kind)
-        chain.append(f"{_name(end[0])} {verb} {end[1]} at {loc}")
+        chain.append({"kind": "access", "func": _name(end[0]), "param": end[1], "access": kind, **_loc(loc)})
         return chain
 
-    def why_pruned(self, k: str, p: str, depth: int = 0, seen=None) -> list[str]:
-        """Near misses: accesses only in dead code, bindings to parameters nobody uses."""
+    def why_pruned(self, k: str, p: str, seen=None) -> list[dict]:
+        """Near misses, as reason records: accesses only in dead code, bindings to parameters
+        nobody uses (each with the callee's own reasons nested)."""
         seen = set() if seen is None else seen
         if (k, p) in seen:
             return []
         seen.add((k, p))
-        pad = "  " * depth
         out = []
         for loc in sorted(self.dead_access.get((k, p), ())):
-            out.append(f"{pad}{_name(k)} accesses {p} at {loc}, but only inside a qd.static arm that is not taken")
+            out.append({"kind": "dead_access", "func": _name(k), "param": p, **_loc(loc)})
         for s, j, q in sorted(self.unused_forward.get((k, p), ())):
-            out.append(f"{pad}{_name(k)} passes {p} to {_name(j)} as {q} (call at {_site_loc(s, self.files, k)}), "
-                       f"but {_name(j)} does not use {q}:")
-            sub = self.why_pruned(j, q, depth + 1, seen)
-            out.extend(sub or [f"{pad}  {_name(j)} never reads or writes {q}"])
+            sub = self.why_pruned(j, q, seen)
+            out.append({"kind": "unused_forward", "func": _name(k), "param": p, "callee": _name(j),
+                        "callee_param": q, **_site(s, self.files, k),
+                        "reasons": sub or [{"kind": "never_mentioned", "func": _name(j), "param": q}]})
         return out
 
-    def explain(self, k: str, p: str) -> str:
+    def reasons(self, k: str, p: str) -> tuple[str, list[dict]]:
+        """("kept" | "pruned" | "unknown", reason records) of leaf p of kernel k."""
         if (k, p) in self.kept:
-            steps = self.why_kept(k, p)
-            return f"{p} is kept because:\n" + "\n".join(f"  {n}. {s}" for n, s in enumerate(steps, 1))
+            return "kept", self.why_kept(k, p)
         if (k, p) in self.pruned:
-            lines = self.why_pruned(k, p)
-            if not lines:
+            return "pruned", self.why_pruned(k, p) or [{"kind": "never_mentioned", "func": _name(k), "param": p}]
+        return "unknown", []
+
+    def explain(self, k: str, p: str) -> str:
+        status, reasons = self.reasons(k, p)
+        if status == "kept":
+            return f"{p} is kept because:\n" + "\n".join(f"  {n}. {_sentence(r)}" for n, r in enumerate(reasons, 1))
+        if status == "pruned":
+            if reasons[0]["kind"] == "never_mentioned":
                 return f"{p} is pruned: no code of {_name(k)} or of the funcs it calls mentions it"
-            return f"{p} is pruned: no live code needs it.\n" + "\n".join(f"  {s}" for s in lines)
+            return f"{p} is pruned: no live code needs it.\n" + "\n".join(_pruned_lines(reasons, 1))
         return f"{p} is not a runtime parameter of {_name(k)}"
+
+
+_VERB = {"read": "reads", "write": "writes", "atomic": "updates atomically", "shape": "reads the shape of",
+         "arg": "uses"}
+
+
+def _where(r: dict) -> str:
+    return f"{r['file']}:{r['line']}:{r['col']}" if r.get("line") is not None else str(r.get("file", "?"))
+
+
+def _sentence(r: dict) -> str:
+    kind = r["kind"]
+    if kind == "forward":
+        return f"{r['func']} passes {r['param']} to {r['callee']} as {r['callee_param']} (call at {_where(r)})"
+    if kind == "access":
+        return f"{r['func']} {_VERB.get(r['access'], r['access'])} {r['param']} at {_where(r)}"
+    if kind == "dead_access":
+        return f"{r['func']} accesses {r['param']} at {_where(r)}, but only inside a qd.static arm that is not taken"
+    if kind == "unused_forward":
+        return (f"{r['func']} passes {r['param']} to {r['callee']} as {r['callee_param']} (call at {_where(r)}), "
+                f"but {r['callee']} does not use {r['callee_param']}:")
+    if kind == "never_mentioned":
+        return f"{r['func']} never reads or writes {r['param']}"
+    return f"{r['param']} is used, but no derivation was found (was the analysis run with provenance?)"
+
+
+def _pruned_lines(reasons: list[dict], depth: int) -> list[str]:
+    out = []
+    for r in reasons:
+        out.append("  " * depth + _sentence(r))
+        out.extend(_pruned_lines(r.get("reasons", []), depth + 1))
+    return out
+
+
+def _loc(loc: str) -> dict:
+    """file/line/col of an access location written `file:line:col` (1-based column)."""
+    head, _, col = str(loc).rpartition(":")
+    file, _, line = head.rpartition(":")
+    if file and line.isdigit() and col.isdigit():
+        return {"file": file, "line": int(line), "col": int(col)}
+    return {"file": str(loc), "line": None, "col": None}
+
+
+def _site(site: str, files: Mapping[str, str], caller: str) -> dict:
+    return _loc(_site_loc(site, files, caller))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import runpy
 import sys
@@ -58,6 +59,7 @@ def run_script(argv: list[str]) -> int:
     ap.add_argument("script")
     ap.add_argument("--kernel", help="only this kernel (qualified or plain name)")
     ap.add_argument("--param", help="only this leaf parameter, e.g. s.vel")
+    ap.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
     rest = []
     if "--" in argv:
         i = argv.index("--")
@@ -85,7 +87,7 @@ def run_script(argv: list[str]) -> int:
         sys.argv = saved_argv
         if sys.path and sys.path[0] == os.path.dirname(script) and saved_path0 != sys.path[0]:
             sys.path.pop(0)
-    code = _explain_recorded(recorded, args.kernel, args.param)
+    code = _explain_recorded(recorded, args.kernel, args.param, args.json)
     if failure is not None:
         print(f"qd-explain: {args.script} raised after compiling {len(recorded)} kernel specialisation(s):",
               file=sys.stderr)
@@ -94,7 +96,7 @@ def run_script(argv: list[str]) -> int:
     return code
 
 
-def _explain_recorded(recorded, kernel: str | None, param: str | None) -> int:
+def _explain_recorded(recorded, kernel: str | None, param: str | None, as_json: bool = False) -> int:
     from analysis.analyze import explain_relations
     from analysis.datalog import EngineUnavailableError
     from analysis.explain import Explainer
@@ -107,6 +109,7 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None) -> int:
     if not recorded:
         print("qd-explain: the script compiled no kernel", file=sys.stderr)
     missing_param = param is not None
+    doc: list[dict] = []
     for r in chosen:
         facts, files = r.variant.explain_facts()
         try:
@@ -118,14 +121,30 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None) -> int:
         params = [q for _k, q, _s in sorted((x for x in facts["Param"] if x[0] == k), key=lambda x: x[2])]
         spec = ", ".join(f"{p}={v}" for p, v in r.static)
         title = f"{r.kernel.fn.__qualname__}[{spec}]" if spec else r.kernel.fn.__qualname__
-        print(f"== {title}: kept {len(r.variant.kept)} of {len(params)} leaves")
         if param is not None and param not in params:
-            print(f"{param!r} is not a runtime parameter of {title}{_closest(param, params)}")
+            print(f"{param!r} is not a runtime parameter of {title}{_closest(param, params)}",
+                  file=sys.stderr if as_json else sys.stdout)
             continue
         missing_param = False
+        if as_json:
+            doc.append(_kernel_record(ex, r.kernel.fn.__qualname__, k, dict(r.static), params, param))
+            continue
+        print(f"== {title}: kept {len(r.variant.kept)} of {len(params)} leaves")
         for q in [param] if param else params:
             print(ex.explain(k, q))
+    if as_json:
+        print(json.dumps({"kernels": doc}, indent=2))
     return 1 if missing_param and chosen else 0
+
+
+def _kernel_record(ex, name: str, inst: str, static: dict, params: list[str], only: str | None) -> dict:
+    """One kernel specialisation in the JSON form described by `qd/explain_schema.json`."""
+    out = []
+    for q in [only] if only else params:
+        status, reasons = ex.reasons(inst, q)
+        out.append({"path": q, "status": status, "reasons": reasons})
+    return {"kernel": name, "instantiation": inst, "specialization": static, "leaves": len(params),
+            "kept": sum(1 for q in params if ex.reasons(inst, q)[0] == "kept"), "params": out}
 
 
 def explain_cache(argv: list[str]) -> int:
@@ -134,7 +153,9 @@ def explain_cache(argv: list[str]) -> int:
     ap.add_argument("kernel", help="kernel name (qualified or plain) or instantiation id")
     ap.add_argument("path", nargs="?", help="a leaf parameter such as md.mid.pos (default: all)")
     ap.add_argument("--cache-dir", help="the offline_cache_file_path the program used (default: ~/.cache/qd)")
+    ap.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
     args = ap.parse_args(argv)
+    doc: list[dict] = []
     cfg = _config.Config(offline_cache_file_path=args.cache_dir)
     cache = fastcache.cache_dir(cfg)
     from analysis.analyze import explain_relations
@@ -152,14 +173,20 @@ def explain_cache(argv: list[str]) -> int:
             return 2
         k = header["inst_id"]
         params = [q for _k, q, _s in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
-        print(f"== {k} (cache entry {p.name})")
         if args.path is not None and args.path not in params:
             near = difflib.get_close_matches(args.path, params, n=3, cutoff=0.5)
-            print(f"{args.path!r} is not a runtime parameter; its leaves are: {', '.join(params)}"
-                  + (f" (closest: {', '.join(near)})" if near else ""))
+            print(f"== {k} (cache entry {p.name})\n{args.path!r} is not a runtime parameter; its leaves are: "
+                  f"{', '.join(params)}" + (f" (closest: {', '.join(near)})" if near else ""),
+                  file=sys.stderr if args.json else sys.stdout)
             continue
+        if args.json:
+            doc.append(_kernel_record(ex, header["kernel"], k, {}, params, args.path))
+            continue
+        print(f"== {k} (cache entry {p.name})")
         for q in [args.path] if args.path else params:
             print(ex.explain(k, q))
+    if args.json and found:
+        print(json.dumps({"kernels": doc}, indent=2))
     if not found:
         print(f"qd-explain: no cache entry for kernel {args.kernel!r} in {cache}; only kernels declared "
               "@qd.kernel(fastcache=True) are stored. `qd-explain SCRIPT.py` runs a program and explains "

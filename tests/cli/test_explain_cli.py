@@ -1,9 +1,11 @@
 """qd-explain answers from the disk cache, without importing the program again."""
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 PROGRAM = textwrap.dedent("""
     import dataclasses, sys
@@ -121,3 +123,61 @@ def test_run_mode_suggests_the_closest_names(tmp_path):
 def test_cache_mode_without_an_entry_points_to_run_mode(tmp_path):
     r = run("-m", "qd.explain_cli", "--cache-dir", str(tmp_path / "none"), "step", cwd=tmp_path)
     assert r.returncode == 1 and "fastcache=True" in r.stderr and "qd-explain SCRIPT.py" in r.stderr
+
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "qd" / "explain_schema.json").read_text())
+
+
+def conforms(value, schema, root=SCHEMA, where="$"):
+    """The subset of JSON Schema the explain schema uses: type, enum, required, properties,
+    additionalProperties, items, $ref. Returns the list of violations."""
+    if "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    errs = []
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        py = {"object": dict, "array": list, "string": str, "null": type(None)}
+        ok = any((isinstance(value, int) and not isinstance(value, bool)) if t == "integer" else isinstance(value, py[t])
+                 for t in names)
+        if not ok:
+            return [f"{where}: {value!r} is not {types}"]
+    if "enum" in schema and value not in schema["enum"]:
+        errs.append(f"{where}: {value!r} not in {schema['enum']}")
+    if isinstance(value, dict):
+        errs += [f"{where}: missing {k}" for k in schema.get("required", []) if k not in value]
+        for k, v in value.items():
+            sub = schema.get("properties", {}).get(k, schema.get("additionalProperties"))
+            if isinstance(sub, dict):
+                errs += conforms(v, sub, root, f"{where}.{k}")
+    if isinstance(value, list) and "items" in schema:
+        for n, v in enumerate(value):
+            errs += conforms(v, schema["items"], root, f"{where}[{n}]")
+    return errs
+
+
+def test_json_output_follows_the_schema_and_the_text(tmp_path):
+    r = run_mode(tmp_path, "sim.py", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout[r.stdout.index("{"):])
+    assert conforms(doc, SCHEMA) == []
+    by_spec = {k["specialization"]["use_deep"]: k for k in doc["kernels"]}
+    dead, live = by_spec["False"], by_spec["True"]
+    assert (dead["kept"], dead["leaves"], live["kept"]) == (1, 2, 2)
+    deep = next(p for p in dead["params"] if p["path"] == "md.deep")
+    assert deep["status"] == "pruned"
+    (fwd,) = deep["reasons"]
+    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step", "inner", 21)
+    (inner,) = fwd["reasons"]
+    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner", 17, 9)
+    assert inner["file"].endswith("sim.py")
+    kept = next(p for p in live["params"] if p["path"] == "md.deep")
+    assert [x["kind"] for x in kept["reasons"]] == ["forward", "access"]
+    assert kept["reasons"][-1]["access"] == "write"
+
+
+def test_the_schema_checker_can_fail():
+    assert conforms({"kernels": [{"kernel": 1}]}, SCHEMA)
+    bad = {"kernels": [{"kernel": "k", "instantiation": "k#1", "specialization": {}, "leaves": 1, "kept": 0,
+                        "params": [{"path": "x", "status": "maybe", "reasons": [{"kind": "x"}]}]}]}
+    assert len(conforms(bad, SCHEMA)) >= 3  # status, reason kind, reason func/param
