@@ -43,6 +43,9 @@ class Explainer:
         self.dead_calls: dict[str, list] = {}
         for s, i, func, _b in rel.get("Call_Dead", ()):
             self.dead_calls.setdefault(i, []).append((s, func))
+        self.arms: dict[tuple, list] = {}
+        for i, p, loc, cond, taken in rel.get("Access_InArm", ()):
+            self.arms.setdefault((i, p, loc), []).append({"condition": cond, "taken": bool(taken)})
         self.kept = {(k, p) for k, p in rel.get("Kept", ())}
         self.pruned = {(k, p) for k, p in rel.get("Pruned", ())}
 
@@ -73,7 +76,8 @@ class Explainer:
             node = before
         chain.reverse()
         loc, kind = sorted(self.access[end])[0]
-        chain.append({"kind": "access", "func": _name(end[0]), "param": end[1], "access": kind, **_loc(loc)})
+        chain.append({"kind": "access", "func": _name(end[0]), "param": end[1], "access": kind, **_loc(loc),
+                      "arms": sorted(self.arms.get((end[0], end[1], loc), []), key=lambda a: a["condition"])})
         return chain
 
     def why_pruned(self, k: str, p: str, seen=None) -> list[dict]:
@@ -85,7 +89,8 @@ class Explainer:
         seen.add((k, p))
         out = []
         for loc in sorted(self.dead_access.get((k, p), ())):
-            out.append({"kind": "dead_access", "func": _name(k), "param": p, **_loc(loc)})
+            out.append({"kind": "dead_access", "func": _name(k), "param": p, **_loc(loc),
+                        "arms": sorted(self.arms.get((k, p, loc), []), key=lambda a: a["condition"])})
         for s, j, q in sorted(self.unused_forward.get((k, p), ())):
             sub = self.why_pruned(j, q, seen)
             out.append({"kind": "unused_forward", "func": _name(k), "param": p, "callee": _name(j),
@@ -125,15 +130,27 @@ def _sentence(r: dict) -> str:
     if kind == "forward":
         return f"{r['func']} passes {r['param']} to {r['callee']} as {r['callee_param']} (call at {_where(r)})"
     if kind == "access":
-        return f"{r['func']} {_VERB.get(r['access'], r['access'])} {r['param']} at {_where(r)}"
+        return f"{r['func']} {_VERB.get(r['access'], r['access'])} {r['param']} at {_where(r)}{_arms(r, True)}"
     if kind == "dead_access":
-        return f"{r['func']} accesses {r['param']} at {_where(r)}, but only inside a qd.static arm that is not taken"
+        return (f"{r['func']} accesses {r['param']} at {_where(r)}, but only inside a qd.static arm that is not taken"
+                + _arms(r, False))
     if kind == "unused_forward":
         return (f"{r['func']} passes {r['param']} to {r['callee']} as {r['callee_param']} (call at {_where(r)}), "
                 f"but {r['callee']} does not use {r['callee_param']}:")
     if kind == "never_mentioned":
         return f"{r['func']} never reads or writes {r['param']}"
     return f"{r['param']} is used, but no derivation was found (was the analysis run with provenance?)"
+
+
+def _arms(r: dict, taken: bool) -> str:
+    """The static arms around an access, quoted as written: the selected ones for a live access,
+    the unselected ones for a dead one."""
+    arms = [f"`{a['condition']}`" for a in r.get("arms", []) if a["taken"] == taken]
+    if not arms:
+        return ""
+    if taken:
+        return f", inside {' and '.join(arms)}, selected in {r['func']}"
+    return f": {' and '.join(arms)} in {r['func']}"
 
 
 def _pruned_lines(reasons: list[dict], depth: int) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from qd.frontend import ir
 
-RELATIONS = ("Kernel", "Inst_Func", "Param", "Block_Parent", "StaticArm", "Access", "Call", "DeadCall", "Bind",
+RELATIONS = ("Kernel", "Inst_Func", "Param", "Block_Parent", "StaticArm", "StaticArm_Cond", "Access", "Call", "DeadCall", "Bind",
              "Used_Cached")
 
 
@@ -45,6 +45,8 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
             blocks.append((i, b.id, b.parent))
             if b.static_taken is not None:
                 arms.append((i, b.id, b.static_taken))
+                if not decision_only:
+                    f["StaticArm_Cond"].append((i, b.id, b.static_cond))
         access.extend((i, a.path, a.block, loc_str(a.loc), a.kind) for a in inst.accesses)
         for c in inst.calls:
             site = c.site

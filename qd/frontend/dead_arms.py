@@ -30,9 +30,9 @@ class DeadArmScanner:
             arg = low.static_call_arg(s.test)
             if arg is not None:
                 cond = self._try_static(arg)
-                for body, taken in ((s.body, cond is True), (s.orelse, cond is False)):
+                for body, taken, name in zip((s.body, s.orelse), (cond is True, cond is False), static_arm_names(s)):
                     if body:
-                        sub = low._new_block(self.block.id, 1 if taken else 0)
+                        sub = low._new_block(self.block.id, 1 if taken else 0, name)
                         DeadArmScanner(low, sub).scan(body)
                 return
         for node in ast.walk(s):
@@ -118,3 +118,10 @@ class DeadArmScanner:
     def _record(self, path, node, kind):
         low = self.low
         low.inst.accesses.append(ir.AccessRec(path, self.block.id, low.loc(node), kind))
+
+
+def static_arm_names(node: ast.If) -> tuple[str, str]:
+    """How explanations quote the two arms of `if qd.static(...)`: its body and its else."""
+    test = ast.unparse(node.test)
+    return f"if {test}", f"else of if {test}"
+

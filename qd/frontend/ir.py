@@ -173,6 +173,7 @@ class Block:
     parent: str
     stmts: list[Stmt] = field(default_factory=list)
     static_taken: int | None = None  # 1/0 for arms of `if qd.static`, None otherwise
+    static_cond: str = ""  # the arm as written: "if qd.static(c)" or "else of if qd.static(c)"
 
 
 @dataclass(eq=False)

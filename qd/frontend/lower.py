@@ -28,7 +28,7 @@ from ..errors import (
     SourceLoc,
 )
 from . import captures, ir, semantics
-from .dead_arms import DeadArmScanner
+from .dead_arms import DeadArmScanner, static_arm_names
 from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
 from .source import FuncSource, get_source
@@ -86,8 +86,8 @@ class Lowerer:
     def loc(self, node) -> SourceLoc | None:
         return self.src.loc(node)
 
-    def _new_block(self, parent: str, taken: int | None) -> ir.Block:
-        b = ir.Block(f"b{self.n_blocks}", parent, [], taken)
+    def _new_block(self, parent: str, taken: int | None, cond: str = "") -> ir.Block:
+        b = ir.Block(f"b{self.n_blocks}", parent, [], taken, cond)
         self.n_blocks += 1
         self.inst.blocks.append(b)
         return b
@@ -279,10 +279,11 @@ class Lowerer:
             cond = _ct_truth(self.static_value(static_arg, whole=node.test), self.loc(node.test))
             taken, dead = (node.body, node.orelse) if cond else (node.orelse, node.body)
             parent = self.block.id
-            tb = self._new_block(parent, 1)
+            body_arm, else_arm = static_arm_names(node)
+            tb = self._new_block(parent, 1, body_arm if cond else else_arm)
             self.emit(ir.Nested(self.loc(node), self.in_block(tb, taken)))
             if dead:
-                db = self._new_block(parent, 0)
+                db = self._new_block(parent, 0, else_arm if cond else body_arm)
                 DeadArmScanner(self, db).scan(dead)
             return
         cond = self.truth(self.expr(node.test), node.test)

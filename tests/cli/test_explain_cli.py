@@ -101,6 +101,8 @@ def test_run_mode_explains_a_program_without_a_cache(tmp_path):
     assert "kept 1 of 2 leaves" in pruned and "md.deep is pruned" in pruned
     assert "qd.static arm that is not taken" in pruned and "sim.py:17:" in pruned
     assert "kept 2 of 2 leaves" in kept and "md.deep is kept because" in kept and "md.base" not in kept
+    assert "inside `if qd.static(use_deep)`, selected in inner" in kept
+    assert "not taken: `if qd.static(use_deep)` in inner" in pruned
 
 
 def test_run_mode_reports_what_compiled_before_an_exception(tmp_path):
@@ -137,7 +139,7 @@ def conforms(value, schema, root=SCHEMA, where="$"):
     types = schema.get("type")
     if types is not None:
         names = types if isinstance(types, list) else [types]
-        py = {"object": dict, "array": list, "string": str, "null": type(None)}
+        py = {"object": dict, "array": list, "string": str, "null": type(None), "boolean": bool}
         ok = any((isinstance(value, int) and not isinstance(value, bool)) if t == "integer" else isinstance(value, py[t])
                  for t in names)
         if not ok:
@@ -171,9 +173,11 @@ def test_json_output_follows_the_schema_and_the_text(tmp_path):
     (inner,) = fwd["reasons"]
     assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner", 17, 9)
     assert inner["file"].endswith("sim.py")
+    assert inner["arms"] == [{"condition": "if qd.static(use_deep)", "taken": False}]
     kept = next(p for p in live["params"] if p["path"] == "md.deep")
     assert [x["kind"] for x in kept["reasons"]] == ["forward", "access"]
     assert kept["reasons"][-1]["access"] == "write"
+    assert kept["reasons"][-1]["arms"] == [{"condition": "if qd.static(use_deep)", "taken": True}]
 
 
 def test_the_schema_checker_can_fail():

@@ -86,3 +86,34 @@ def test_errors():
     never(make())
     with pytest.raises(qd.QdError, match="not a runtime parameter"):
         qd.explain(never, "md.nothing")
+
+
+def test_static_conditions_are_quoted_with_their_selection():
+    dead_and_live(make())
+    text = qd.explain(dead_and_live, "md.deep")
+    assert f"writes md.deep at {__file__}:{line_of('deep-write')}:" in text
+    assert "inside `if qd.static(use_deep)`, selected in inner" in text
+    only_dead(make())
+    text = qd.explain(only_dead, "md.deep")
+    assert "not taken: `if qd.static(use_deep)` in inner" in text
+
+
+def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
+    """The condition text comes from the Access_InArm rule of rules/provenance.dl, not from a
+    second analysis in Python: without that rule the sentence loses it, the rest stays."""
+    from analysis.datalog import get_engine, rule_files
+    from analysis.datalog.program import build_program
+    from analysis.explain import Explainer
+
+    dead_and_live(make())
+    variant = dead_and_live.variants[dead_and_live.last.specialization]
+    facts, files = variant.explain_facts()
+    sources = [(str(f), f.read_text()) for f in rule_files()]
+    cut = [(name, "\n".join(line for line in text.splitlines() if not line.startswith("Access_InArm(")
+                            and not line.lstrip().startswith("StaticArm_Cond(i, arm, cond)")))
+           for name, text in sources]
+    assert cut != sources
+    whole = Explainer(get_engine().run(build_program(sources), facts), files).explain(variant.inst_id, "md.deep")
+    less = Explainer(get_engine().run(build_program(cut), facts), files).explain(variant.inst_id, "md.deep")
+    assert "inside `if qd.static(use_deep)`" in whole and "inside `if qd.static(" not in less
+    assert less == whole.replace(", inside `if qd.static(use_deep)`, selected in inner", "")

@@ -13,6 +13,7 @@ FACTS = {
         ("f#1", "fast", "root"),
     ],
     "StaticArm": [("k#0", "dbg", 0), ("f#1", "fast", 1)],
+    "StaticArm_Cond": [("k#0", "dbg", "if qd.static(debug)"), ("f#1", "fast", "else of if qd.static(slow)")],
     "Access": [
         ("k#0", "md.a", "root", "k.py:3:9", "read"),
         ("k#0", "md.a", "dbg.inner", "k.py:5:13", "write"),
@@ -69,3 +70,20 @@ def test_forward_through_dead_call_block_is_neither(run) -> None:
     assert out["UsedBy_Forward"] == set()
     assert out["Forward_Unused"] == set()
     assert ("k#0", "md.b") not in out["Used"]
+
+
+def test_access_in_arm_names_every_enclosing_static_arm(run) -> None:
+    """An access nested below a static arm (at any depth) is reported with that arm's
+    condition and whether it is selected; accesses outside every arm are not."""
+    out = run(FACTS)
+    assert out["Access_InArm"] == {
+        ("k#0", "md.a", "k.py:5:13", "if qd.static(debug)", 0),
+        ("k#0", "md.c", "k.py:6:13", "if qd.static(debug)", 0),
+        ("f#1", "x", "f.py:2:9", "else of if qd.static(slow)", 1),
+    }
+
+
+def test_access_in_arm_needs_the_written_condition(run) -> None:
+    facts = {**FACTS, "StaticArm_Cond": []}
+    assert run(facts)["Access_InArm"] == set()
+

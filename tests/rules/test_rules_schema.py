@@ -10,6 +10,7 @@ INPUTS = {
     "Param": ("Inst", "Path", "number"),
     "Block_Parent": ("Inst", "Block", "Block"),
     "StaticArm": ("Inst", "Block", "number"),
+    "StaticArm_Cond": ("Inst", "Block", "symbol"),
     "Access": ("Inst", "Path", "Block", "Loc", "symbol"),
     "Call": ("Site", "Inst", "Inst", "Block"),
     "DeadCall": ("Site", "Inst", "Func", "Block"),
@@ -28,6 +29,8 @@ OUTPUTS = {
     "Access_Dead": ("Inst", "Path", "Loc", "Block"),
     "Forward_Unused": ("Inst", "Path", "Site", "Inst", "Path"),
     "Call_Dead": ("Site", "Inst", "Func", "Block"),
+    "Arm_Encloses": ("Inst", "Block", "Block"),
+    "Access_InArm": ("Inst", "Path", "Loc", "symbol", "number"),
 }
 
 
