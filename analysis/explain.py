@@ -106,6 +106,14 @@ class Explainer:
             return "pruned", self.why_pruned(k, p) or [{"kind": "never_mentioned", "func": _name(k), "param": p}]
         return "unknown", []
 
+    def kernel_record(self, name: str, inst: str, static: Mapping[str, str], params: list[str],
+                      only: str | None = None) -> dict:
+        """One kernel specialisation as data (the form `qd/explain_schema.json` describes)."""
+        out = [{"path": q, "status": st, "reasons": rs}
+               for q in ([only] if only else params) for st, rs in [self.reasons(inst, q)]]
+        return {"kernel": name, "instantiation": inst, "specialization": dict(static), "leaves": len(params),
+                "kept": sum(1 for q in params if (inst, q) in self.kept), "params": out}
+
     def explain(self, k: str, p: str) -> str:
         status, reasons = self.reasons(k, p)
         if status == "kept":
@@ -172,3 +180,43 @@ def _loc(loc: str) -> dict:
 
 def _site(site: str, files: Mapping[str, str], caller: str) -> dict:
     return _loc(_site_loc(site, files, caller))
+
+
+def to_dot(records: list[dict]) -> str:
+    """The derivation graph of kernel records as Graphviz `dot` text: a node per kernel leaf,
+    call site and access, an edge per step; pruned chains and dead accesses are dashed."""
+    lines = ["digraph qd_explain {", "  rankdir=LR;", '  node [shape=box, fontname="monospace"];']
+    ids: dict[str, str] = {}
+
+    def node(label: str, style: str = "") -> str:
+        if label not in ids:
+            ids[label] = f"n{len(ids)}"
+            lines.append(f"  {ids[label]} [label={_dot_str(label)}{style}];")
+        return ids[label]
+
+    def chain(src: str, reasons: list[dict], dashed: bool) -> None:
+        prev = src
+        for r in reasons:
+            dead = dashed or r["kind"] in ("dead_access", "unused_forward", "never_mentioned")
+            label = _sentence(r).rstrip(":")
+            cur = node(label, ', style="dashed"' if dead else "")
+            lines.append(f"  {prev} -> {cur}{' [style=dashed]' if dead else ''};")
+            if r.get("reasons"):
+                chain(cur, r["reasons"], True)
+            if r["kind"] in ("forward", "access"):
+                prev = cur  # a kept chain goes on from its last hop
+
+    for rec in records:
+        spec = ", ".join(f"{k}={v}" for k, v in rec["specialization"].items())
+        title = f"{rec['kernel']}[{spec}]" if spec else rec["kernel"]
+        for prm in rec["params"]:
+            src = node(f"{title}: {prm['path']} ({prm['status']})", ', style="bold"' if prm["status"] == "kept" else
+                       ', style="dashed"')
+            chain(src, prm["reasons"], prm["status"] != "kept")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+

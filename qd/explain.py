@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+import copy
+
 from .errors import QdArgumentError, QdConfigError, QdError, caller_loc
 from .kernel import Kernel
 
 
-def explain(kernel: Kernel, path: str | None = None) -> str:
+class Explanation(str):
+    """What `qd.explain` returns: the text (it is a `str`, so printing and `in` work as before),
+    with the same answer as data (`to_dict()`, the form of `qd/explain_schema.json`'s kernel
+    records) and as a derivation graph (`to_dot()`)."""
+
+    def __new__(cls, text: str, record: dict):
+        obj = super().__new__(cls, text)
+        obj._record = record
+        return obj
+
+    def text(self) -> str:
+        return str.__str__(self)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self._record)
+
+    def to_dot(self) -> str:
+        from analysis.explain import to_dot
+
+        return to_dot([self._record])
+
+
+def explain(kernel: Kernel, path: str | None = None) -> Explanation:
     """Sentences for one leaf path (`"md.mid.pos"`), or for every leaf when `path` is None.
 
     Explains the variant of the kernel's last launch; the provenance rules run now, over the
@@ -37,5 +61,7 @@ def explain(kernel: Kernel, path: str | None = None) -> str:
         if path not in params:
             raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
                           + ", ".join(params), caller_loc())
-        return ex.explain(k, path)
-    return "\n".join(ex.explain(k, p) for p in params)
+    record = ex.kernel_record(kernel.fn.__qualname__, k, dict(variant.static), params, path)
+    if path is not None:
+        return Explanation(ex.explain(k, path), record)
+    return Explanation("\n".join(ex.explain(k, p) for p in params), record)

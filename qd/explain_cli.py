@@ -59,7 +59,9 @@ def run_script(argv: list[str]) -> int:
     ap.add_argument("script")
     ap.add_argument("--kernel", help="only this kernel (qualified or plain name)")
     ap.add_argument("--param", help="only this leaf parameter, e.g. s.vel")
-    ap.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
+    fmt = ap.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
+    fmt.add_argument("--dot", action="store_true", help="print the derivation graph for Graphviz's dot")
     rest = []
     if "--" in argv:
         i = argv.index("--")
@@ -87,7 +89,7 @@ def run_script(argv: list[str]) -> int:
         sys.argv = saved_argv
         if sys.path and sys.path[0] == os.path.dirname(script) and saved_path0 != sys.path[0]:
             sys.path.pop(0)
-    code = _explain_recorded(recorded, args.kernel, args.param, args.json)
+    code = _explain_recorded(recorded, args.kernel, args.param, "json" if args.json else "dot" if args.dot else "text")
     if failure is not None:
         print(f"qd-explain: {args.script} raised after compiling {len(recorded)} kernel specialisation(s):",
               file=sys.stderr)
@@ -96,11 +98,12 @@ def run_script(argv: list[str]) -> int:
     return code
 
 
-def _explain_recorded(recorded, kernel: str | None, param: str | None, as_json: bool = False) -> int:
+def _explain_recorded(recorded, kernel: str | None, param: str | None, fmt: str = "text") -> int:
     from analysis.analyze import explain_relations
     from analysis.datalog import EngineUnavailableError
-    from analysis.explain import Explainer
+    from analysis.explain import Explainer, to_dot
 
+    as_json = fmt != "text"
     names = sorted({r.kernel.fn.__qualname__ for r in recorded})
     chosen = [r for r in recorded if kernel is None or kernel in (r.kernel.fn.__qualname__, r.kernel.fn.__name__)]
     if kernel is not None and not chosen:
@@ -119,7 +122,7 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None, as_json: 
             return 2
         k = r.variant.inst_id
         params = [q for _k, q, _s in sorted((x for x in facts["Param"] if x[0] == k), key=lambda x: x[2])]
-        spec = ", ".join(f"{p}={v}" for p, v in r.static)
+        spec = ", ".join(f"{p}={v}" for p, v in r.variant.static)
         title = f"{r.kernel.fn.__qualname__}[{spec}]" if spec else r.kernel.fn.__qualname__
         if param is not None and param not in params:
             print(f"{param!r} is not a runtime parameter of {title}{_closest(param, params)}",
@@ -127,24 +130,16 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None, as_json: 
             continue
         missing_param = False
         if as_json:
-            doc.append(_kernel_record(ex, r.kernel.fn.__qualname__, k, dict(r.static), params, param))
+            doc.append(ex.kernel_record(r.kernel.fn.__qualname__, k, dict(r.variant.static), params, param))
             continue
         print(f"== {title}: kept {len(r.variant.kept)} of {len(params)} leaves")
         for q in [param] if param else params:
             print(ex.explain(k, q))
-    if as_json:
+    if fmt == "json":
         print(json.dumps({"kernels": doc}, indent=2))
+    elif fmt == "dot":
+        print(to_dot(doc), end="")
     return 1 if missing_param and chosen else 0
-
-
-def _kernel_record(ex, name: str, inst: str, static: dict, params: list[str], only: str | None) -> dict:
-    """One kernel specialisation in the JSON form described by `qd/explain_schema.json`."""
-    out = []
-    for q in [only] if only else params:
-        status, reasons = ex.reasons(inst, q)
-        out.append({"path": q, "status": status, "reasons": reasons})
-    return {"kernel": name, "instantiation": inst, "specialization": static, "leaves": len(params),
-            "kept": sum(1 for q in params if ex.reasons(inst, q)[0] == "kept"), "params": out}
 
 
 def explain_cache(argv: list[str]) -> int:
@@ -180,7 +175,7 @@ def explain_cache(argv: list[str]) -> int:
                   file=sys.stderr if args.json else sys.stdout)
             continue
         if args.json:
-            doc.append(_kernel_record(ex, header["kernel"], k, {}, params, args.path))
+            doc.append(ex.kernel_record(header["kernel"], k, {}, params, args.path))
             continue
         print(f"== {k} (cache entry {p.name})")
         for q in [args.path] if args.path else params:

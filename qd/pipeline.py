@@ -38,6 +38,7 @@ class Variant:
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
     stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
+    static: tuple[tuple[str, str], ...] = ()  # (path, repr of the value) of each compile-time argument
     code: jit.NativeCode | None = None  # its machine code, loaded while this variant or its launcher lives
 
     def explain_facts(self) -> tuple[dict, dict]:
@@ -206,9 +207,10 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
             raise err from None
+        v.static = _static_values(kernel, bound)
         rec = _recorded["list"]
         if rec is not None:
-            rec.append(Recorded(kernel, v, _static_values(kernel, bound)))
+            rec.append(Recorded(kernel, v))
         for old in variants.remember(kernel, key, v):
             reg = _registry["reg"]
             if reg is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
@@ -223,7 +225,6 @@ class Recorded:
 
     kernel: Kernel
     variant: Variant
-    static: tuple[tuple[str, str], ...]  # (path, repr of the value) of each compile-time argument
 
 
 _recorded: dict = {"list": None}  # the explicit record of `record_compiles`; None when off

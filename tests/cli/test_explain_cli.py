@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -185,3 +186,15 @@ def test_the_schema_checker_can_fail():
     bad = {"kernels": [{"kernel": "k", "instantiation": "k#1", "specialization": {}, "leaves": 1, "kept": 0,
                         "params": [{"path": "x", "status": "maybe", "reasons": [{"kind": "x"}]}]}]}
     assert len(conforms(bad, SCHEMA)) >= 3  # status, reason kind, reason func/param
+
+
+def test_dot_output_is_one_graph_of_the_selected_kernel(tmp_path):
+    r = run_mode(tmp_path, "sim.py", "--dot", "--param", "md.deep")
+    assert r.returncode == 0, r.stderr
+    dot = r.stdout[r.stdout.index("digraph"):]
+    assert dot.count("digraph") == 1 and dot.rstrip().endswith("}")
+    assert "step[use_deep=False]: md.deep (pruned)" in dot and "step[use_deep=True]: md.deep (kept)" in dot
+    assert dot.count(" -> ") == 4  # pruned: forward, dead access; kept: forward, access
+    if shutil.which("dot"):
+        g = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60)
+        assert g.returncode == 0, g.stderr

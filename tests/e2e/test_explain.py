@@ -117,3 +117,23 @@ def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
     less = Explainer(get_engine().run(build_program(cut), facts), files).explain(variant.inst_id, "md.deep")
     assert "inside `if qd.static(use_deep)`" in whole and "inside `if qd.static(" not in less
     assert less == whole.replace(", inside `if qd.static(use_deep)`, selected in inner", "")
+
+
+def test_explanation_is_text_data_and_a_graph():
+    only_dead(make())
+    ex = qd.explain(only_dead, "md.deep")
+    assert isinstance(ex, str) and str(ex) == ex.text() and ex.text().startswith("md.deep is pruned")
+    d = ex.to_dict()
+    assert (d["kernel"], d["leaves"], d["kept"]) == ("only_dead", 3, 1)
+    (prm,) = d["params"]
+    assert prm["path"] == "md.deep" and prm["status"] == "pruned"
+    hop = prm["reasons"][0]
+    assert (hop["kind"], hop["callee"], hop["line"]) == ("unused_forward", "via", line_of("kernel-call"))
+    deepest = hop["reasons"][0]["reasons"][0]
+    assert (deepest["kind"], deepest["line"]) == ("dead_access", line_of("deep-write"))
+    dot = ex.to_dot()
+    assert dot.startswith("digraph qd_explain {") and dot.rstrip().endswith("}")
+    nodes = dot.count("[label=")
+    edges = dot.count(" -> ")
+    assert nodes == 4 and edges == 3  # the leaf, two forwarding hops, the dead access
+    assert "only_dead: md.deep (pruned)" in dot and "style=dashed" in dot
