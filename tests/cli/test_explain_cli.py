@@ -8,12 +8,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-PROGRAM = textwrap.dedent("""
-    import dataclasses, sys
+# The program both modes explain; `{init}` is its qd.init arguments (line numbers are the same
+# for both, and the tests quote them).
+COMMON = """
+    import dataclasses, os, sys
     import numpy as np
     import qd
 
-    qd.init(arch=qd.cpu, offline_cache_file_path=sys.argv[1])
+    qd.init({init})
 
     @dataclasses.dataclass
     class MD:
@@ -25,7 +27,9 @@ PROGRAM = textwrap.dedent("""
         md.base[0] = 1
         if qd.static(use_deep):
             md.deep[0] = 99
+"""
 
+PROGRAM = textwrap.dedent(COMMON.format(init="arch=qd.cpu, offline_cache_file_path=sys.argv[1]") + """
     @qd.kernel(fastcache=True)
     def only_dead(md: MD):
         inner(md, False)
@@ -56,24 +60,7 @@ def test_explain_from_cache(tmp_path):
     assert r.returncode == 1 and "no cache entry" in r.stderr
 
 
-SCRIPT = textwrap.dedent("""
-    import dataclasses, os, sys
-    import numpy as np
-    import qd
-
-    qd.init(arch=qd.cpu, offline_cache=False)
-
-    @dataclasses.dataclass
-    class MD:
-        base: qd.types.NDArray[qd.i32, 1]
-        deep: qd.types.NDArray[qd.i32, 1]
-
-    @qd.func
-    def inner(md: MD, use_deep: qd.template()):
-        md.base[0] = 1
-        if qd.static(use_deep):
-            md.deep[0] = 99
-
+SCRIPT = textwrap.dedent(COMMON.format(init="arch=qd.cpu, offline_cache=False") + """
     @qd.kernel
     def step(md: MD, use_deep: qd.template()):
         inner(md, use_deep)
