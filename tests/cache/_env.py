@@ -62,3 +62,23 @@ class Project:
     def entries(self):
         d = self.root / "cache" / "fastcache"
         return sorted(d.glob("*.qdk")) if d.exists() else []
+
+
+# A kernel with two variants (template c = 1.0, 2.0); main() returns each result and its source.
+TWO_VARIANTS = """
+    import numpy as np
+    import qd
+
+    @qd.kernel(fastcache=True)
+    def k(x: qd.types.NDArray[qd.f32, 1], c: qd.template()):
+        for i in range(x.shape[0]):
+            x[i] = c
+
+    def main():
+        out = []
+        for c in (1.0, 2.0):
+            x = np.zeros(2, np.float32)
+            k(x, c)
+            out.append([x.tolist(), qd.launch_info(k).source])
+        return out
+"""

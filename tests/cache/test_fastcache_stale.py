@@ -6,7 +6,7 @@ time. Values that cannot be re-checked keep the kernel in memory only, with one 
 import shutil
 
 import pytest
-from _env import Project
+from _env import TWO_VARIANTS, Project
 
 
 @pytest.fixture
@@ -222,23 +222,8 @@ def test_value_that_cannot_be_rechecked_warns_once_and_stays_in_memory(project):
 
 
 def test_entry_copied_under_another_entry_name_is_refused(project):
-    project.write("prog.py", """
-        import numpy as np
-        import qd
+    project.write("prog.py", TWO_VARIANTS)
 
-        @qd.kernel(fastcache=True)
-        def k(x: qd.types.NDArray[qd.f32, 1], c: qd.template()):
-            for i in range(x.shape[0]):
-                x[i] = c
-
-        def main():
-            out = []
-            for c in (1.0, 2.0):
-                x = np.zeros(2, np.float32)
-                k(x, c)
-                out.append([x.tolist(), qd.launch_info(k).source])
-            return out
-    """)
     assert [r[1] for r in project.run()["results"]] == ["compile", "compile"]
     a, b = project.entries()
     shutil.copyfile(a, b)

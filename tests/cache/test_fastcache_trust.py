@@ -12,25 +12,8 @@ import subprocess
 import sys
 
 import pytest
+from _env import TWO_VARIANTS as PROG
 from _env import Project, child_env
-
-PROG = """
-    import numpy as np
-    import qd
-
-    @qd.kernel(fastcache=True)
-    def k(x: qd.types.NDArray[qd.f32, 1], c: qd.template()):
-        for i in range(x.shape[0]):
-            x[i] = c
-
-    def main():
-        out = []
-        for c in (1.0, 2.0):
-            x = np.zeros(2, np.float32)
-            k(x, c)
-            out.append([x.tolist(), qd.launch_info(k).source])
-        return out
-"""
 
 GOOD = [[1.0, 1.0], [2.0, 2.0]]
 
