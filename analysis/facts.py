@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from qd.frontend import ir
 
-RELATIONS = ("Kernel", "Inst_Func", "Param", "Block_Parent", "StaticArm", "StaticArm_Cond", "Access", "Call", "DeadCall", "Bind",
-             "Used_Cached")
+RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Param", "Block_Parent", "StaticArm", "StaticArm_Cond", "Access",
+             "Call", "DeadCall", "DeadCall_Arg", "Bind", "Used_Cached")
 
 
 def loc_str(loc) -> str:
@@ -25,7 +25,7 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     those in `cached` (kernels excepted) contribute only their used sets.
 
     `decision_only` leaves out rows that only the provenance rules read — `Param` of funcs (the
-    prune rules join `Param` with `Kernel`), `Inst_Func` and `DeadCall` — which are most of the
+    prune rules join `Param` with `Kernel`), `Inst_Func`, `Inst_Template` and `DeadCall*` — which are most of the
     rows in a program with wide dataclasses; explanations export everything."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
@@ -39,6 +39,7 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
             continue
         if not decision_only:
             f["Inst_Func"].append((i, inst.qualname))
+            f["Inst_Template"].extend((i, name, value) for name, value in inst.static)
         if inst.is_kernel or not decision_only:
             param.extend((i, lf.path, n) for n, lf in enumerate(inst.params))
         for b in inst.blocks:
@@ -56,4 +57,5 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
                 binds.extend((site, a, q) for a, q in c.binds)
         if not decision_only:
             f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
+            f["DeadCall_Arg"].extend((d.site, a) for d in inst.dead_calls for a in d.args)
     return f

@@ -38,7 +38,7 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
     """
     from analysis.analyze import explain_relations  # analysis imports qd.frontend: load it late
     from analysis.datalog import EngineUnavailableError
-    from analysis.explain import Explainer
+    from analysis.explain import Explainer, record_text
 
     if not isinstance(kernel, Kernel):
         raise QdArgumentError(f"qd.explain expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
@@ -52,16 +52,13 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
                       caller_loc())
     facts, files = variant.explain_facts()
     try:
-        ex = Explainer(explain_relations(facts), files)
+        ex = Explainer(explain_relations(facts), files, facts)
     except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
         raise QdConfigError(str(e), caller_loc()) from None
     k = variant.inst_id
-    params = [p for _k, p, _slot in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
-    if path is not None:
-        if path not in params:
-            raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
-                          + ", ".join(params), caller_loc())
-    record = ex.kernel_record(kernel.fn.__qualname__, k, dict(variant.static), params, path)
-    if path is not None:
-        return Explanation(ex.explain(k, path), record)
-    return Explanation("\n".join(ex.explain(k, p) for p in params), record)
+    params = ex.params.get(k, [])
+    if path is not None and path not in params:
+        raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
+                      + ", ".join(params), caller_loc())
+    record = ex.kernel_record(kernel.fn.__qualname__, k, path)
+    return Explanation(record_text(record), record)

@@ -55,7 +55,7 @@ def test_explain_from_cache(tmp_path):
     assert "md.deep is pruned" in r.stdout
     assert "qd.static arm that is not taken" in r.stdout and "prog.py:17:" in r.stdout
     r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", cwd=tmp_path)
-    assert "md.base is kept because" in r.stdout and "inner writes md.base at" in r.stdout
+    assert "md.base is kept because" in r.stdout and "inner[use_deep=False] writes md.base at" in r.stdout
     r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "missing", cwd=tmp_path)
     assert r.returncode == 1 and "no cache entry" in r.stderr
 
@@ -89,8 +89,8 @@ def test_run_mode_explains_a_program_without_a_cache(tmp_path):
     assert "kept 1 of 2 leaves" in pruned and "md.deep is pruned" in pruned
     assert "qd.static arm that is not taken" in pruned and "sim.py:17:" in pruned
     assert "kept 2 of 2 leaves" in kept and "md.deep is kept because" in kept and "md.base" not in kept
-    assert "inside `if qd.static(use_deep)`, selected in inner" in kept
-    assert "not taken: `if qd.static(use_deep)` in inner" in pruned
+    assert "inside `if qd.static(use_deep)`, True in inner[use_deep=True]" in kept
+    assert "not taken: `if qd.static(use_deep)` is False in inner[use_deep=False]" in pruned
 
 
 def test_run_mode_reports_what_compiled_before_an_exception(tmp_path):
@@ -157,15 +157,16 @@ def test_json_output_follows_the_schema_and_the_text(tmp_path):
     deep = next(p for p in dead["params"] if p["path"] == "md.deep")
     assert deep["status"] == "pruned"
     (fwd,) = deep["reasons"]
-    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step", "inner", 21)
+    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step[use_deep=False]", "inner[use_deep=False]", 21)
     (inner,) = fwd["reasons"]
-    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner", 17, 9)
+    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner[use_deep=False]", 17, 9)
     assert inner["file"].endswith("sim.py")
-    assert inner["arms"] == [{"condition": "if qd.static(use_deep)", "taken": False}]
+    assert inner["arms"] == [{"condition": "qd.static(use_deep)", "arm": "if", "value": False, "taken": False}]
     kept = next(p for p in live["params"] if p["path"] == "md.deep")
     assert [x["kind"] for x in kept["reasons"]] == ["forward", "access"]
     assert kept["reasons"][-1]["access"] == "write"
-    assert kept["reasons"][-1]["arms"] == [{"condition": "if qd.static(use_deep)", "taken": True}]
+    assert kept["reasons"][-1]["arms"] == [{"condition": "qd.static(use_deep)", "arm": "if", "value": True,
+                                            "taken": True}]
 
 
 def test_the_schema_checker_can_fail():

@@ -22,7 +22,8 @@ FACTS = {
     ],
     "Call": [("s1", "k#0", "f#1", "root")],
     "Bind": [("s1", "md.b", "x"), ("s1", "md.d", "y")],
-    "DeadCall": [("s9", "k#0", "mod.g", "dbg")],
+    "DeadCall": [("s9", "k#0", "mod.g", "dbg.inner"), ("s8", "k#0", "mod.h", "root")],
+    "DeadCall_Arg": [("s9", "md.c"), ("s9", "md.d"), ("s8", "md.a")],
 }
 
 
@@ -49,9 +50,17 @@ def test_forward_unused(run) -> None:
     assert out["Forward_Unused"] == {("k#0", "md.d", "s1", "f#1", "y")}
 
 
-def test_call_dead(run) -> None:
+def test_forward_dead_names_what_a_dead_call_would_have_been_passed(run) -> None:
     out = run(FACTS)
-    assert out["Call_Dead"] == {("s9", "k#0", "mod.g", "dbg")}
+    assert out["Forward_Dead"] == {("k#0", "md.c", "s9", "mod.g"), ("k#0", "md.d", "s9", "mod.g"),
+                                   ("k#0", "md.a", "s8", "mod.h")}
+
+
+def test_site_in_arm_quotes_the_enclosing_static_arms(run) -> None:
+    """A dead call nested below a static arm gets that arm's condition; a call outside any arm
+    (s8, in the root block) gets none."""
+    out = run(FACTS)
+    assert out["Site_InArm"] == {("k#0", "s9", "if qd.static(debug)", 0)}
 
 
 def test_decisions_match_explanations(run) -> None:

@@ -7,6 +7,7 @@ from analysis.datalog import Program, rule_files
 INPUTS = {
     "Kernel": ("Inst",),
     "Inst_Func": ("Inst", "Func"),
+    "Inst_Template": ("Inst", "Path", "symbol"),
     "Param": ("Inst", "Path", "number"),
     "Block_Parent": ("Inst", "Block", "Block"),
     "StaticArm": ("Inst", "Block", "number"),
@@ -14,6 +15,7 @@ INPUTS = {
     "Access": ("Inst", "Path", "Block", "Loc", "symbol"),
     "Call": ("Site", "Inst", "Inst", "Block"),
     "DeadCall": ("Site", "Inst", "Func", "Block"),
+    "DeadCall_Arg": ("Site", "Path"),
     "Bind": ("Site", "Path", "Path"),
     "Used_Cached": ("Inst", "Path"),
 }
@@ -28,7 +30,8 @@ OUTPUTS = {
     "UsedBy_Forward": ("Inst", "Path", "Site", "Inst", "Path"),
     "Access_Dead": ("Inst", "Path", "Loc", "Block"),
     "Forward_Unused": ("Inst", "Path", "Site", "Inst", "Path"),
-    "Call_Dead": ("Site", "Inst", "Func", "Block"),
+    "Forward_Dead": ("Inst", "Path", "Site", "Func"),
+    "Site_InArm": ("Inst", "Site", "symbol", "number"),
     "Arm_Encloses": ("Inst", "Block", "Block"),
     "Access_InArm": ("Inst", "Path", "Loc", "symbol", "number"),
 }
