@@ -217,9 +217,15 @@ def _arm_text(r: dict, taken: bool) -> str:
     arms = [a for a in r.get("arms", []) if a["taken"] == taken]
     if not arms:
         return ""
-    said = " and ".join(("inside " if taken else "") + ("the else of " if a["arm"] == "else" else "")
-                        + f"`if {a['condition']}`" + (", " if taken else " is ") + str(a["value"]) for a in arms)
-    return f", {said} in {r['func']}" if taken else f": {said} in {r['func']}"
+    said = []
+    for a in arms:
+        test, value = f"`if {a['condition']}`", a["value"]
+        if taken:
+            said.append(f"inside {'the else of ' if a['arm'] == 'else' else ''}{test}, {value} in {r['func']}")
+        else:
+            said.append(f"{test} is {value} in {r['func']}" + (", so its else is not taken" if a["arm"] == "else"
+                                                                else ""))
+    return f"{', ' if taken else ': '}{' and '.join(said)}"
 
 
 def _pruned_lines(reasons: list[dict], depth: int) -> list[str]:

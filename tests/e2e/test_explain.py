@@ -136,3 +136,33 @@ def test_explanation_is_text_data_and_a_graph():
     edges = dot.count(" -> ")
     assert nodes == 4 and edges == 3  # the leaf, two forwarding hops, the dead access
     assert "only_dead: md.deep (pruned)" in dot and "style=dashed" in dot
+
+
+@qd.func
+def heavy(md: MD):
+    md.deep[0] = 5
+
+
+@qd.kernel
+def guarded(md: MD, debug: qd.template()):
+    md.base[0] = 1
+    if qd.static(debug):
+        heavy(md)  # mark:dead-call
+
+
+def test_passed_only_into_a_call_in_a_dead_arm():
+    """A leaf handed to a func whose call sits in a not-taken arm: the call was never
+    instantiated, so the reason names the call, its arm and the condition's value."""
+    guarded(make(), False)
+    ex = qd.explain(guarded, "md.deep")
+    assert ex.text() == (
+        "md.deep is pruned: no live code needs it.\n"
+        f"  guarded[debug=False] passes md.deep into a call of heavy at {__file__}:{line_of('dead-call')}:9, but the "
+        "call sits in a qd.static arm that is not taken: `if qd.static(debug)` is False in guarded[debug=False]")
+    (r,) = ex.to_dict()["params"][0]["reasons"]
+    assert (r["kind"], r["callee"], r["line"], r["col"]) == ("dead_call", "heavy", line_of("dead-call"), 9)
+    assert r["arms"] == [{"condition": "qd.static(debug)", "arm": "if", "value": False, "taken": False}]
+    assert "passes md.spare into a call of heavy" in qd.explain(guarded, "md.spare")  # all of md is passed
+    assert qd.explain(guarded, "md.base").startswith("md.base is kept because")
+    guarded(make(), True)
+    assert "heavy writes md.deep" in qd.explain(guarded, "md.deep")
