@@ -125,9 +125,10 @@ class Explainer:
         for loc in sorted(self.dead_access.get((k, p), ())):
             out.append({"kind": "dead_access", "func": self.name(k), "param": p, **_loc(loc),
                         "arms": _arms(self.arms.get((k, p, loc), []))})
-        for s, func in sorted(self.dead_forward.get((k, p), ())):
-            out.append({"kind": "dead_call", "func": self.name(k), "param": p, "callee": func,
-                        **_site(s, self.files, k), "arms": _arms(self.site_arms.get((k, s), []))})
+        calls = [{"kind": "dead_call", "func": self.name(k), "param": p, "callee": func, **_site(s, self.files, k),
+                  "arms": _arms(self.site_arms.get((k, s), []))} for s, func in self.dead_forward.get((k, p), ())]
+        for r in sorted({repr(sorted(r.items())): r for r in calls}.values(), key=lambda r: (r["line"] or 0, r["col"] or 0)):
+            out.append(r)  # one per source position: an unrolled loop writes one call many times
         for s, j, q in sorted(self.unused_forward.get((k, p), ())):
             sub = self.why_pruned(j, q, seen)
             out.append({"kind": "unused_forward", "func": self.name(k), "param": p, "callee": self.name(j),

@@ -20,7 +20,7 @@ from .errors import QdConfigError, QdError, QdInternalError, caller_loc
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .kernel import Kernel, LaunchInfo, _get_path
+from .kernel import Kernel, LaunchInfo
 from .runtime import parallel
 from .runtime.launcher import make_launcher
 
@@ -38,7 +38,6 @@ class Variant:
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
     stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
-    static: tuple[tuple[str, str], ...] = ()  # (path, repr of the value) of each compile-time argument
     code: jit.NativeCode | None = None  # its machine code, loaded while this variant or its launcher lives
 
     def explain_facts(self) -> tuple[dict, dict]:
@@ -207,7 +206,6 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
             raise err from None
-        v.static = _static_values(kernel, bound)
         rec = _recorded["list"]
         if rec is not None:
             rec.append(Recorded(kernel, v))
@@ -234,13 +232,3 @@ def record_compiles() -> list[Recorded]:
     """Start recording every variant compiled from now on in this process; the list fills up."""
     _recorded["list"] = []
     return _recorded["list"]
-
-
-def _static_values(kernel: Kernel, bound: dict) -> tuple[tuple[str, str], ...]:
-    out = []
-    for path, kind, _spec in kernel.key_paths:
-        if kind == "ct":
-            text = repr(_get_path(bound, path, kernel))
-            out.append((path, text if len(text) <= 40 else text[:37] + "..."))
-    return tuple(out)
-
