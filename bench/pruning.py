@@ -7,16 +7,16 @@ instantiations, several instantiations of the same function -- and built as the 
 typed IR (`qd.frontend.ir.Inst`), the way the frontend builds it.  The compiler's own analysis
 stages are then timed on it (best of N):
 
-* fact export: `analysis.facts.export` over all kernels at once;
+* fact export: `qd.frontend.facts.export` over all kernels at once;
 * engine: the embedded Datalog engine on the decision rules (what a compile runs) and on the
   decision rules plus provenance.dl (what an explanation runs), next to a hand-written Python
   worklist computing Dead/Live/Used/Kept/Pruned on the same facts, and to Soufflé when a
   `souffle` binary is on PATH; all of them must agree;
 * plan: `analysis.plan.build`;
-* whole analysis: `analysis.analyze.analyze_many` over all kernels, end to end.
+* whole analysis: `qd.pruning.plans` (export, engine, plan) over all kernels, end to end.
 
 The incremental mode compiles the kernels one after another in one process, as qd.pipeline
-does: one `analyze_many([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
+does: one `qd.pruning.plans([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
 `analysed` dict.  It checks that no func instantiation is exported in full twice and that the
 final used sets equal those of the whole-program run.
 
@@ -44,11 +44,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis import analyze as _analyze  # noqa: E402
-from analysis import facts as _facts  # noqa: E402
 from analysis import plan as _plan  # noqa: E402
 from analysis.datalog import get_engine  # noqa: E402
+from qd import pruning as _pruning  # noqa: E402
 from qd.dtypes import f32, i32  # noqa: E402
 from qd.errors import SourceLoc  # noqa: E402
+from qd.frontend import facts as _facts  # noqa: E402
 from qd.frontend import ir  # noqa: E402
 
 Facts = Mapping[str, Iterable[tuple[Any, ...]]]
@@ -483,15 +484,16 @@ def run_scale(scale: float, repeat: int, souffle: bool) -> dict[str, Any]:
         phases["souffle_s"], sf_out = best_of(max(1, min(repeat, 3)), lambda: sf.run(decision, facts))
         if any(sf_out[r] != out[r] for r in decision.outputs):
             raise SystemExit(f"souffle and embedded engine disagree at {scale}x")
-    phases["plan_s"], plans = best_of(repeat, lambda: _plan.build(kernels, insts, out, {}))
+    kernel_ids = [k.id for k in kernels]
+    phases["plan_s"], plans = best_of(repeat, lambda: _plan.build(kernel_ids, _facts.signatures(insts), out, {}))
     ref = decisions(plans)
     del plans  # one copy of the used sets per kernel: large at 10x
-    if not agree(_plan.build(kernels, insts, wl_out, {}), ref):
+    if not agree(_plan.build(kernel_ids, _facts.signatures(insts), wl_out, {}), ref):
         raise SystemExit(f"plans from the engine and from the worklist differ at {scale}x")
 
-    phases["whole_s"], whole_plans = best_of(repeat, lambda: _analyze.analyze_many(kernels, insts, {}))
+    phases["whole_s"], whole_plans = best_of(repeat, lambda: _pruning.plans(kernels, insts, {}))
     if not agree(whole_plans, ref):
-        raise SystemExit(f"analyze_many and the separately timed phases disagree at {scale}x")
+        raise SystemExit(f"qd.pruning.plans and the separately timed phases disagree at {scale}x")
     whole_timings = next(iter(whole_plans.values())).timings
     del whole_plans
     return {
@@ -521,7 +523,7 @@ def run_incremental(prog: ProgramIR, whole: Decisions) -> dict[str, Any]:
         t0 = time.perf_counter()
         reach = ir.reachable(k, prog.insts)
         t1 = time.perf_counter()
-        plan = _analyze.analyze_many([k], reach, analysed)[k.id]
+        plan = _pruning.plans([k], reach, analysed)[k.id]
         t2 = time.perf_counter()
         reach_s += t1 - t0
         wall_s += t2 - t1
@@ -577,7 +579,7 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
     sc = f"{r['scale']:g}x"
     rows = [
         ("IR build", ph["ir_build_s"], "bench setup, once (not part of the analysis)"),
-        ("fact export", ph["export_s"], f"analysis.facts.export, {st['kernels']} kernels at once, "
+        ("fact export", ph["export_s"], f"qd.frontend.facts.export, {st['kernels']} kernels at once, "
                                         f"{c['total']} rows"),
         ("engine", ph["engine_s"], f"decision rules; {r['engine_over_worklist']:.2f}x worklist"),
         ("engine+explain", ph["engine_explain_s"], f"+ provenance.dl; {r['explain_engine_over_worklist']:.2f}x "
@@ -588,7 +590,7 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
         rows.append(("souffle", ph["souffle_s"], "decision rules, souffle interpreter"))
     rows += [
         ("plan", ph["plan_s"], "analysis.plan.build"),
-        ("whole analysis", ph["whole_s"], f"analyze_many: export {wt['export'] * 1000:.1f} + engine "
+        ("whole analysis", ph["whole_s"], f"qd.pruning.plans: export {wt['export'] * 1000:.1f} + engine "
                                           f"{wt['engine'] * 1000:.1f} + plan {wt['plan'] * 1000:.1f}"),
     ]
     for name, s, note in rows:
@@ -674,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         _print_scale(r, souffle)
     for r in results["incremental"]:
         print(
-            f"incremental {r['scale']:g}x: {r['kernels']} analyze_many calls, one kernel each, "
+            f"incremental {r['scale']:g}x: {r['kernels']} qd.pruning.plans calls, one kernel each, "
             f"{r['func_instantiations_exported']} func instantiations each exported in full once; "
             f"total {r['analyze_s'] * 1000:.1f} ms (export {r['export_s'] * 1000:.1f}, engine "
             f"{r['engine_s'] * 1000:.1f}, plan {r['plan_s'] * 1000:.1f}; slowest call "

@@ -23,8 +23,11 @@ import textwrap
 import traceback
 from pathlib import Path
 
+from analysis.explain import Explainer, param_text, summary, title, to_dot
+
 from . import config as _config
-from . import fastcache, fastcache_trust
+from . import fastcache, fastcache_trust, pipeline, pruning
+from .errors import QdConfigError
 
 
 def _entries(cache: Path, kernel: str):
@@ -68,8 +71,6 @@ def run_script(argv: list[str]) -> int:
         i = argv.index("--")
         argv, rest = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
-    from . import pipeline
-
     recorded = pipeline.record_compiles()
     script = os.path.abspath(args.script)
     failure = None
@@ -116,18 +117,14 @@ def _explain(found, param: str | None, fmt: str, where=None) -> int:
     the chosen format; `where(n)` says where the n-th came from (a cache entry), for the text.
     Returns the exit code: 1 when --param names a leaf none of them has, 2 when the rules
     engine cannot run."""
-    from analysis.analyze import explain_relations  # the rules engine: loaded only to explain
-    from analysis.datalog import EngineUnavailableError
-    from analysis.explain import Explainer, param_text, summary, title, to_dot
-
     doc: list[dict] = []
     text: list[str] = []
     missing_param = param is not None
     for n, (name, inst, facts, files) in enumerate(found):
         try:
-            ex = Explainer(explain_relations(facts), files, facts)
-        except EngineUnavailableError as e:
-            print(f"qd-explain: {e}", file=sys.stderr)
+            ex = Explainer(pruning.explain_relations(facts), files, facts)
+        except QdConfigError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
+            print(f"qd-explain: {e.message}", file=sys.stderr)
             return 2
         params = ex.params.get(inst, [])
         if param is not None and param not in params:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from analysis.facts import export
-from analysis.plan import PruningPlan, all_used
+from analysis.plan import PruningPlan
 
 from . import config as _config
-from . import fastcache, fastcache_records, fastcache_trust, variants
+from . import fastcache, fastcache_records, fastcache_trust, pruning, variants
 from .codegen import jit
 from .codegen.lower_llvm import KernelModule, ModuleGen
-from .errors import QdConfigError, QdError, QdInternalError, caller_loc
+from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
@@ -44,8 +43,7 @@ class Variant:
         """Facts of every reachable instantiation (no cached used sets) and their source files."""
         if self.stored is not None:
             return self.stored
-        k = self.insts[0]
-        return export([k], self.insts, {}), {i.id: (i.loc.file if i.loc else "?") for i in self.insts}
+        return pruning.explain_facts(self.insts[0], self.insts)
 
 
 _registry: dict = {"gen": -1, "epoch": 0, "reg": None}
@@ -100,16 +98,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
                                entry.written, noalias, None, [], (entry.facts, entry.files)), "disk"
     inst = lower_kernel(reg, kernel, bound)
     insts = ir.reachable(inst, reg.insts)
-    if cfg.prune:
-        from analysis.analyze import analyze  # loads the rules engine: only when something compiles
-        from analysis.datalog import EngineUnavailableError
-
-        try:
-            plan = analyze(inst, insts, reg.analysed)
-        except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
-            raise QdConfigError(str(e), caller_loc()) from None
-    else:
-        plan = all_used(inst, insts)
+    plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
     # symbol names must be unique across processes too: a cached object keeps the names it was
     # compiled with and shares the engine with this process's fresh compiles
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
@@ -143,8 +132,8 @@ def _store(path, dkey, kernel, km, obj, plan, inst, insts, written) -> None:
     if problem is not None:
         _not_stored(kernel, problem)  # froze something that cannot be re-checked later
         return
-    facts = {k: [list(r) for r in v] for k, v in export([inst], insts, {}).items()}
-    files = {i.id: (i.loc.file if i.loc else "?") for i in insts}
+    facts, files = pruning.explain_facts(inst, insts)
+    facts = {k: [list(r) for r in v] for k, v in facts.items()}
     try:
         fastcache.store(path, dkey, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
                         facts=facts, files=files, sources=sources, caps=caps)

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from used_reference import worklist_analysis
 
-from analysis.datalog import get_engine, load_program, rule_files
+from analysis.datalog import get_engine, load_program
+from analysis.rules_path import rule_files
 
 
 @st.composite

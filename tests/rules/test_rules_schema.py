@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from analysis.datalog import Program, rule_files
+from analysis.datalog import Program
+from analysis.rules_path import rule_files
 
 INPUTS = {
     "Kernel": ("Inst",),

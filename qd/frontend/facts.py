@@ -1,5 +1,8 @@
 """Fact export: typed IR of instantiations → input relations of `rules/schema.dl`.
 
+The frontend owns this step (the analysis package sees only the rows, never the IR), so a new
+IR construct changes the facts here and the rules there, and nothing in between.
+
 Only instantiations not analysed before are exported in full; for the others the exporter
 emits their known used sets as `Used_Cached`, so a helper reached from many kernels is
 analysed once per process.
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from qd.frontend import ir
+from . import ir
 
 RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Param", "Block_Parent", "StaticArm", "StaticArm_Cond", "Access",
              "Call", "DeadCall", "DeadCall_Arg", "Bind", "Used_Cached")
@@ -59,3 +62,8 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
             f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
             f["DeadCall_Arg"].extend((d.site, a) for d in inst.dead_calls for a in d.args)
     return f
+
+
+def signatures(insts: Iterable[ir.Inst]) -> dict[str, tuple[str, ...]]:
+    """Each instantiation's leaf parameters in signature order: how a plan orders used sets."""
+    return {i.id: tuple(lf.path for lf in i.params) for i in insts}
