@@ -30,7 +30,7 @@ def analyze_many(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], 
                  explain: bool = False) -> dict[str, _plan.PruningPlan]:
     """Plans for several kernel specialisations from one engine run over `facts`. `params`
     maps every instantiation they reach to its leaves in signature order; `analysed` maps
-    instantiation ids to used sets from earlier runs (the facts carry them as `Used_Cached`)
+    instantiation ids to used sets from earlier runs (the facts carry them as `Inst_CachedUsed`)
     and is extended with the new ones."""
     gc_was_on = gc.isenabled()
     gc.disable()  # the stage allocates ~10^5 short-lived tuples and no cycles

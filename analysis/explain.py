@@ -1,7 +1,7 @@
 """Why a kernel parameter was kept or pruned, in sentences.
 
-The answers are read off the one-step provenance relations (`UsedBy_Access`,
-`UsedBy_Forward`) and the why-not relations (`Access_Dead`, `Forward_Unused`, `Forward_Dead`)
+The answers are read off the one-step provenance relations (`Why_Access`, `Why_Forward`)
+and the why-not relations (`Why_DeadAccess`, `Why_UnusedForward`, `Why_DeadForward`)
 derived by `rules/provenance.dl`; a breadth-first walk chains the single steps into the
 shortest story from the kernel parameter to the code that needs it (or fails to).
 """
@@ -51,31 +51,31 @@ class Explainer:
         for i, name, value in facts.get("Inst_Template", ()):
             self.templates.setdefault(i, []).append((name, value))
         self.params: dict[str, list] = {}
-        for i, p, _slot in sorted(facts.get("Param", ()), key=lambda r: (r[0], r[2])):
+        for i, p, _slot in sorted(facts.get("Inst_Param", ()), key=lambda r: (r[0], r[2])):
             self.params.setdefault(i, []).append(p)
         self.access: dict[tuple, list] = {}
-        for i, p, loc, kind in rel.get("UsedBy_Access", ()):
+        for i, p, loc, kind in rel.get("Why_Access", ()):
             self.access.setdefault((i, p), []).append((loc, kind))
         self.forward: dict[tuple, list] = {}
-        for i, a, s, j, q in rel.get("UsedBy_Forward", ()):
+        for i, a, s, j, q in rel.get("Why_Forward", ()):
             self.forward.setdefault((i, a), []).append((s, j, q))
         self.dead_access: dict[tuple, list] = {}
-        for i, p, loc, _b in rel.get("Access_Dead", ()):
+        for i, p, loc, _b in rel.get("Why_DeadAccess", ()):
             self.dead_access.setdefault((i, p), []).append(loc)
         self.unused_forward: dict[tuple, list] = {}
-        for i, a, s, j, q in rel.get("Forward_Unused", ()):
+        for i, a, s, j, q in rel.get("Why_UnusedForward", ()):
             self.unused_forward.setdefault((i, a), []).append((s, j, q))
         self.dead_forward: dict[tuple, list] = {}
-        for i, a, s, func in rel.get("Forward_Dead", ()):
+        for i, a, s, func in rel.get("Why_DeadForward", ()):
             self.dead_forward.setdefault((i, a), []).append((s, func))
         self.arms: dict[tuple, list] = {}
-        for i, p, loc, cond, taken in rel.get("Access_InArm", ()):
+        for i, p, loc, cond, taken in rel.get("Why_AccessInArm", ()):
             self.arms.setdefault((i, p, loc), []).append((cond, taken))
         self.site_arms: dict[tuple, list] = {}
-        for i, s, cond, taken in rel.get("Site_InArm", ()):
+        for i, s, cond, taken in rel.get("Why_SiteInArm", ()):
             self.site_arms.setdefault((i, s), []).append((cond, taken))
-        self.kept = {(k, p) for k, p in rel.get("Kept", ())}
-        self.pruned = {(k, p) for k, p in rel.get("Pruned", ())}
+        self.kept = {(k, p) for k, p in rel.get("Param_Kept", ())}
+        self.pruned = {(k, p) for k, p in rel.get("Param_Pruned", ())}
 
     def name(self, inst: str) -> str:
         """An instantiation as a reader knows it: its function and compile-time values."""

@@ -34,7 +34,7 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
     maps every reachable instantiation to its leaves in signature order (the order a used set
     and a kept tuple are listed in)."""
     by_inst: dict[str, set[str]] = {}
-    for i, p in out["Used"]:
+    for i, p in out["Param_Used"]:
         s = by_inst.get(i)
         if s is None:
             s = by_inst[i] = set()
@@ -48,10 +48,10 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
         s = by_inst.get(i)
         used[i] = tuple(p for p in leaves if p in s) if s else ()
     kept_by: dict[str, set[str]] = {}
-    for k, p in out["Kept"]:
+    for k, p in out["Param_Kept"]:
         kept_by.setdefault(k, set()).add(p)
     pruned_by: dict[str, set[str]] = {}
-    for k, p in out["Pruned"]:
+    for k, p in out["Param_Pruned"]:
         pruned_by.setdefault(k, set()).add(p)
     plans = {}
     for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple

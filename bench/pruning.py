@@ -349,7 +349,7 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     for i, b, parent in blocks:
         children[(i, parent)].append(b)
     dead: set[tuple[str, str]] = set()
-    stack = [(i, b) for i, b, taken in facts.get("StaticArm", ()) if not taken]
+    stack = [(i, b) for i, b, taken in facts.get("StaticArm_Taken", ()) if not taken]
     while stack:
         ib = stack.pop()
         if ib not in dead:
@@ -359,13 +359,13 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     live = {(i, b) for i, b, _ in blocks} - dead
 
     used = {(i, p) for i, p, b, _, _ in facts.get("Access", ()) if (i, b) in live}
-    used.update(facts.get("Used_Cached", ()))
+    used.update(facts.get("Inst_CachedUsed", ()))
     callers: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
     for s, i, j, b in facts.get("Call", ()):
         if (i, b) in live:
             callers[j].append((s, i))
     bind: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
-    for s, a, q in facts.get("Bind", ()):
+    for s, a, q in facts.get("Call_Bind", ()):
         bind[(s, q)].append(a)
     work = list(used)
     pop, push, add = work.pop, work.append, used.add
@@ -380,10 +380,10 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     kernels = {k for (k,) in facts.get("Kernel", ())}
     kept: set[tuple[str, str]] = set()
     pruned: set[tuple[str, str]] = set()
-    for i, p, _ in facts.get("Param", ()):
+    for i, p, _ in facts.get("Inst_Param", ()):
         if i in kernels:
             (kept if (i, p) in used else pruned).add((i, p))
-    return {"Dead": dead, "Live": live, "Used": used, "Kept": kept, "Pruned": pruned}
+    return {"Block_Dead": dead, "Block_Live": live, "Param_Used": used, "Param_Kept": kept, "Param_Pruned": pruned}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ def run_scale(scale: float, repeat: int, souffle: bool) -> dict[str, Any]:
     phases["engine_explain_s"], out_explain = best_of(repeat, lambda: embedded.run(explain, facts))
     phases["worklist_s"], wl_out = best_of(repeat, lambda: worklist_analysis(facts), gc_off=True)
     phases["worklist_with_gc_s"], _ = best_of(1, lambda: worklist_analysis(facts))  # for reference
-    for rel in ("Used", "Kept", "Pruned", "Dead", "Live"):
+    for rel in ("Param_Used", "Param_Kept", "Param_Pruned", "Block_Dead", "Block_Live"):
         if out[rel] != wl_out[rel] or out_explain[rel] != wl_out[rel]:
             raise SystemExit(f"embedded engine and worklist disagree on {rel} at {scale}x")
     if souffle:
@@ -599,8 +599,8 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
         print(f"{sc:>5} {'souffle':<15}{'-':>9}  skipped: no souffle binary on PATH")
     print(
         f"      {st['kernels']} kernels, {st['func_instantiations']} func instantiations, "
-        f"{st['source_call_sites']} source call sites, {c['Call']} Call rows, {c['Bind']} Bind rows "
-        f"({st['bind_rows_if_sites_were_source_level']} if site ids were source-level), {c['Param']} Param rows"
+        f"{st['source_call_sites']} source call sites, {c['Call']} Call rows, {c['Call_Bind']} Bind rows "
+        f"({st['bind_rows_if_sites_were_source_level']} if site ids were source-level), {c['Inst_Param']} Param rows"
     )
 
 

@@ -4,7 +4,7 @@ The frontend owns this step (the analysis package sees only the rows, never the 
 IR construct changes the facts here and the rules there, and nothing in between.
 
 Only instantiations not analysed before are exported in full; for the others the exporter
-emits their known used sets as `Used_Cached`, so a helper reached from many kernels is
+emits their known used sets as `Inst_CachedUsed`, so a helper reached from many kernels is
 analysed once per process.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from . import ir
 
-RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Param", "Block_Parent", "StaticArm", "StaticArm_Cond", "Access",
-             "Call", "DeadCall", "DeadCall_Arg", "Bind", "Used_Cached")
+RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond", "Access",
+             "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Inst_CachedUsed")
 
 
 def loc_str(loc) -> str:
@@ -27,18 +27,18 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     """Facts for kernel specialisations. `insts` are all instantiations reachable from them;
     those in `cached` (kernels excepted) contribute only their used sets.
 
-    `decision_only` leaves out rows that only the provenance rules read — `Param` of funcs (the
-    prune rules join `Param` with `Kernel`), `Inst_Func`, `Inst_Template` and `DeadCall*` — which are most of the
+    `decision_only` leaves out rows that only the provenance rules read — `Inst_Param` of funcs (the
+    prune rules join `Inst_Param` with `Kernel`), `Inst_Func`, `Inst_Template`, `StaticArm_Cond` and `DeadCall*` — which are most of the
     rows in a program with wide dataclasses; explanations export everything."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
-    access, param, blocks, arms = f["Access"], f["Param"], f["Block_Parent"], f["StaticArm"]
-    calls, binds = f["Call"], f["Bind"]
+    access, param, blocks, arms = f["Access"], f["Inst_Param"], f["Block_Parent"], f["StaticArm_Taken"]
+    calls, binds = f["Call"], f["Call_Bind"]
     bound_sites: set[str] = set()  # a site id names its binding list, so its rows go out once
     for inst in insts:
         i = inst.id
         if not inst.is_kernel and i in cached:
-            f["Used_Cached"].extend((i, p) for p in cached[i])
+            f["Inst_CachedUsed"].extend((i, p) for p in cached[i])
             continue
         if not decision_only:
             f["Inst_Func"].append((i, inst.qualname))

@@ -40,9 +40,9 @@ def test_engine_worklist_and_plans_agree(bench, scale):
     f = facts.export(kernels, insts, {})
     out = get_engine("embedded").run(analyze.program(), f)
     ref = bench.worklist_analysis(f)
-    for rel in ("Dead", "Live", "Used", "Kept", "Pruned"):
+    for rel in ("Block_Dead", "Block_Live", "Param_Used", "Param_Kept", "Param_Pruned"):
         assert out[rel] == ref[rel], rel
-    assert ref["Kept"] and ref["Pruned"]
+    assert ref["Param_Kept"] and ref["Param_Pruned"]
     ids, params = [k.id for k in kernels], facts.signatures(insts)
     decided = bench.decisions(plan.build(ids, params, out, {}))
     assert bench.agree(pruning.plans(kernels, insts, {}), decided)

@@ -100,7 +100,7 @@ def test_static_conditions_are_quoted_with_their_selection():
 
 
 def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
-    """The condition text comes from the Access_InArm rule of rules/provenance.dl, not from a
+    """The condition text comes from the Why_AccessInArm rule of rules/provenance.dl, not from a
     second analysis in Python: without that rule the sentence loses it, the rest stays."""
     from analysis.datalog import get_engine
     from analysis.datalog.program import build_program
@@ -111,7 +111,7 @@ def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
     variant = dead_and_live.variants[dead_and_live.last.specialization]
     facts, files = variant.explain_facts()
     sources = [(str(f), f.read_text()) for f in rule_files()]
-    cut = [(name, re.sub(r"(?ms)^Access_InArm\(.*?\)\.$", "", text)) for name, text in sources]
+    cut = [(name, re.sub(r"(?ms)^Why_AccessInArm\(.*?\)\.$", "", text)) for name, text in sources]
     assert cut != sources
     whole = Explainer(get_engine().run(build_program(sources), facts), files, facts).explain(variant.inst_id, "md.deep")
     less = Explainer(get_engine().run(build_program(cut), facts), files, facts).explain(variant.inst_id, "md.deep")

@@ -89,7 +89,7 @@ MALFORMED = {
     "kept-unknown": lambda h: {**h, "kept": ["nope"]},
     "pruned-extra": lambda h: {**h, "pruned": ["x"]},
     "written": lambda h: {**h, "written": ["elsewhere"]},
-    "facts": lambda h: {**h, "facts": {"Param": 5}},
+    "facts": lambda h: {**h, "facts": {"Inst_Param": 5}},
     "sources": lambda h: {**h, "sources": {"a": 1}},
     "captures": lambda h: {**h, "captures": [["g"]]},
     "capture-kind": lambda h: {**h, "captures": [["zz", "", "a", 1]]},
