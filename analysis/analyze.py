@@ -13,8 +13,10 @@ import time
 from collections.abc import Mapping, MutableMapping, Sequence
 
 from . import plan as _plan
-from .datalog import get_engine, load_program
+from .datalog import EngineUnavailableError, get_engine, load_program
 from .rules_path import DECISION_FILES, rule_files
+
+__all__ = ["EngineUnavailableError", "analyze_many", "explain_relations", "program"]
 
 
 def program(explain: bool = False):

@@ -22,9 +22,8 @@ def _engine():
     """The analysis driver and the engine's error type, imported on first use (a deliberate
     lazy load: the embedded engine's import costs about as much as the rest of qd's)."""
     from analysis import analyze
-    from analysis.datalog import EngineUnavailableError
 
-    return analyze, EngineUnavailableError
+    return analyze, analyze.EngineUnavailableError
 
 
 def plans(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],

@@ -46,7 +46,7 @@ def get_engine(name: str | None = None) -> Engine:
     if name == "embedded":
         return _EMBEDDED
     if name == "souffle":
-        from .souffle import SouffleEngine
+        from .souffle import SouffleEngine  # lazy: only a run that asks for souffle needs its driver
 
         return SouffleEngine()
     raise EngineUnavailableError(f"unknown Datalog engine {name!r} in QD_DATALOG_ENGINE (choose 'embedded' or "
