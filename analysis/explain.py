@@ -12,17 +12,6 @@ from collections import deque
 from collections.abc import Mapping
 
 
-def _name(inst: str) -> str:
-    return inst.split("#", 1)[0]
-
-
-def _site_loc(site: str, files: Mapping[str, str], caller: str) -> str:
-    where = site.split("@", 1)[1].split("#", 1)[0] if "@" in site else site
-    line, _, col = where.partition(":")
-    file = files.get(caller, "?")
-    return f"{file}:{line}:{int(col) + 1}" if col.isdigit() else f"{file}:{where}"
-
-
 def _arm(cond: str, taken: int) -> dict:
     """A static arm as data: the condition as written, which arm ("if" body or "else"), the
     condition's value in this instantiation and whether the arm was selected."""
@@ -40,13 +29,14 @@ def _arms(rows) -> list[dict]:
 class Explainer:
     """Indexes the derived relations of one analysis run for explanation queries.
 
-    `facts` (the input relations the run read) supply the labels: each instantiation's
-    compile-time values, so sentences name `inner[use_deep=True]` rather than a hash, and each
-    kernel's leaf parameters in signature order."""
+    `facts` (the input relations the run read) supply the labels: each instantiation's function
+    and compile-time values, so sentences name `inner[use_deep=True]` rather than an id; where
+    each call site is written; each kernel's leaf parameters in signature order. Ids are never
+    parsed here: their encoding belongs to the frontend."""
 
-    def __init__(self, rel: Mapping[str, set], files: Mapping[str, str], facts: Mapping[str, list] | None = None):
-        self.files = files
-        facts = facts or {}
+    def __init__(self, rel: Mapping[str, set], facts: Mapping[str, list]):
+        self.funcs = dict(facts.get("Inst_Func", ()))
+        self.site_locs = dict(facts.get("Site_Loc", ()))
         self.templates: dict[str, list] = {}
         for i, name, value in facts.get("Inst_Template", ()):
             self.templates.setdefault(i, []).append((name, value))
@@ -80,7 +70,11 @@ class Explainer:
     def name(self, inst: str) -> str:
         """An instantiation as a reader knows it: its function and compile-time values."""
         values = self.templates.get(inst)
-        return f"{_name(inst)}[{', '.join(f'{n}={v}' for n, v in values)}]" if values else _name(inst)
+        func = self.funcs.get(inst, inst)
+        return f"{func}[{', '.join(f'{n}={v}' for n, v in values)}]" if values else func
+
+    def _site(self, site: str) -> dict:
+        return _loc(self.site_locs.get(site, "?"))
 
     def why_kept(self, k: str, p: str) -> list[dict]:
         """Shortest chain of forwards from (k, p) to a live access, as reason records."""
@@ -105,7 +99,7 @@ class Explainer:
         while prev[node] is not None:
             before, s = prev[node]
             chain.append({"kind": "forward", "func": self.name(before[0]), "param": before[1],
-                          "callee": self.name(node[0]), "callee_param": node[1], **_site(s, self.files, before[0])})
+                          "callee": self.name(node[0]), "callee_param": node[1], **self._site(s)})
             node = before
         chain.reverse()
         loc, kind = sorted(self.access[end])[0]
@@ -125,14 +119,14 @@ class Explainer:
         for loc in sorted(self.dead_access.get((k, p), ())):
             out.append({"kind": "dead_access", "func": self.name(k), "param": p, **_loc(loc),
                         "arms": _arms(self.arms.get((k, p, loc), []))})
-        calls = [{"kind": "dead_call", "func": self.name(k), "param": p, "callee": func, **_site(s, self.files, k),
+        calls = [{"kind": "dead_call", "func": self.name(k), "param": p, "callee": func, **self._site(s),
                   "arms": _arms(self.site_arms.get((k, s), []))} for s, func in self.dead_forward.get((k, p), ())]
         for r in sorted({repr(sorted(r.items())): r for r in calls}.values(), key=lambda r: (r["line"] or 0, r["col"] or 0)):
             out.append(r)  # one per source position: an unrolled loop writes one call many times
         for s, j, q in sorted(self.unused_forward.get((k, p), ())):
             sub = self.why_pruned(j, q, seen)
             out.append({"kind": "unused_forward", "func": self.name(k), "param": p, "callee": self.name(j),
-                        "callee_param": q, **_site(s, self.files, k),
+                        "callee_param": q, **self._site(s),
                         "reasons": sub or [{"kind": "never_mentioned", "func": self.name(j), "param": q}]})
         return out
 
@@ -244,10 +238,6 @@ def _loc(loc: str) -> dict:
     if file and line.isdigit() and col.isdigit():
         return {"file": file, "line": int(line), "col": int(col)}
     return {"file": str(loc), "line": None, "col": None}
-
-
-def _site(site: str, files: Mapping[str, str], caller: str) -> dict:
-    return _loc(_site_loc(site, files, caller))
 
 
 def to_dot(records: list[dict]) -> str:

@@ -48,7 +48,7 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
         raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)",
                       caller_loc())
     facts, files = variant.explain_facts()
-    ex = Explainer(pruning.explain_relations(facts), files, facts)
+    ex = Explainer(pruning.explain_relations(facts), facts)
     k = variant.inst_id
     params = ex.params.get(k, [])
     if path is not None and path not in params:

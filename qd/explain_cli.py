@@ -120,9 +120,9 @@ def _explain(found, param: str | None, fmt: str, where=None) -> int:
     doc: list[dict] = []
     text: list[str] = []
     missing_param = param is not None
-    for n, (name, inst, facts, files) in enumerate(found):
+    for n, (name, inst, facts, _files) in enumerate(found):
         try:
-            ex = Explainer(pruning.explain_relations(facts), files, facts)
+            ex = Explainer(pruning.explain_relations(facts), facts)
         except QdConfigError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
             print(f"qd-explain: {e.message}", file=sys.stderr)
             return 2

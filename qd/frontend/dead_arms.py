@@ -95,7 +95,8 @@ class DeadArmScanner:
             else:
                 continue
             passed.update(id(n) for n in ast.walk(arg))
-        low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id, tuple(paths)))
+        low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id, tuple(paths),
+                                                      low.loc(node)))
         return passed
 
     def refs(self, s, default_kind, passed: set[int] = frozenset()):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from . import ir
 
 RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond", "Access",
-             "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Inst_CachedUsed")
+             "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Site_Loc", "Inst_CachedUsed")
 
 
 def loc_str(loc) -> str:
@@ -28,7 +28,7 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     those in `cached` (kernels excepted) contribute only their used sets.
 
     `decision_only` leaves out rows that only the provenance rules read — `Inst_Param` of funcs (the
-    prune rules join `Inst_Param` with `Kernel`), `Inst_Func`, `Inst_Template`, `StaticArm_Cond` and `DeadCall*` — which are most of the
+    prune rules join `Inst_Param` with `Kernel`), `Inst_Func`, `Inst_Template`, `StaticArm_Cond`, `Site_Loc` and `DeadCall*` — which are most of the
     rows in a program with wide dataclasses; explanations export everything."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
@@ -58,9 +58,12 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
             if site not in bound_sites:
                 bound_sites.add(site)
                 binds.extend((site, a, q) for a, q in c.binds)
+                if not decision_only:
+                    f["Site_Loc"].append((site, loc_str(c.loc)))
         if not decision_only:
             f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
             f["DeadCall_Arg"].extend((d.site, a) for d in inst.dead_calls for a in d.args)
+            f["Site_Loc"].extend((d.site, loc_str(d.loc)) for d in inst.dead_calls)
     return f
 
 

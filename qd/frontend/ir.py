@@ -268,6 +268,7 @@ class DeadCallRec:
     func: str
     block: str
     args: tuple[str, ...] = ()  # caller leaf paths written as the call's arguments
+    loc: SourceLoc | None = None
 
 
 @dataclass(eq=False)

@@ -113,8 +113,8 @@ def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
     sources = [(str(f), f.read_text()) for f in rule_files()]
     cut = [(name, re.sub(r"(?ms)^Why_AccessInArm\(.*?\)\.$", "", text)) for name, text in sources]
     assert cut != sources
-    whole = Explainer(get_engine().run(build_program(sources), facts), files, facts).explain(variant.inst_id, "md.deep")
-    less = Explainer(get_engine().run(build_program(cut), facts), files, facts).explain(variant.inst_id, "md.deep")
+    whole = Explainer(get_engine().run(build_program(sources), facts), facts).explain(variant.inst_id, "md.deep")
+    less = Explainer(get_engine().run(build_program(cut), facts), facts).explain(variant.inst_id, "md.deep")
     assert "inside `if qd.static(use_deep)`" in whole and "inside `if qd.static(" not in less
     assert less == whole.replace(", inside `if qd.static(use_deep)`, True in inner[use_deep=True]", "")
 

@@ -18,6 +18,7 @@ INPUTS = {
     "DeadCall": ("Site", "Inst", "Func", "Block"),
     "DeadCall_Arg": ("Site", "Path"),
     "Call_Bind": ("Site", "Path", "Path"),
+    "Site_Loc": ("Site", "Loc"),
     "Inst_CachedUsed": ("Inst", "Path"),
 }
 OUTPUTS = {
