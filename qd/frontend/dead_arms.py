@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from . import ir
+from .ids import dead_site_id
 from .values import CT, LeafV, StructV
 
 
@@ -75,7 +76,7 @@ class DeadArmScanner:
         f = self.resolve(node.func)
         if isinstance(f, CT) and getattr(f.value, "is_qd_func", False):
             low = self.low
-            site = f"{low.inst.id}@{node.lineno}:{node.col_offset}#{low.n_sites}"
+            site = dead_site_id(low.inst.id, node.lineno, node.col_offset, low.n_sites)
             low.n_sites += 1
             low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id))
 

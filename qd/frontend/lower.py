@@ -27,12 +27,12 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import captures, ir, semantics
+from . import captures, ids, ir, semantics
 from .dead_arms import DeadArmScanner, static_arm_names
 from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
 from .source import FuncSource, get_source
-from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV, ct_key, digest
+from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV, ct_key
 
 __all__ = ["Lowerer", "lower_kernel"]
 
@@ -798,23 +798,19 @@ class Lowerer:
         """Lower a func called as a statement at kernel level in place, so that its top-level
         loops are top-level loops of the kernel and run in parallel (quadrants semantics). Its
         parameters see the caller's leaves, structs and constants directly."""
-        for fn_obj, _ in self.reg._in_progress:
-            if fn_obj is f:
-                raise QdCallError(f"recursive call of {f.fn.__qualname__}; qd funcs are inlined and cannot recurse",
-                                  self.loc(node))
+        self.reg.refuse_expansion_cycle(f, self.loc(node))
         params = {name: self._expand_param(name, spec, value, node, f)
                   for name, spec, value in self.call_arguments(f, node)}
         saved = (self.scope, self.src, self.globals, self.freevars, self.func, self.block)
-        self.reg._in_progress.append((f, self.inst.id))
         try:
             self.src = get_source(f.fn)
             self.inst.expanded.append((self.src.file, f.fn.__qualname__, self.src.tree.lineno))
             self.scope, self.globals, self.freevars, self.func = params, f.fn.__globals__, free_vars(f.fn), f
             blk = self._new_block(self.block.id, None)
             self.block = blk
-            self.lower_body(self.src.tree.body)
+            with self.reg.expanding(f, self.inst.id, self.loc(node)):
+                self.lower_body(self.src.tree.body)
         finally:
-            self.reg._in_progress.pop()
             self.scope, self.src, self.globals, self.freevars, self.func, self.block = saved
         self.emit(ir.Nested(self.loc(node), blk))
 
@@ -875,10 +871,8 @@ class Lowerer:
             key.append((name, k))
         # A site is named by its source position and what it binds, so every instantiation of
         # this caller that binds alike shares the site and its Bind rows.
-        where = f"{self.inst.qualname}@{node.lineno}:{node.col_offset}"
-        site = f"{where}#{digest((self.reg.identity(self.func), tuple(binds)))}"
-        ctx = (self.reg.identity(f), tuple(key))
-        inst_id = f"{f.fn.__qualname__}#{digest(ctx)}"
+        site = ids.site_id(self.inst.qualname, node.lineno, node.col_offset, (self.reg.identity(self.func), tuple(binds)))
+        inst_id = ids.inst_id(f.fn.__qualname__, (self.reg.identity(f), tuple(key)))
         callee = self.reg.insts.get(inst_id)
         if callee is None:
             callee = self.instantiate(f, inst_id, params, leaves, node)
@@ -894,22 +888,13 @@ class Lowerer:
         return call
 
     def instantiate(self, f, inst_id, params, leaves, node) -> ir.Inst:
-        for fn_obj, iid in self.reg._in_progress:
-            if fn_obj is f or iid == inst_id:
-                chain = " -> ".join(i.split("#")[0] for _, i in self.reg._in_progress) + f" -> {f.fn.__qualname__}"
-                raise QdCallError(f"recursive call of {f.fn.__qualname__} ({chain}); qd funcs are inlined and "
-                                  "cannot recurse", self.loc(node))
-        src = get_source(f.fn)
-        ret_ann = f.hints.get("return")
-        ret = None
-        if ret_ann is not None:
-            ret = _return_types(ret_ann, src)
-        self.reg._in_progress.append((f, inst_id))
-        try:
-            sub = Lowerer(self.reg, f, src, inst_id, False, params, leaves, ret)
-            inst = sub.run()
-        finally:
-            self.reg._in_progress.pop()
+        with self.reg.instantiating(f, inst_id, self.loc(node)):
+            src = get_source(f.fn)
+            ret_ann = f.hints.get("return")
+            ret = None
+            if ret_ann is not None:
+                ret = _return_types(ret_ann, src)
+            inst = Lowerer(self.reg, f, src, inst_id, False, params, leaves, ret).run()
         self.reg.insts[inst_id] = inst
         return inst
 
@@ -1424,14 +1409,13 @@ def _kernel_value(path, spec, v, leaves, kernel):
 
 def lower_kernel(reg: InstRegistry, kernel, args: dict) -> ir.Inst:
     params, leaves, key = kernel_params(reg, kernel, args)
-    inst_id = f"{kernel.fn.__qualname__}#{digest((reg.identity(kernel), key))}"
+    inst_id = ids.inst_id(kernel.fn.__qualname__, (reg.identity(kernel), key))
     src = get_source(kernel.fn)
     ret = None
     ann = kernel.hints.get("return")
     if ann is not None:
         ret = _return_types(ann, src)
-    reg._in_progress.append((kernel, inst_id))
-    try:
+    with reg.compiling(kernel, inst_id):
         low = Lowerer(reg, kernel, src, inst_id, True, params, leaves, ret)
         try:
             inst = low.run()
@@ -1439,7 +1423,5 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict) -> ir.Inst:
             raise
         except RecursionError:
             raise QdCallError("call nesting too deep while compiling (unbounded recursion?)", src.loc(src.tree)) from None
-    finally:
-        reg._in_progress.clear()
     reg.insts[inst_id] = inst
     return inst
