@@ -33,7 +33,7 @@ class DeadArmScanner:
                 cond = self._try_static(arg)
                 for body, taken, name in zip((s.body, s.orelse), (cond is True, cond is False), static_arm_names(s)):
                     if body:
-                        sub = low._new_block(self.block.id, 1 if taken else 0, name)
+                        sub = low.new_block(self.block.id, 1 if taken else 0, name)
                         DeadArmScanner(low, sub).scan(body)
                 return
         for node in ast.walk(s):
