@@ -18,7 +18,7 @@ from .errors import (
     caller_loc,
 )
 from .frontend.registry import type_hints
-from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of
+from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import get_source
 from .frontend.values import ct_key
 from .ndarray import Ndarray
@@ -314,18 +314,11 @@ def _key_paths(specs) -> list[tuple[str, str, object]]:
     """Paths whose values select the compiled variant: template values, compile-time dataclass
     members and arrays whose annotation leaves dtype or ndim open."""
     out = []
-
-    def walk(path, spec):
+    for path, spec in walk_specs(specs):
         if isinstance(spec, ConstSpec):
             out.append((path, "ct", spec))
         elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None):
             out.append((path, "arr", spec))
-        elif isinstance(spec, StructSpec):
-            for name, m in spec.members:
-                walk(f"{path}.{name}", m)
-
-    for name, spec in specs:
-        walk(name, spec)
     return out
 
 

@@ -9,7 +9,9 @@ error with run-time arguments); the lowering decides that after asking this tabl
 
 A handler is `handler(low, f, node, args, kwargs)`: the lowering, the callable, the call node
 and, unless the entry is `raw`, the evaluated arguments. It returns the call's value, or
-`FALLBACK` to have the call evaluated as a plain compile-time call.
+`FALLBACK` to have the call evaluated as a plain compile-time call. Handlers run while the
+lowering visits the call, so an error they raise without a location is reported at the call;
+one about an argument names the argument's node.
 """
 
 from __future__ import annotations
@@ -44,12 +46,12 @@ class Builtin:
     no_keywords: bool = False  # keyword arguments are refused with the arity error
     raw: bool = False  # the handler evaluates the arguments itself (or never)
 
-    def check_arity(self, low, node) -> None:
+    def check_arity(self, node: ast.Call) -> None:
         if self.arity is None:
             return
         lo, hi = self.arity
         if not lo <= len(node.args) <= hi or (self.no_keywords and node.keywords):
-            raise self.error(self.arity_error, low.loc(node))
+            raise self.error(self.arity_error)
 
 
 # ---------------------------------------------------------------- handlers
@@ -57,7 +59,7 @@ class Builtin:
 
 def _print(low, f, node, args, kwargs):
     raise QdSyntaxError("print() is not supported inside kernels; return values or write them to an "
-                        "array instead", low.loc(node))
+                        "array instead")
 
 
 def _static(low, f, node, args, kwargs):
@@ -70,7 +72,7 @@ def _range(low, f, node, args, kwargs):
         try:
             return CT(range(*(a.value for a in args)))
         except TypeError as e:
-            raise QdTypeError(f"range(): {e}", low.loc(node)) from None
+            raise QdTypeError(f"range(): {e}") from None
         except ValueError:  # the only one range() raises: a step of 0
             raise QdTypeError("range() step must not be zero", low.loc(node.args[-1])) from None
     if len(args) == 1:
@@ -100,7 +102,7 @@ def _atomic(low, f, node, args, kwargs):
     arr, idx = low.subscript_parts(tnode)
     leaf = arr.leaf
     if op in ("and", "or", "xor") and leaf.dtype.is_float:
-        raise QdTypeError(f"qd.atomic_{op} needs an integer array", low.loc(node))
+        raise QdTypeError(f"qd.atomic_{op} needs an integer array")
     v = low.scalar(low.expr(node.args[1]), node.args[1])
     low.access(leaf.path, tnode, "atomic")
     low.inst.written.add(leaf.path)
@@ -140,7 +142,7 @@ def _math(low, f, node, args, kwargs):
     except QdError:
         raise
     except Exception as e:
-        raise QdTypeError(f"compile-time {name}() failed: {e}", low.loc(node)) from None
+        raise QdTypeError(f"compile-time {name}() failed: {e}") from None
 
 
 def _len(low, f, node, args, kwargs):
@@ -157,7 +159,7 @@ def math(low, name: str, args: list, node) -> ir.Expr:
     fold left, promoting pairwise."""
     if name in ("min", "max"):
         if len(args) < 2:
-            raise QdTypeError(f"{name}() needs at least two arguments inside kernels", low.loc(node))
+            raise QdTypeError(f"{name}() needs at least two arguments inside kernels")
         acc = args[0]
         for b in args[1:]:
             x, y, t = low.operand_types(acc, b, node)
@@ -167,7 +169,7 @@ def math(low, name: str, args: list, node) -> ir.Expr:
     if name == "pow":
         return low.binop("pow", args[0], args[1], node)
     if len(args) != 1:
-        raise QdTypeError(f"{name}() takes one argument", low.loc(node))
+        raise QdTypeError(f"{name}() takes one argument")
     e = low.scalar(args[0], node)
     t = rules.math_type(name, e.dtype, low.cfg.default_fp)
     if t is None:

@@ -347,7 +347,6 @@ class Inst:
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
     captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
     expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
-    source_digest: str = ""
 
 
 # ---------------------------------------------------------------- queries

@@ -75,7 +75,7 @@ class ExprLowerer:
         self.return_ann = return_ann
         self.inst = ir.Inst(id=inst_id, qualname=fn.__qualname__, is_kernel=is_kernel, params=leaves,
                             body=None, blocks=[], returns=(), accesses=[], calls=[], dead_calls=[],
-                            callees=set(), loc=src.loc(src.tree), source_digest=src.digest)
+                            callees=set(), loc=src.loc(src.tree))
         self.inst.body = self.block = self.new_block("", None)
         if return_ann is not None:
             self.inst.returns = return_ann
@@ -356,12 +356,12 @@ class ExprLowerer:
             return calls.call_func(self, f, node)
         entry = builtin_calls.lookup(f)
         if entry is not None and entry.raw:
-            entry.check_arity(self, node)
+            entry.check_arity(node)
             return entry.handler(self, f, node, None, None)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if entry is not None:
-            entry.check_arity(self, node)
+            entry.check_arity(node)
             r = entry.handler(self, f, node, args, kwargs)
             if r is not builtin_calls.FALLBACK:
                 return r

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from ..errors import QdCallError, QdError, SourceLoc
 from . import ir
 from .ids import inst_name
+from .source import get_source
 
 
 class InstRegistry:
@@ -83,8 +84,6 @@ def type_hints(fn) -> dict:
             return dict(fn.__annotations__)  # the caller evaluates them one by one, locating the bad one
         if e.loc is not None:
             raise
-        from .source import get_source
-
         try:
             src = get_source(fn)
             loc = src.loc(src.tree)
