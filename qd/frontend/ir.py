@@ -4,6 +4,11 @@ Shared by the fact exporter (which reads params, blocks, accesses and call sites
 codegen (which lowers it to LLVM). Expressions are trees of plain dataclasses; every
 runtime leaf parameter is referred to by its dotted path so that pruning can remove it
 from signatures without rewriting the IR.
+
+Leaves are typed (`ScalarLeaf`, `ArrayLeaf` with an element shape for element types to
+come). A kernel's instantiation also lists its steps (`Inst.tasks`): its parallel loops and
+the serial code between them, in launch order, computed by the frontend so a target does not
+rediscover them.
 """
 
 from __future__ import annotations

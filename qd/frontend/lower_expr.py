@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import contextlib
-from collections.abc import Iterator
 
 from .. import dtypes as _dt
 from .. import lang
@@ -53,6 +51,25 @@ def relocated(e: QdError, loc: SourceLoc | None) -> QdError:
     return type(e)(e.message, loc)
 
 
+class _Locating:
+    """The context manager of `ExprLowerer.at` (a plain class: it wraps every typing rule the
+    lowering asks, and a generator-based one costs several times more)."""
+
+    __slots__ = ("low", "node")
+
+    def __init__(self, low: ExprLowerer, node) -> None:
+        self.low = low
+        self.node = node
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, e, tb) -> bool:
+        if isinstance(e, QdError) and e.loc is None:
+            raise relocated(e, self.low.loc(self.node)) from None
+        return False
+
+
 class ExprLowerer:
     """The state of one instantiation's lowering and the lowering of its expressions."""
 
@@ -85,15 +102,9 @@ class ExprLowerer:
     def loc(self, node) -> SourceLoc | None:
         return self.src.loc(node)
 
-    @contextlib.contextmanager
-    def at(self, node) -> Iterator[None]:
-        """Report an error raised inside without a location at `node`."""
-        try:
-            yield
-        except QdError as e:
-            if e.loc is not None:
-                raise
-            raise relocated(e, self.loc(node)) from None
+    def at(self, node) -> _Locating:
+        """`with low.at(node):` reports an error raised inside without a location at `node`."""
+        return _Locating(self, node)
 
     def new_block(self, parent: str, taken: int | None, cond: str = "") -> ir.Block:
         b = ir.Block(f"b{self.n_blocks}", parent, [], taken, cond)

@@ -1,4 +1,10 @@
-"""The explicit cache of lowered instantiations, shared by all kernels until `qd.init`."""
+"""The explicit cache of lowered instantiations, shared by all kernels until `qd.init`.
+
+It also keeps the stack of functions being lowered (`compiling`, `instantiating`,
+`expanding`): funcs are inlined, so a func reached again while it is being lowered is a
+recursion, reported with the chain of calls; keeping the stack here, behind those context
+managers, means it is balanced whatever a lowering raises.
+"""
 
 from __future__ import annotations
 
