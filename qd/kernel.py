@@ -302,12 +302,15 @@ def _get_path(bound: dict, path: str, kernel):
 def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
     """A dataclass parameter takes an instance of its dataclass (members are read by name and
     the class is part of the compiled variant), nested members likewise."""
-    if not isinstance(v, spec.cls):
-        raise QdArgumentError(f"argument {path!r} must be a {spec.cls.__qualname__} (the annotated dataclass), "
-                              f"got {type(v).__name__}", kernel.param_loc(path))
-    for name, m in spec.members:
-        if isinstance(m, StructSpec):
-            _check_struct_arg(getattr(v, name, None), m, f"{path}.{name}", kernel)
+    values = {path: v}
+    for p, s in walk_specs([(path, spec)]):
+        if not isinstance(s, StructSpec):
+            continue
+        m = values[p]
+        if not isinstance(m, s.cls):
+            raise QdArgumentError(f"argument {p!r} must be a {s.cls.__qualname__} (the annotated dataclass), "
+                                  f"got {type(m).__name__}", kernel.param_loc(p))
+        values.update((f"{p}.{name}", getattr(m, name, None)) for name, ms in s.members if isinstance(ms, StructSpec))
 
 
 def _key_paths(specs) -> list[tuple[str, str, object]]:

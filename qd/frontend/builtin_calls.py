@@ -154,7 +154,7 @@ def _len(low, f, node, args, kwargs):
     return FALLBACK
 
 
-def math(low, name: str, args: list, node) -> ir.Expr:
+def math(low, name: str, args: list, node: ast.Call) -> ir.Expr:
     """`name(*args)` on run-time (or typed constant) operands; `min`/`max` of several operands
     fold left, promoting pairwise."""
     if name in ("min", "max"):
@@ -211,6 +211,6 @@ _register(list(_MATH_NAMES), Builtin("math", _math, "a math function of scalars 
 _register([builtins.len], Builtin("len", _len, "the first extent of an array, the length of a tuple"))
 
 
-def lookup(f) -> Builtin | None:
+def lookup(f: object) -> Builtin | None:
     """The table's entry for callable `f`, or None for a plain Python function."""
     return _TABLE.get(f)

@@ -7,8 +7,9 @@ parallel). Both read the call's arguments the same way and check them against th
 annotations with the same binder, `bind_argument`; they differ only in what a bound argument
 becomes: a leaf of the callee under its own parameter name, or the caller's own value.
 
-The functions take the caller's lowering (`low`) and use its expression helpers; a callee's
-lowering is made with `type(low)`, so this module does not depend on the lowering's module.
+The functions take the caller's lowering (`low`, a `lower_expr.ExprLowerer`) and use its
+expression helpers; a callee's lowering is made with `type(low)`, so this module does not
+import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.kernel.Func`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class CallSite:
 # ---------------------------------------------------------------- reading the arguments
 
 
-def arg_value(low, node):
+def arg_value(low, node: ast.expr) -> object:
     """A call argument: names and member chains are passed by reference (a scalar leaf
     becomes a Bind row, not a read), everything else is evaluated."""
     if isinstance(node, ast.Name):
@@ -59,7 +60,7 @@ def arg_value(low, node):
     return low.expr(node)
 
 
-def call_arguments(low, f, node) -> list[tuple[str, object, object]]:
+def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
     """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
     defaults from the signature become compile-time values."""
     args = [arg_value(low, a) for a in node.args]
@@ -85,7 +86,7 @@ def call_arguments(low, f, node) -> list[tuple[str, object, object]]:
 # ---------------------------------------------------------------- the binder
 
 
-def bind_argument(low, f, name: str, spec, value, node, site: CallSite | None):
+def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call, site: CallSite | None) -> object:
     """Bind one caller value to parameter `name` of `f`, checked against its annotation.
 
     With a `site`, the call is instantiated: the result is (callee value, key part), the
@@ -212,7 +213,7 @@ def _ct_key(low, v, node):
 # ---------------------------------------------------------------- instantiated calls
 
 
-def call_func(low, f, node):
+def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
     """A call of func `f` as an expression: bind, instantiate (once per static context) and
     record the call; the value is the call (or a tuple of temporaries for several results)."""
     site = CallSite()
@@ -256,7 +257,7 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
 # ---------------------------------------------------------------- calls expanded in place
 
 
-def expand_call(low, f, node) -> None:
+def expand_call(low, f, node: ast.Call) -> None:
     """Lower a func called as a statement at kernel level in place, so that its top-level
     loops are top-level loops of the kernel and run in parallel (quadrants semantics). Its
     parameters see the caller's leaves, structs and constants directly."""
@@ -277,7 +278,7 @@ def expand_call(low, f, node) -> None:
     low.emit(ir.Nested(low.loc(node), blk))
 
 
-def expands_in_kernel(f, seen=None) -> bool:
+def expands_in_kernel(f, seen: dict[int, bool] | None = None) -> bool:
     """A func called as a kernel-level statement is expanded in place when it has a top-level
     loop (which then runs in parallel), directly or through funcs it calls the same way, and
     no `return` (which would leave the kernel)."""

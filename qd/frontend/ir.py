@@ -251,7 +251,8 @@ class Nested(Stmt):
 class For(Stmt):
     """`for vars in range/ndrange`: dims are (start, stop, step) per loop variable.
 
-    `task` >= 0 marks a top-level kernel loop that runs as parallel task number `task`.
+    `task` >= 0 marks a top-level kernel loop that runs as parallel task number `task`
+    (the kernel's `Inst.tasks` lists it as a parallel step).
     """
 
     vars: list[Var] = field(default_factory=list)
