@@ -25,8 +25,9 @@ from ..errors import QdStaticError, QdTypeError, SourceLoc
 from . import semantics
 
 __all__ = [
-    "COMPARISONS", "binary_types", "cast_constant", "ct_truth", "expands_pow", "fold_literal", "literal",
-    "math_type", "minmax_type", "py_convert", "static_compare", "static_unary", "unary_type", "weak_literal",
+    "COMPARISONS", "binary_types", "cast_constant", "ct_truth", "expands_pow", "fits", "fold_literal", "is_typed",
+    "literal", "math_type", "minmax_type", "py_convert", "static_compare", "static_unary", "unary_type",
+    "weak_literal",
 ]
 
 COMPARISONS = frozenset(("lt", "le", "gt", "ge", "eq", "ne"))
