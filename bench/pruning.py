@@ -280,9 +280,9 @@ def build_ir(cb: CodeBase) -> ProgramIR:
             out = []
             for name, typ in f.params:
                 if typ == "scalar":
-                    out.append(ir.Leaf(name, "scalar", i32 if name == "n_envs" else f32, 0))
+                    out.append(ir.ScalarLeaf(name, i32 if name == "n_envs" else f32))
                 else:
-                    out += [ir.Leaf(path, "array", f32, 2) for path in _leaves(cb.types, typ, name)]
+                    out += [ir.ArrayLeaf(path, f32, None, 2) for path in _leaves(cb.types, typ, name)]
             leaves_of[f.qualname] = out
         return out
 

@@ -73,11 +73,10 @@ def _compiler_digest() -> str:
 def _leaves(specs) -> list:
     """Every runtime leaf of the kernel's parameters with its type: a dataclass edited in
     another file changes this even when no function source does."""
-    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
+    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
 
     out = []
-
-    def walk(path, spec):
+    for path, spec in walk_specs(specs):
         if isinstance(spec, ScalarSpec):
             out.append([path, "s", spec.dtype.name])
         elif isinstance(spec, ArraySpec):
@@ -86,11 +85,6 @@ def _leaves(specs) -> list:
             out.append([path, "c"])
         elif isinstance(spec, StructSpec):
             out.append([path, "struct", spec.cls.__module__, spec.cls.__qualname__])
-            for name, m in spec.members:
-                walk(f"{path}.{name}", m)
-
-    for name, spec in specs:
-        walk(name, spec)
     return out
 
 
@@ -232,26 +226,19 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
 def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[Entry, dict, list]:
     """Every header field checked against what this kernel can have: nothing of an entry's
     text reaches generated code unless it is one of the kernel's own leaf paths and types."""
-    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
+    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
 
     _need(header.get("key") == dkey, "it was written for another key")
     open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
     leaves: dict[str, tuple] = {}
-
-    def walk(path, spec):
+    for path, spec in walk_specs(kernel.specs):
         if isinstance(spec, ScalarSpec):
             leaves[path] = ("scalar", spec.dtype, 0)
         elif isinstance(spec, ArraySpec):
             dt, nd = open_arrays.get(path, (spec.dtype, spec.ndim))
             leaves[path] = ("array", dt, nd)
-        elif isinstance(spec, StructSpec):
-            for name, m in spec.members:
-                walk(f"{path}.{name}", m)
-        elif not isinstance(spec, ConstSpec):
+        elif not isinstance(spec, (ConstSpec, StructSpec)):
             raise ValueError(f"unexpected parameter spec {spec!r}")
-
-    for name, spec in kernel.specs:
-        walk(name, spec)
     m = _dict(header["module"])
     name = _str(m["name"])
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)

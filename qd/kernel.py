@@ -18,7 +18,7 @@ from .errors import (
     caller_loc,
 )
 from .frontend.registry import type_hints
-from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of
+from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import get_source
 from .frontend.values import ct_key
 from .ndarray import Ndarray
@@ -302,30 +302,26 @@ def _get_path(bound: dict, path: str, kernel):
 def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
     """A dataclass parameter takes an instance of its dataclass (members are read by name and
     the class is part of the compiled variant), nested members likewise."""
-    if not isinstance(v, spec.cls):
-        raise QdArgumentError(f"argument {path!r} must be a {spec.cls.__qualname__} (the annotated dataclass), "
-                              f"got {type(v).__name__}", kernel.param_loc(path))
-    for name, m in spec.members:
-        if isinstance(m, StructSpec):
-            _check_struct_arg(getattr(v, name, None), m, f"{path}.{name}", kernel)
+    values = {path: v}
+    for p, s in walk_specs([(path, spec)]):
+        if not isinstance(s, StructSpec):
+            continue
+        m = values[p]
+        if not isinstance(m, s.cls):
+            raise QdArgumentError(f"argument {p!r} must be a {s.cls.__qualname__} (the annotated dataclass), "
+                                  f"got {type(m).__name__}", kernel.param_loc(p))
+        values.update((f"{p}.{name}", getattr(m, name, None)) for name, ms in s.members if isinstance(ms, StructSpec))
 
 
 def _key_paths(specs) -> list[tuple[str, str, object]]:
     """Paths whose values select the compiled variant: template values, compile-time dataclass
     members and arrays whose annotation leaves dtype or ndim open."""
     out = []
-
-    def walk(path, spec):
+    for path, spec in walk_specs(specs):
         if isinstance(spec, ConstSpec):
             out.append((path, "ct", spec))
         elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None):
             out.append((path, "arr", spec))
-        elif isinstance(spec, StructSpec):
-            for name, m in spec.members:
-                walk(f"{path}.{name}", m)
-
-    for name, spec in specs:
-        walk(name, spec)
     return out
 
 

@@ -1,1 +1,18 @@
-"""Frontend: Python source of kernels and funcs → typed IR per instantiation."""
+"""Frontend: Python source of kernels and funcs → typed IR per instantiation.
+
+- `lower.py`: the statement visitor (`Lowerer`) and `lower_kernel`, the entry point;
+- `lower_expr.py`: the lowering's state and its expressions (`ExprLowerer`);
+- `calls.py`: func calls: the call-site binder, instantiation, expansion in place;
+- `builtin_calls.py`: the table of builtins a kernel may call (`qd.static`, `range`, atomics...);
+- `typing_rules.py`: result types, promotion, casts and folding, as pure functions;
+- `semantics.py`: the value of every scalar operation (shared with codegen);
+- `kernel_params.py`: a kernel's parameter values and leaves from its launch arguments;
+- `signature.py`: annotations → parameter specs, and the one walk over them;
+- `ir.py`: the typed IR (leaves, expressions, statements, a kernel's tasks);
+- `ids.py`: instantiation and call-site ids, written and read;
+- `registry.py`: the cache of instantiations and the stack of those being lowered;
+- `values.py`: compile-time symbolic values and their keys;
+- `captures.py`: the compile-time values a kernel read, for the disk cache;
+- `dead_arms.py`: what a not-taken `qd.static` arm would access or call;
+- `source.py`: a function's parsed source with the user's file positions.
+"""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from . import ir
+from .ids import dead_site_id
 from .values import CT, LeafV, StructV
 
 
@@ -32,7 +33,7 @@ class DeadArmScanner:
                 cond = self._try_static(arg)
                 for body, taken, name in zip((s.body, s.orelse), (cond is True, cond is False), static_arm_names(s)):
                     if body:
-                        sub = low._new_block(self.block.id, 1 if taken else 0, name)
+                        sub = low.new_block(self.block.id, 1 if taken else 0, name)
                         DeadArmScanner(low, sub).scan(body)
                 return
         passed: set[int] = set()
@@ -79,7 +80,7 @@ class DeadArmScanner:
         if not (isinstance(f, CT) and getattr(f.value, "is_qd_func", False)):
             return set()
         low = self.low
-        site = f"{low.inst.id}@{node.lineno}:{node.col_offset}#{low.n_sites}"
+        site = dead_site_id(low.inst.id, node.lineno, node.col_offset, low.n_sites)
         low.n_sites += 1
         passed: set[int] = set()
         paths: list[str] = []

@@ -4,11 +4,18 @@ Shared by the fact exporter (which reads params, blocks, accesses and call sites
 codegen (which lowers it to LLVM). Expressions are trees of plain dataclasses; every
 runtime leaf parameter is referred to by its dotted path so that pruning can remove it
 from signatures without rewriting the IR.
+
+Leaves are typed (`ScalarLeaf`, `ArrayLeaf` with an element shape for element types to
+come). A kernel's instantiation also lists its steps (`Inst.tasks`): its parallel loops and
+the serial code between them, in launch order, computed by the frontend so a target does not
+rediscover them.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ..dtypes import DType
 from ..errors import SourceLoc
@@ -18,13 +25,45 @@ from ..errors import SourceLoc
 
 @dataclass(frozen=True)
 class Leaf:
-    """A runtime leaf parameter: a scalar or an array, named by its dotted path."""
+    """A runtime leaf parameter, named by its dotted path: a `ScalarLeaf` or an `ArrayLeaf`.
+
+    The type of the leaf says what it is (`is_array`); `kind` is the same answer as the string
+    the argument-slot layout and the disk cache's rows use.
+    """
 
     path: str
-    kind: str  # "scalar" | "array"
     dtype: DType
-    ndim: int = 0
     loc: SourceLoc | None = None
+
+    is_array: ClassVar[bool] = False
+    ndim: ClassVar[int] = 0
+
+    @property
+    def kind(self) -> str:
+        return "array" if self.is_array else "scalar"
+
+
+@dataclass(frozen=True)
+class ScalarLeaf(Leaf):
+    """One scalar value."""
+
+
+@dataclass(frozen=True)
+class ArrayLeaf(Leaf):
+    """An array of `ndim` dimensions whose elements are `dtype` values of `element_shape`
+    (`()`: scalar elements, the only kind so far)."""
+
+    ndim: int = 0
+    element_shape: tuple[int, ...] = ()
+
+    is_array: ClassVar[bool] = True
+
+
+def leaf_like(leaf: Leaf, path: str) -> Leaf:
+    """A leaf of `leaf`'s type under `path`, without a location (a callee's parameter)."""
+    if isinstance(leaf, ArrayLeaf):
+        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape)
+    return ScalarLeaf(path, leaf.dtype)
 
 
 @dataclass(eq=False)
@@ -212,7 +251,8 @@ class Nested(Stmt):
 class For(Stmt):
     """`for vars in range/ndrange`: dims are (start, stop, step) per loop variable.
 
-    `task` >= 0 marks a top-level kernel loop that runs as parallel task number `task`.
+    `task` >= 0 marks a top-level kernel loop that runs as parallel task number `task`
+    (the kernel's `Inst.tasks` lists it as a parallel step).
     """
 
     vars: list[Var] = field(default_factory=list)
@@ -271,6 +311,29 @@ class DeadCallRec:
     loc: SourceLoc | None = None
 
 
+class TaskKind(enum.Enum):
+    PARALLEL = "parallel"  # a top-level loop: its outer range is split into chunks run by worker threads
+    SERIAL = "serial"  # straight-line kernel-level code between parallel loops, run once
+
+
+@dataclass(eq=False)
+class Task:
+    """One step of a kernel launch. Steps run one after the other, in `Inst.tasks` order; a
+    `Return` among a serial step's statements ends the launch (later steps do not run).
+
+    A parallel step holds its loop (`loop`, also its only statement); `loop.task` is its
+    number among the parallel steps, the one task functions are named by. A serial step holds
+    the kernel-level statements between two parallel loops, in order, with the blocks of
+    `qd.static` arms, unrolled static loops and funcs expanded in place flattened into it (the
+    parallel loops inside those blocks are steps of their own).
+    """
+
+    index: int  # position in `Inst.tasks`
+    kind: TaskKind
+    stmts: list[Stmt]
+    loop: For | None = None
+
+
 @dataclass(eq=False)
 class Inst:
     """One function specialised by its static context."""
@@ -287,12 +350,11 @@ class Inst:
     dead_calls: list[DeadCallRec]
     callees: set[str]
     loc: SourceLoc | None = None
-    n_tasks: int = 0
+    tasks: list[Task] = field(default_factory=list)  # a kernel's steps in launch order (kernel only)
     frame_vars: list[Var] = field(default_factory=list)  # kernel-scope locals (kernel only)
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
     captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
     expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
-    source_digest: str = ""
     static: tuple[tuple[str, str], ...] = ()  # (parameter path, repr) of its compile-time values, for explanations
 
 
@@ -307,6 +369,32 @@ def child_blocks(st: Stmt) -> list[Block]:
     if isinstance(st, Nested):
         return [st.block]
     return []
+
+
+def split_tasks(body: Block) -> list[Task]:
+    """A kernel body as its steps: each parallel loop (`For.task >= 0`) a parallel step, the
+    statements between them serial steps (see `Task`)."""
+    tasks: list[Task] = []
+    serial: list[Stmt] = []
+
+    def close_serial() -> None:
+        if serial:
+            tasks.append(Task(len(tasks), TaskKind.SERIAL, list(serial)))
+            serial.clear()
+
+    def visit(block: Block) -> None:
+        for st in block.stmts:
+            if isinstance(st, For) and st.task >= 0:
+                close_serial()
+                tasks.append(Task(len(tasks), TaskKind.PARALLEL, [st], st))
+            elif isinstance(st, Nested):
+                visit(st.block)
+            else:
+                serial.append(st)
+
+    visit(body)
+    close_serial()
+    return tasks
 
 
 def walk_stmts(block: Block):

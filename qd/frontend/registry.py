@@ -1,11 +1,21 @@
-"""The explicit cache of lowered instantiations, shared by all kernels until `qd.init`."""
+"""The explicit cache of lowered instantiations, shared by all kernels until `qd.init`.
+
+It also keeps the stack of functions being lowered (`compiling`, `instantiating`,
+`expanding`): funcs are inlined, so a func reached again while it is being lowered is a
+recursion, reported with the chain of calls; keeping the stack here, behind those context
+managers, means it is balanced whatever a lowering raises.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import typing
+from collections.abc import Iterator
 
-from ..errors import QdError
+from ..errors import QdCallError, QdError, SourceLoc
 from . import ir
+from .ids import inst_name
+from .source import get_source
 
 
 class InstRegistry:
@@ -15,7 +25,7 @@ class InstRegistry:
         self.config = config
         self.insts: dict[str, ir.Inst] = {}
         self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
-        self._in_progress: list[tuple[object, str]] = []
+        self._in_progress: list[tuple[object, str]] = []  # (function, inst id) being lowered, outermost first
         self._identities: dict[int, tuple[object, tuple]] = {}
 
     def identity(self, f) -> tuple:
@@ -27,6 +37,50 @@ class InstRegistry:
             hit = self._identities[id(f)] = (f, (f.fn.__module__, f.fn.__qualname__, len(self._identities)))
         return hit[1]
 
+    # -- the instantiations being lowered: funcs are inlined, so a cycle among them is an error
+
+    @contextlib.contextmanager
+    def compiling(self, kernel, inst_id: str) -> Iterator[None]:
+        """Lowering of kernel instantiation `inst_id`, the root of the stack; whatever happens
+        inside, the stack is empty afterwards."""
+        self._in_progress.append((kernel, inst_id))
+        try:
+            yield
+        finally:
+            self._in_progress.clear()
+
+    @contextlib.contextmanager
+    def instantiating(self, f, inst_id: str, loc: SourceLoc | None) -> Iterator[None]:
+        """Lowering of func instantiation `inst_id` of `f`, called at `loc`: refused when `f` or
+        that instantiation is already being lowered (the message shows the chain of calls)."""
+        for fn_obj, iid in self._in_progress:
+            if fn_obj is f or iid == inst_id:
+                chain = " -> ".join(inst_name(i) for _, i in self._in_progress) + f" -> {f.fn.__qualname__}"
+                raise QdCallError(f"recursive call of {f.fn.__qualname__} ({chain}); qd funcs are inlined and "
+                                  "cannot recurse", loc)
+        self._in_progress.append((f, inst_id))
+        try:
+            yield
+        finally:
+            self._in_progress.pop()
+
+    def refuse_expansion_cycle(self, f, loc: SourceLoc | None) -> None:
+        """A func expanded in place while it is being lowered would expand forever."""
+        if any(fn_obj is f for fn_obj, _ in self._in_progress):
+            raise QdCallError(f"recursive call of {f.fn.__qualname__}; qd funcs are inlined and cannot recurse", loc)
+
+    @contextlib.contextmanager
+    def expanding(self, f, into: str, loc: SourceLoc | None) -> Iterator[None]:
+        """Lowering of `f`'s body in place into instantiation `into`, called at `loc` (the
+        caller checks `refuse_expansion_cycle` before binding the arguments, which may
+        instantiate funcs themselves)."""
+        self.refuse_expansion_cycle(f, loc)
+        self._in_progress.append((f, into))
+        try:
+            yield
+        finally:
+            self._in_progress.pop()
+
 
 def type_hints(fn) -> dict:
     try:
@@ -36,8 +90,6 @@ def type_hints(fn) -> dict:
             return dict(fn.__annotations__)  # the caller evaluates them one by one, locating the bad one
         if e.loc is not None:
             raise
-        from .source import get_source
-
         try:
             src = get_source(fn)
             loc = src.loc(src.tree)

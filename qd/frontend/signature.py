@@ -1,9 +1,11 @@
-"""Parameter annotations → a tree of leaves.
+"""Parameter annotations → a tree of specs, and the one walk over that tree.
 
 A dataclass parameter is flattened into *leaf paths* (`md.mid.pos`): each leaf is one
 runtime value the compiled code may take, which is the unit the pruning analysis reasons
 about. Compile-time members (`typing.Final[...]`, `qd.Template`) are not leaves; they are
-part of the specialisation key.
+part of the specialisation key. Everything that needs the leaves of a kernel's parameters
+(its instantiation, its specialisation key paths, the disk cache's key and header checks)
+walks the specs with `walk_specs` or `fold_spec`, so a new kind of member is added in one place.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ import dataclasses
 import inspect
 import textwrap
 import typing
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .. import dtypes as _dt
 from ..errors import QdError, QdTypeError, SourceLoc
 from ..types import NDArray, NDArrayType, is_template
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -138,3 +144,42 @@ def spec_of(ann, allow_any: bool = True):
     if d is not None:
         return ScalarSpec(d)
     return None
+
+
+# ---------------------------------------------------------------- walking a parameter tree
+
+
+def walk_specs(specs: Iterable[tuple[str, object]]) -> Iterator[tuple[str, object]]:
+    """(path, spec) of every parameter and dataclass member, depth first in declaration order;
+    a struct comes before its members."""
+    for name, spec in specs:
+        yield name, spec
+        if isinstance(spec, StructSpec):
+            yield from walk_specs((f"{name}.{m}", ms) for m, ms in spec.members)
+
+
+def fold_spec(path: str, spec: object, leaf: Callable[[str, object], T],
+              struct: Callable[[str, StructSpec, list[tuple[str, T]]], T]) -> T:
+    """Fold one parameter's spec tree bottom-up: `leaf(path, spec)` for every scalar, array or
+    compile-time member, `struct(path, spec, [(member name, folded member), ...])` for every
+    dataclass."""
+    if isinstance(spec, StructSpec):
+        members = [(m, fold_spec(f"{path}.{m}", ms, leaf, struct)) for m, ms in spec.members]
+        return struct(path, spec, members)
+    return leaf(path, spec)
+
+
+def return_types(ann, src) -> tuple[_dt.DType, ...]:
+    """The declared result types of a kernel or func whose source is `src`; `-> None`
+    (quadrants' guide writes it on every kernel) declares that nothing is returned."""
+    if ann is None or ann is type(None):
+        return ()
+    if isinstance(ann, tuple):
+        out = tuple(_dt.as_dtype(a) for a in ann)
+    elif typing.get_origin(ann) is tuple:
+        out = tuple(_dt.as_dtype(a) for a in typing.get_args(ann))
+    else:
+        out = (_dt.as_dtype(ann),)
+    if any(d is None for d in out):
+        raise QdTypeError(f"unsupported return annotation {ann!r}", src.loc(src.tree.returns))
+    return out

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import inspect
 import struct
 import threading
@@ -142,10 +141,6 @@ def _member_value_key(m: enum.Enum):
 
 def _float_bits(v: float) -> int:
     return struct.unpack("<Q", struct.pack("<d", v))[0]
-
-
-def digest(key) -> str:
-    return hashlib.sha1(repr(key).encode()).hexdigest()[:10]
 
 
 def template_values(params, prefix: str = "") -> tuple[tuple[str, str], ...]:

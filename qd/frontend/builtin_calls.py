@@ -1,0 +1,216 @@
+"""The functions a kernel may call that are not `@qd.func`s, as a table.
+
+`qd.static`, `range`, `qd.ndrange`, the atomics, `qd.cast`, the dtype and `int/float/bool`
+conversions, the math functions (`qd.sqrt`, `math.sin`, builtin `abs/min/max`...), `len` and
+`print` each have one entry: the callables that name it, a handler, the number of positional
+arguments it takes (checked before the handler runs, with the entry's own message) and what it
+does. A call of anything else is a plain Python function evaluated at compile time (or an
+error with run-time arguments); the lowering decides that after asking this table.
+
+A handler is `handler(low, f, node, args, kwargs)`: the lowering, the callable, the call node
+and, unless the entry is `raw`, the evaluated arguments. It returns the call's value, or
+`FALLBACK` to have the call evaluated as a plain compile-time call. Handlers run while the
+lowering visits the call, so an error they raise without a location is reported at the call;
+one about an argument names the argument's node.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lang
+from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
+from . import ir, semantics
+from . import typing_rules as rules
+from .values import CT, LeafV, RangeV, TupleV
+
+__all__ = ["FALLBACK", "Builtin", "lookup", "math"]
+
+FALLBACK = object()  # a handler's answer: evaluate the call as a plain compile-time call
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    handler: Callable
+    doc: str
+    arity: tuple[int, int] | None = None  # (min, max) positional arguments as written, or unchecked
+    arity_error: str = ""
+    error: type[QdError] = QdTypeError
+    no_keywords: bool = False  # keyword arguments are refused with the arity error
+    raw: bool = False  # the handler evaluates the arguments itself (or never)
+
+    def check_arity(self, node: ast.Call) -> None:
+        if self.arity is None:
+            return
+        lo, hi = self.arity
+        if not lo <= len(node.args) <= hi or (self.no_keywords and node.keywords):
+            raise self.error(self.arity_error)
+
+
+# ---------------------------------------------------------------- handlers
+
+
+def _print(low, f, node, args, kwargs):
+    raise QdSyntaxError("print() is not supported inside kernels; return values or write them to an "
+                        "array instead")
+
+
+def _static(low, f, node, args, kwargs):
+    v = low.expr(node.args[0])
+    return v if isinstance(v, CT) else low.wrap_static(low.static_of(v, node.args[0]))
+
+
+def _range(low, f, node, args, kwargs):
+    if all(isinstance(a, CT) for a in args):
+        try:
+            return CT(range(*(a.value for a in args)))
+        except TypeError as e:
+            raise QdTypeError(f"range(): {e}") from None
+        except ValueError:  # the only one range() raises: a step of 0
+            raise QdTypeError("range() step must not be zero", low.loc(node.args[-1])) from None
+    if len(args) == 1:
+        args = [CT(0), args[0]]
+    if len(args) == 2:
+        args = [*args, CT(1)]
+    return RangeV((tuple(args),))
+
+
+def _ndrange(low, f, node, args, kwargs):
+    dims = []
+    for a in args:
+        if isinstance(a, TupleV) and len(a.items) == 2:
+            dims.append((a.items[0], a.items[1], CT(1)))
+        elif isinstance(a, CT) and isinstance(a.value, tuple) and len(a.value) == 2:
+            dims.append((CT(a.value[0]), CT(a.value[1]), CT(1)))
+        else:
+            dims.append((CT(0), a, CT(1)))
+    return RangeV(tuple(dims))
+
+
+def _atomic(low, f, node, args, kwargs):
+    op = lang.ATOMICS[f]
+    tnode = node.args[0]
+    if not isinstance(tnode, ast.Subscript):
+        raise QdTypeError(f"the target of qd.atomic_{op} must be an array element like a[i]", low.loc(tnode))
+    arr, idx = low.subscript_parts(tnode)
+    leaf = arr.leaf
+    if op in ("and", "or", "xor") and leaf.dtype.is_float:
+        raise QdTypeError(f"qd.atomic_{op} needs an integer array")
+    v = low.scalar(low.expr(node.args[1]), node.args[1])
+    low.access(leaf.path, tnode, "atomic")
+    low.inst.written.add(leaf.path)
+    return ir.AtomicRMW(leaf.dtype, op, leaf.path, idx, low.cast(v, leaf.dtype), low.loc(tnode))
+
+
+def _cast(low, f, node, args, kwargs):
+    return low.convert(args[0], args[1], node)
+
+
+def _conversion(low, f, node, args, kwargs):
+    """`qd.f32(x)`, `int(x)`, `float(x)`, `bool(x)`: a typed constant or a cast; `int`/`float`
+    of an untyped constant stay Python values (weak literals)."""
+    target = {builtins.int: low.cfg.default_ip, builtins.float: low.cfg.default_fp,
+              builtins.bool: _dt.u1}.get(f, f)
+    if isinstance(args[0], CT) and (isinstance(f, _dt.DType) or rules.is_typed(args[0].value)):
+        return low.convert(args[0], CT(target), node)  # qd.i8(1000) wraps like a cast
+    if isinstance(args[0], CT):
+        with low.at(node):
+            return CT(rules.py_convert(f, args[0].value, target))
+    return low.convert(args[0], CT(target), node)
+
+
+def _math(low, f, node, args, kwargs):
+    name = _MATH_NAMES[f]
+    if not all(isinstance(a, CT) for a in args):
+        return math(low, name, args, node)
+    if not kwargs and any(rules.is_typed(a.value) for a in args):
+        return low.folded(math(low, name, [low.typed_const(a, node) for a in args], node))
+    if kwargs:
+        return FALLBACK
+    # math of literals folds to a literal: it stays weak, so `x_f32 * qd.sqrt(2.0)` is f32
+    _qd_user_site = low.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
+    try:
+        with np.errstate(all="ignore"):  # qd.sqrt(-1.0) is nan, silently, like the compiled code
+            return CT(semantics.fold_literal_math(name, f, [a.value for a in args]))
+    except QdError:
+        raise
+    except Exception as e:
+        raise QdTypeError(f"compile-time {name}() failed: {e}") from None
+
+
+def _len(low, f, node, args, kwargs):
+    if len(args) == 1 and isinstance(args[0], LeafV):
+        low.access(args[0].leaf.path, node, "shape")
+        return ir.Shape(_dt.i32, args[0].leaf.path, 0, low.loc(node))
+    if len(args) == 1 and isinstance(args[0], TupleV):
+        return CT(len(args[0].items))
+    return FALLBACK
+
+
+def math(low, name: str, args: list, node: ast.Call) -> ir.Expr:
+    """`name(*args)` on run-time (or typed constant) operands; `min`/`max` of several operands
+    fold left, promoting pairwise."""
+    if name in ("min", "max"):
+        if len(args) < 2:
+            raise QdTypeError(f"{name}() needs at least two arguments inside kernels")
+        acc = args[0]
+        for b in args[1:]:
+            x, y, t = low.operand_types(acc, b, node)
+            t = rules.minmax_type(t, low.cfg.default_ip)
+            acc = ir.Intrinsic(t, name, [low.cast(x, t), low.cast(y, t)])
+        return acc
+    if name == "pow":
+        return low.binop("pow", args[0], args[1], node)
+    if len(args) != 1:
+        raise QdTypeError(f"{name}() takes one argument")
+    e = low.scalar(args[0], node)
+    t = rules.math_type(name, e.dtype, low.cfg.default_fp)
+    if t is None:
+        return e
+    return ir.Intrinsic(t, name, [low.cast(e, t)])
+
+
+# ---------------------------------------------------------------- the table
+
+_BUILTIN_MATH = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max"}
+_MATH_NAMES = {**_BUILTIN_MATH, **lang.MATH}
+
+_TABLE: dict[object, Builtin] = {}
+
+
+def _register(keys, entry: Builtin) -> None:
+    for k in keys:
+        _TABLE[k] = entry
+
+
+_register([builtins.print], Builtin("print", _print, "refused: kernels cannot print", raw=True))
+_register([lang.static], Builtin(
+    "qd.static", _static, "evaluate the argument at compile time", arity=(1, 1),
+    arity_error="qd.static() takes exactly one argument here", error=QdStaticError, raw=True))
+_register([builtins.range], Builtin(
+    "range", _range, "a loop range (a Python range when every bound is a compile-time value)", arity=(1, 3),
+    arity_error="range() takes 1 to 3 positional arguments", no_keywords=True))
+_register([lang.ndrange], Builtin("qd.ndrange", _ndrange, "a multi-dimensional loop range"))
+for _f, _op in lang.ATOMICS.items():
+    _register([_f], Builtin(f"qd.atomic_{_op}", _atomic, "atomic read-modify-write of an array element, "
+                            "giving the old value", arity=(2, 2),
+                            arity_error=f"qd.atomic_{_op}(target, value) takes two arguments"))
+_register([lang.cast], Builtin("qd.cast", _cast, "convert a value to a dtype", arity=(2, 2),
+                               arity_error="qd.cast(x, dtype) takes two arguments"))
+for _f in (*_dt.ALL, builtins.int, builtins.float, builtins.bool):
+    _register([_f], Builtin(str(_f), _conversion, "convert a value to this type", arity=(1, 1),
+                            arity_error=f"{_f.__name__ if isinstance(_f, type) else _f}() takes one argument"))
+_register(list(_MATH_NAMES), Builtin("math", _math, "a math function of scalars (folded for constants)"))
+_register([builtins.len], Builtin("len", _len, "the first extent of an array, the length of a tuple"))
+
+
+def lookup(f: object) -> Builtin | None:
+    """The table's entry for callable `f`, or None for a plain Python function."""
+    return _TABLE.get(f)

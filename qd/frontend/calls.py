@@ -1,0 +1,320 @@
+"""Calls of `@qd.func`s: binding a call site's arguments, then instantiating or expanding.
+
+A func call is either *instantiated* (lowered once per static context into an instantiation
+of its own, which the call site names with its Bind rows and values) or, as a statement at
+kernel level with a top-level loop, *expanded* in place into the caller (so that loop runs in
+parallel). Both read the call's arguments the same way and check them against the callee's
+annotations with the same binder, `bind_argument`; they differ only in what a bound argument
+becomes: a leaf of the callee under its own parameter name, or the caller's own value.
+
+The functions take the caller's lowering (`low`, a `lower_expr.ExprLowerer`) and use its
+expression helpers; a callee's lowering is made with `type(low)`, so this module does not
+import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.kernel.Func`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
+from . import ids, ir
+from .registry import free_vars
+from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, return_types, spec_of
+from .source import get_source
+from .values import CT, LeafV, StructV, TupleV, ct_key, template_values
+
+__all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_func", "expand_call",
+           "expands_in_kernel"]
+
+
+@dataclass
+class CallSite:
+    """What the arguments of an instantiated call bind: callee leaves fed from caller leaves
+    (`binds`, the facts' Bind rows) or from evaluated expressions (`values`), and the callee's
+    leaves in parameter order."""
+
+    binds: list[tuple[str, str]] = field(default_factory=list)  # (caller path, callee path)
+    values: list[tuple[str, ir.Expr]] = field(default_factory=list)  # (callee path, expression)
+    leaves: list[ir.Leaf] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- reading the arguments
+
+
+def arg_value(low, node: ast.expr) -> object:
+    """A call argument: names and member chains are passed by reference (a scalar leaf
+    becomes a Bind row, not a read), everything else is evaluated."""
+    if isinstance(node, ast.Name):
+        v = low.lookup(node.id, node)
+        return low.read(v, node) if isinstance(v, ir.Var) else v
+    if isinstance(node, ast.Attribute):
+        base = arg_value(low, node.value)
+        if isinstance(base, StructV):
+            m = base.member(node.attr)
+            if m is None:
+                raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {node.attr!r}", low.loc(node))
+            return m
+        with low.at(node):  # not visited through `expr`, so errors are located here
+            return low.expr_Attribute(node, base)
+    return low.expr(node)
+
+
+def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
+    """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
+    defaults from the signature become compile-time values."""
+    args = [arg_value(low, a) for a in node.args]
+    kwargs = {k.arg: arg_value(low, k.value) for k in node.keywords}
+    try:
+        bound = f.signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise QdCallError(f"bad call of {f.fn.__qualname__}(): {e}", low.loc(node)) from None
+    bound.apply_defaults()
+    out = []
+    for name, value in bound.arguments.items():
+        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV)):
+            value = CT(value)  # a default from the signature
+        ann = f.hints.get(name)
+        spec = spec_of(ann)
+        if spec is None:
+            raise QdTypeError(f"parameter {name!r} of {f.fn.__qualname__} has an unsupported annotation {ann!r}",
+                              low.loc(node))
+        out.append((name, spec, value))
+    return out
+
+
+# ---------------------------------------------------------------- the binder
+
+
+def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call, site: CallSite | None) -> object:
+    """Bind one caller value to parameter `name` of `f`, checked against its annotation.
+
+    With a `site`, the call is instantiated: the result is (callee value, key part), the
+    callee value a leaf under the parameter's own name (recorded in `site`) or a constant,
+    the key part what the instantiation's id digests. Without one, the call is expanded in
+    place: the result is the value the parameter denotes inside the caller (the caller's own
+    leaf, struct or constant, or a fresh variable, since the func may assign its parameter).
+    """
+    where = f"argument {name!r} of {f.fn.__qualname__}"
+    inplace = site is None
+    open_spec = isinstance(spec, (ConstSpec, AnySpec))
+    if isinstance(value, CT) and open_spec:
+        return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))
+    if isinstance(value, TupleV) and (inplace or open_spec):
+        raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
+    if open_spec:
+        if isinstance(value, (LeafV, StructV)):
+            if inplace:
+                return value
+            spec = _spec_of_value(value)
+        else:
+            spec = None if inplace else ScalarSpec(low.scalar(value, node).dtype)
+    if isinstance(spec, ArraySpec):
+        lf = _check_array(low, where, spec, value, node).leaf
+        if inplace:
+            return value
+        leaf = ir.leaf_like(lf, name)
+        site.leaves.append(leaf)
+        site.binds.append((lf.path, name))
+        return LeafV(leaf), ("a", lf.dtype.name, lf.ndim)
+    if isinstance(spec, StructSpec):
+        _check_struct(low, where, spec, value, node)
+        return value if inplace else _rebase_struct(low, value, name, site, node)
+    if inplace:
+        return _expand_scalar(low, where, spec, value, node)
+    if isinstance(spec, ScalarSpec):
+        leaf = ir.ScalarLeaf(name, spec.dtype)
+        site.leaves.append(leaf)
+        if isinstance(value, LeafV) and not value.leaf.is_array:
+            site.binds.append((value.leaf.path, name))
+        else:
+            if isinstance(value, (StructV, LeafV, TupleV)):
+                raise QdTypeError(f"{where} expects a {spec.dtype} scalar, got {low.describe(value)}", low.loc(node))
+            site.values.append((name, low.cast(low.scalar(value, node), spec.dtype)))
+        return LeafV(leaf), ("s", spec.dtype.name)
+    raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(node))
+
+
+def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
+    """A scalar parameter of a func expanded in place: the caller's scalar leaf when the types
+    agree, else the value evaluated (and converted) into a fresh variable."""
+    if isinstance(value, StructV) or (isinstance(value, LeafV) and value.leaf.is_array):
+        raise QdTypeError(f"{where} expects a scalar, got {low.describe(value)}", low.loc(node))
+    if isinstance(value, LeafV) and (spec is None or spec.dtype == value.leaf.dtype):
+        return value
+    e = low.scalar(value, node)
+    if spec is not None:
+        e = low.cast(e, spec.dtype)
+    var = low.new_var(None, e.dtype)  # pass by value: the func may assign to its parameter
+    low.emit(ir.Assign(low.loc(node), var, e))
+    return var
+
+
+def _check_array(low, where: str, spec: ArraySpec, value, node) -> LeafV:
+    if not (isinstance(value, LeafV) and value.leaf.is_array):
+        raise QdTypeError(f"{where} expects an array, got {low.describe(value)}", low.loc(node))
+    lf = value.leaf
+    if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.ndim):
+        raise QdTypeError(f"{where} expects NDArray[{spec.dtype}, {spec.ndim}], got NDArray[{lf.dtype}, "
+                          f"{lf.ndim}]", low.loc(node))
+    return value
+
+
+def _check_struct(low, where: str, spec: StructSpec, value, node) -> StructV:
+    if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
+        raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {low.describe(value)}", low.loc(node))
+    return value
+
+
+def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
+    """The caller's struct `sv` seen as the callee's parameter `path`: every leaf renamed under
+    `path` and bound to the caller's leaf; compile-time members kept (and keyed)."""
+    members = []
+    key = []
+    for mname, mv in sv.members:
+        sub = f"{path}.{mname}"
+        if isinstance(mv, LeafV):
+            lf = mv.leaf
+            leaf = ir.leaf_like(lf, sub)
+            site.leaves.append(leaf)
+            site.binds.append((lf.path, sub))
+            members.append((mname, LeafV(leaf)))
+            key.append((mname, lf.kind, lf.dtype.name, lf.ndim))
+        elif isinstance(mv, StructV):
+            v, k = _rebase_struct(low, mv, sub, site, node)
+            members.append((mname, v))
+            key.append((mname, k))
+        else:
+            members.append((mname, mv))
+            key.append((mname, "ct", _ct_key(low, mv.value, node)))
+    return StructV(path, sv.cls, tuple(members)), ("st", sv.cls.__module__, sv.cls.__qualname__, tuple(key))
+
+
+def _spec_of_value(v):
+    """The spec an unannotated (or template) parameter takes from the leaf or struct passed."""
+    if isinstance(v, LeafV):
+        return ArraySpec(v.leaf.dtype, v.leaf.ndim) if v.leaf.is_array else ScalarSpec(v.leaf.dtype)
+    members = []
+    for name, m in v.members:
+        if isinstance(m, (LeafV, StructV)):
+            members.append((name, _spec_of_value(m)))
+        else:
+            members.append((name, ConstSpec()))
+    return StructSpec(v.cls, tuple(members))
+
+
+def _ct_key(low, v, node):
+    try:
+        return ct_key(v)
+    except TypeError as e:
+        raise QdTypeError(str(e), low.loc(node)) from None
+
+
+# ---------------------------------------------------------------- instantiated calls
+
+
+def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
+    """A call of func `f` as an expression: bind, instantiate (once per static context) and
+    record the call; the value is the call (or a tuple of temporaries for several results)."""
+    site = CallSite()
+    params: list[tuple[str, object]] = []
+    key = []
+    for name, spec, value in call_arguments(low, f, node):
+        v, k = bind_argument(low, f, name, spec, value, node, site)
+        params.append((name, v))
+        key.append((name, k))
+    reg = low.reg
+    # A site is named by its source position and what it binds, so every instantiation of
+    # this caller that binds alike shares the site and its Bind rows.
+    site_id = ids.site_id(low.inst.qualname, node.lineno, node.col_offset, (reg.identity(low.func), tuple(site.binds)))
+    inst_id = ids.inst_id(f.fn.__qualname__, (reg.identity(f), tuple(key)))
+    callee = reg.insts.get(inst_id)
+    if callee is None:
+        callee = _instantiate(low, f, inst_id, params, site.leaves, node)
+    low.inst.callees.add(inst_id)
+    ret = callee.returns
+    call = ir.CallFunc(ret[0] if len(ret) == 1 else None, site_id, inst_id, site.binds, site.values, low.loc(node),
+                       low.block.id)
+    low.inst.calls.append(call)
+    if len(ret) > 1:
+        tmps = [low.new_var(None, t) for t in ret]
+        low.emit(ir.Unpack(low.loc(node), tmps, call))
+        return TupleV(tuple(ir.VarRead(t.dtype, t) for t in tmps))
+    return call
+
+
+def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
+    reg = low.reg
+    with reg.instantiating(f, inst_id, low.loc(node)):
+        src = get_source(f.fn)
+        ret_ann = f.hints.get("return")
+        ret = return_types(ret_ann, src) if ret_ann is not None else None
+        inst = type(low)(reg, f, src, inst_id, False, params, leaves, ret).run()
+    inst.static = template_values(params)
+    reg.insts[inst_id] = inst
+    return inst
+
+
+# ---------------------------------------------------------------- calls expanded in place
+
+
+def expand_call(low, f, node: ast.Call) -> None:
+    """Lower a func called as a statement at kernel level in place, so that its top-level
+    loops are top-level loops of the kernel and run in parallel (quadrants semantics). Its
+    parameters see the caller's leaves, structs and constants directly."""
+    low.reg.refuse_expansion_cycle(f, low.loc(node))
+    params = {name: bind_argument(low, f, name, spec, value, node, None)
+              for name, spec, value in call_arguments(low, f, node)}
+    saved = (low.scope, low.src, low.globals, low.freevars, low.func, low.block)
+    try:
+        low.src = get_source(f.fn)
+        low.inst.expanded.append((low.src.file, f.fn.__qualname__, low.src.tree.lineno))
+        low.scope, low.globals, low.freevars, low.func = params, f.fn.__globals__, free_vars(f.fn), f
+        blk = low.new_block(low.block.id, None)
+        low.block = blk
+        with low.reg.expanding(f, low.inst.id, low.loc(node)):
+            low.lower_body(low.src.tree.body)
+    finally:
+        low.scope, low.src, low.globals, low.freevars, low.func, low.block = saved
+    low.emit(ir.Nested(low.loc(node), blk))
+
+
+def expands_in_kernel(f, seen: dict[int, bool] | None = None) -> bool:
+    """A func called as a kernel-level statement is expanded in place when it has a top-level
+    loop (which then runs in parallel), directly or through funcs it calls the same way, and
+    no `return` (which would leave the kernel)."""
+    seen = {} if seen is None else seen  # id(func) -> answer; False while being decided (recursion)
+    if id(f) in seen:
+        return seen[id(f)]
+    seen[id(f)] = False
+    tree = get_source(f.fn).tree
+    if any(isinstance(n, ast.Return) for n in ast.walk(tree)) or f.hints.get("return") not in (None, type(None)):
+        return False
+    names = {**f.fn.__globals__, **free_vars(f.fn)}
+
+    def callee(node):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in names:
+            return None
+        v = names[node.id]
+        for attr in reversed(parts):
+            v = getattr(v, attr, None)
+        return v if getattr(v, "is_qd_func", False) else None
+
+    def has_loop(stmts) -> bool:
+        for st in stmts:
+            if isinstance(st, ast.For):
+                return True
+            if isinstance(st, ast.If) and (has_loop(st.body) or has_loop(st.orelse)):
+                return True
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                g = callee(st.value.func)
+                if g is not None and expands_in_kernel(g, seen):
+                    return True
+        return False
+
+    seen[id(f)] = has_loop(tree.body)
+    return seen[id(f)]

@@ -1,0 +1,60 @@
+"""A kernel's parameters as the lowering sees them, built from the launch arguments.
+
+The kernel is the root of every call tree: its leaves are named by the user's parameter paths
+(`s.pos`), take their types from the annotations and, for arrays annotated without a dtype or
+rank, from the arguments of this launch; compile-time parameters and members are their
+values. The key built alongside is the kernel instantiation's static context (its id's
+digest), so it must stay exactly as it is for ids to stay stable.
+"""
+
+from __future__ import annotations
+
+from ..errors import QdInternalError
+from ..runtime.args import array_signature
+from . import ir
+from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, fold_spec
+from .values import CT, LeafV, StructV, ct_key
+
+__all__ = ["kernel_params"]
+
+
+def kernel_params(kernel, args: dict) -> tuple[list[tuple[str, object]], list[ir.Leaf], tuple]:
+    """(parameter values by name, leaves in signature order, instantiation key) of `kernel`
+    launched with the bound arguments `args`."""
+    leaves: list[ir.Leaf] = []
+
+    def leaf(path: str, spec) -> tuple[object, tuple]:
+        v = _value_at(args, path)
+        if isinstance(spec, ConstSpec):
+            return CT(v), ("ct", ct_key(v))
+        if isinstance(spec, ScalarSpec):
+            lf = ir.ScalarLeaf(path, spec.dtype, kernel.param_loc(path))
+            leaves.append(lf)
+            return LeafV(lf), ("s", spec.dtype.name)
+        if isinstance(spec, ArraySpec):
+            dt, nd = array_signature(v, spec, path, kernel)
+            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd)
+            leaves.append(lf)
+            return LeafV(lf), ("a", dt.name, nd)
+        raise QdInternalError(f"unsupported kernel parameter spec {spec!r}")
+
+    def struct(path: str, spec: StructSpec, members: list) -> tuple[object, tuple]:
+        return (StructV(path, spec.cls, tuple((m, v) for m, (v, _) in members)),
+                ("st", tuple(k for _, (_, k) in members)))
+
+    params, key = [], []
+    for name, spec in kernel.specs:
+        val, k = fold_spec(name, spec, leaf, struct)
+        params.append((name, val))
+        key.append(k)
+    return params, leaves, tuple(key)
+
+
+def _value_at(args: dict, path: str) -> object:
+    """The argument or member at a dotted path (members were checked against the annotated
+    dataclasses before lowering)."""
+    root, *members = path.split(".")
+    v = args[root]
+    for m in members:
+        v = getattr(v, m)
+    return v

@@ -1,0 +1,565 @@
+"""The lowering's state and its expressions: Python expression nodes → typed IR or symbolic values.
+
+`ExprLowerer` holds what one instantiation's lowering knows (the IR being built, the scope,
+the current block and task) and turns each expression into an IR expression (a run-time
+scalar) or a symbolic value of `values.py` (a constant, a leaf, a struct, a tuple, a range).
+The statement visitor (`lower.py`) derives from it. Which type an operation has is asked of
+`typing_rules.py`, what a builtin call means of `builtin_calls.py`, and a call of a func is
+bound and instantiated by `calls.py`.
+
+Error locations: `expr` (and the statement visitor's `stmt`) give an error raised without a
+location the location of the node being visited, so code that reports on that node need not
+pass it; an error about another node (an operand, an argument) names that node itself, and
+`at(node)` does the same for the typing rules called on behalf of one.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from .. import dtypes as _dt
+from .. import lang
+from ..errors import (
+    QdCallError,
+    QdCompileError,
+    QdError,
+    QdNameError,
+    QdStaticError,
+    QdSyntaxError,
+    QdTypeError,
+    SourceLoc,
+)
+from . import builtin_calls, calls, captures, ir, semantics
+from . import typing_rules as rules
+from .registry import InstRegistry, free_vars
+from .source import FuncSource
+from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV
+
+__all__ = ["BINOPS", "ExprLowerer", "located"]
+
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+          ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "shl", ast.RShift: "shr", ast.BitOr: "or",
+          ast.BitXor: "xor", ast.BitAnd: "and"}
+_CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_STATIC_CMPOPS = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+_UNARY = {ast.UAdd: "pos", ast.USub: "neg", ast.Not: "not", ast.Invert: "invert"}
+
+
+def relocated(e: QdError, loc: SourceLoc | None) -> QdError:
+    """The same error, reported at `loc`."""
+    return type(e)(e.message, loc)
+
+
+class _Locating:
+    """The context manager of `ExprLowerer.at` (a plain class: it wraps every typing rule the
+    lowering asks, and a generator-based one costs several times more)."""
+
+    __slots__ = ("low", "node")
+
+    def __init__(self, low: ExprLowerer, node) -> None:
+        self.low = low
+        self.node = node
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, e, tb) -> bool:
+        if isinstance(e, QdError) and e.loc is None:
+            raise relocated(e, self.low.loc(self.node)) from None
+        return False
+
+
+class ExprLowerer:
+    """The state of one instantiation's lowering and the lowering of its expressions."""
+
+    def __init__(self, reg: InstRegistry, func, src: FuncSource, inst_id: str, is_kernel: bool,
+                 params: list[tuple[str, object]], leaves: list[ir.Leaf], return_ann=None):
+        self.reg = reg
+        self.cfg = reg.config
+        self.func = func
+        self.src = src
+        self.is_kernel = is_kernel
+        fn = func.fn
+        self.globals = fn.__globals__
+        self.freevars = free_vars(fn)
+        self.scope: dict[str, object] = dict(params)
+        self.n_blocks = 0
+        self.n_sites = 0
+        self.task = -1  # task index while lowering a parallel loop body
+        self.loops: list[str] = []  # "task" | "serial" | "static"
+        self.runtime_depth = 0  # nesting inside runtime `if` arms
+        self.return_ann = return_ann
+        self.inst = ir.Inst(id=inst_id, qualname=fn.__qualname__, is_kernel=is_kernel, params=leaves,
+                            body=None, blocks=[], returns=(), accesses=[], calls=[], dead_calls=[],
+                            callees=set(), loc=src.loc(src.tree))
+        self.inst.body = self.block = self.new_block("", None)
+        if return_ann is not None:
+            self.inst.returns = return_ann
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def loc(self, node) -> SourceLoc | None:
+        return self.src.loc(node)
+
+    def at(self, node) -> _Locating:
+        """`with low.at(node):` reports an error raised inside without a location at `node`."""
+        return _Locating(self, node)
+
+    def new_block(self, parent: str, taken: int | None, cond: str = "") -> ir.Block:
+        b = ir.Block(f"b{self.n_blocks}", parent, [], taken, cond)
+        self.n_blocks += 1
+        self.inst.blocks.append(b)
+        return b
+
+    def emit(self, stmt: ir.Stmt) -> None:
+        self.block.stmts.append(stmt)
+
+    def access(self, path: str, node, kind: str) -> None:
+        self.inst.accesses.append(ir.AccessRec(path, self.block.id, self.loc(node), kind))
+
+    def syntax(self, node, what: str):
+        return QdSyntaxError(f"{what} is not supported inside a qd kernel or func", self.loc(node))
+
+    def new_var(self, name: str | None, dtype: _dt.DType) -> ir.Var:
+        home = self.task if self.is_kernel else -1
+        var = ir.Var(name or "_tmp", dtype, home)
+        if self.is_kernel and home == -1:
+            self.inst.frame_vars.append(var)
+        if name is not None:
+            self.scope[name] = var
+        return var
+
+    def visible(self, var: ir.Var) -> bool:
+        return not self.is_kernel or var.home == -1 or var.home == self.task
+
+    def wrap_static(self, item):
+        return item if isinstance(item, (LeafV, StructV, TupleV)) else CT(item)
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def expr(self, node):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.syntax(node, f"the `{type(node).__name__}` expression")
+        try:
+            return method(node)
+        except QdError as e:
+            if e.loc is not None:
+                raise
+            raise relocated(e, self.loc(node)) from None
+
+    def expr_Constant(self, node):
+        if node.value is Ellipsis:
+            raise self.syntax(node, "`...`")
+        return CT(node.value)
+
+    def expr_Name(self, node):
+        return self.read(self.lookup(node.id, node), node)
+
+    def lookup(self, name: str, node):
+        if name in self.scope:
+            v = self.scope[name]
+            if isinstance(v, ir.Var) and not self.visible(v):
+                raise QdNameError(f"variable {name!r} belongs to another parallel loop and is not visible here",
+                                  self.loc(node))
+            return v
+        if name in self.freevars:
+            return captures.name(self.inst, self.func, "free", self.func.fn.__module__, name, self.freevars[name])
+        if name in self.globals:
+            return captures.name(self.inst, self.func, "global", self.func.fn.__module__, name, self.globals[name])
+        if hasattr(builtins, name):
+            return CT(getattr(builtins, name))
+        raise QdNameError(f"name {name!r} is not defined", self.loc(node))
+
+    def read(self, v, node):
+        if isinstance(v, ir.Var):
+            return ir.VarRead(v.dtype, v)
+        if isinstance(v, LeafV) and not v.leaf.is_array:
+            self.access(v.leaf.path, node, "read")
+            return ir.ParamRead(v.leaf.dtype, v.leaf.path)
+        return v
+
+    def expr_Attribute(self, node, base=None):
+        if base is None:
+            base = self.expr(node.value)
+        name = node.attr
+        if isinstance(base, StructV):
+            m = base.member(name)
+            if m is None:
+                raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {name!r}")
+            return self.read(m, node)
+        if isinstance(base, LeafV) and base.leaf.is_array:
+            leaf = base.leaf
+            if name == "shape":
+                self.access(leaf.path, node, "shape")
+                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d, self.loc(node)) for d in range(leaf.ndim)))
+            if name == "dtype":
+                return CT(leaf.dtype)
+            if name == "ndim":
+                return CT(leaf.ndim)
+            raise QdTypeError(f"arrays have no attribute {name!r} inside kernels")
+        if isinstance(base, CT):
+            try:
+                v = getattr(base.value, name)
+            except AttributeError:
+                raise QdNameError(f"{self.describe(base)} has no attribute {name!r}") from None
+            return v if isinstance(v, (LeafV, StructV, TupleV)) else captures.attribute(self.inst, base, name, v)
+        raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}")
+
+    def expr_Subscript(self, node):
+        base = self.expr(node.value)
+        if isinstance(base, LeafV) and base.leaf.is_array:
+            arr, idx = self.subscript_parts(node, base)
+            self.access(arr.leaf.path, node, "read")
+            return ir.Load(arr.leaf.dtype, arr.leaf.path, idx, self.loc(node))
+        index = self.expr(node.slice)
+        if isinstance(base, TupleV):
+            if not isinstance(index, CT) or not isinstance(index.value, int):
+                raise QdTypeError("tuples can only be indexed with compile-time integers", self.loc(node.slice))
+            try:
+                return base.items[index.value]
+            except IndexError:
+                raise QdTypeError(f"tuple index {index.value} out of range", self.loc(node.slice)) from None
+        if isinstance(base, CT) and isinstance(index, CT):
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
+            try:
+                return self.wrap_static(base.value[index.value])
+            except QdError:
+                raise
+            except Exception as e:
+                raise QdTypeError(f"cannot index {self.describe(base)}: {e}") from None
+        raise QdTypeError(f"{self.describe(base)} cannot be indexed here")
+
+    def subscript_parts(self, node: ast.Subscript, base=None):
+        if base is None:
+            base = self.expr(node.value)
+        if not (isinstance(base, LeafV) and base.leaf.is_array):
+            raise QdTypeError(f"{self.describe(base)} is not an array and cannot be subscripted", self.loc(node.value))
+        sl = node.slice
+        if isinstance(sl, ast.Slice):
+            raise self.syntax(sl, "slicing")
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        vals, nodes = [], []
+        for it in items:
+            v = self.expr(it)
+            if isinstance(v, TupleV):
+                vals.extend(v.items)
+                nodes.extend([it] * len(v.items))
+            else:
+                vals.append(v)
+                nodes.append(it)
+        ndim = base.leaf.ndim
+        if len(vals) != ndim:
+            raise QdTypeError(f"array {base.leaf.path!r} has {ndim} dimension(s) but is indexed with {len(vals)} "
+                              f"index(es)", self.loc(node))
+        idx = []
+        for v, it in zip(vals, nodes):
+            e = self.scalar(v, node.slice)
+            if not (e.dtype.is_int or e.dtype.is_bool):
+                raise QdTypeError(f"array index must be an integer, got {e.dtype}", self.loc(node.slice))
+            if isinstance(e, ir.Const) and int(e.value) < 0:
+                # quadrants rejects these too; without a debug bounds check a[-1] would write
+                # before the array instead of meaning its last element
+                raise QdSyntaxError(f"negative index {int(e.value)}: negative indices are not supported in kernels "
+                                    f"(write a.shape[{len(idx)}] - {-int(e.value)} for Python's meaning)",
+                                    self.loc(it))
+            idx.append(e)
+        return base, idx
+
+    def expr_Tuple(self, node):
+        return TupleV(tuple(self.expr(e) for e in node.elts))
+
+    expr_List = expr_Tuple
+
+    def expr_BinOp(self, node):
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
+        return located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
+
+    def expr_UnaryOp(self, node):
+        op = _UNARY[type(node.op)]
+        v = self.expr(node.operand)
+        if isinstance(v, CT) and not rules.is_typed(v.value):
+            return CT(rules.static_unary(op, v.value))
+        if isinstance(v, CT):
+            return self.folded(self._unary(op, node, self.const(v.value, node)))
+        return self._unary(op, node, self.scalar(v, node.operand))
+
+    def _unary(self, op: str, node, e: ir.Expr) -> ir.Expr:
+        ir_op, t, result = rules.unary_type(op, e.dtype, self.cfg.default_ip)
+        if ir_op == "pos":
+            return e
+        if op == "not":
+            return ir.UnaryOp(result, "not", self.truth(e, node.operand))
+        return ir.UnaryOp(result, ir_op, self.cast(e, t))
+
+    def expr_BoolOp(self, node):
+        """`x and y` / `x or y` give the deciding operand, as in Python (`5 and 3` is 3), not a
+        truth value. Leading compile-time operands decide or drop out; the rest are promoted to
+        one type (literals are weak) and evaluated left to right, short-circuiting."""
+        is_and = isinstance(node.op, ast.And)
+        vals = []
+        for i, n in enumerate(node.values):
+            v = self.expr(n)
+            if isinstance(v, CT) and not vals:
+                if rules.ct_truth(v.value, self.loc(n)) != is_and or i == len(node.values) - 1:
+                    return v
+                continue
+            vals.append((v, n))
+        if all(isinstance(v, CT) for v, _ in vals):
+            r = vals[0][0].value
+            for v, n in vals[1:]:
+                r = (v.value if rules.ct_truth(r, self.loc(n)) else r) if is_and \
+                    else (r if rules.ct_truth(r, self.loc(n)) else v.value)
+            return CT(r)
+        typed = {i: self.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
+        base = None
+        for e in typed.values():
+            base = e.dtype if base is None else _dt.promote(base, e.dtype)
+        exprs = [typed[i] if i in typed else self._weak(v, base, n) for i, (v, n) in enumerate(vals)]
+        t = exprs[0].dtype
+        for e in exprs[1:]:
+            t = _dt.promote(t, e.dtype)
+        return ir.BoolOp(t, "and" if is_and else "or", [self.cast(e, t) for e in exprs])
+
+    def expr_Compare(self, node):
+        left = self.expr(node.left)
+        results = []
+        for op_node, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node)
+            static_op = _STATIC_CMPOPS.get(type(op_node))
+            if static_op is not None:
+                if not (isinstance(left, CT) and isinstance(right, CT)):
+                    raise QdTypeError("`is` / `in` comparisons need compile-time operands")
+                results.append(CT(rules.static_compare(static_op, left.value, right.value)))
+            else:
+                results.append(self.binop(_CMPOPS[type(op_node)], left, right, node))
+            left = right
+        if len(results) == 1:
+            return results[0]
+        if all(isinstance(r, CT) for r in results):
+            return CT(all(r.value for r in results))
+        return ir.BoolOp(_dt.u1, "and", [self.truth(r, node) for r in results])
+
+    def expr_IfExp(self, node):
+        cond = self.expr(node.test)
+        if isinstance(cond, CT):
+            return self.expr(node.body if rules.ct_truth(cond.value, self.loc(node.test)) else node.orelse)
+        c = self.truth(cond, node.test)
+        a, b, t = self.operand_types(self.expr(node.body), self.expr(node.orelse), node)  # literal arms are weak
+        return ir.Select(t, c, self.cast(a, t), self.cast(b, t))
+
+    def expr_Call(self, node):
+        fn = self.expr(node.func)
+        if not isinstance(fn, CT):
+            raise QdTypeError(f"{self.describe(fn)} is not callable", self.loc(node.func))
+        f = fn.value
+        if not callable(f) or getattr(type(f), "__hash__", None) is None:  # the lookups below hash f
+            raise QdTypeError(f"a {type(f).__name__} value cannot be called here", self.loc(node.func))
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.syntax(node, "`*args` / `**kwargs` in calls")
+        if getattr(f, "is_qd_kernel", False):
+            raise QdCallError(f"cannot call kernel {f.fn.__qualname__!r} from inside a kernel or func; "
+                              "make it a @qd.func")
+        if getattr(f, "is_qd_func", False):
+            return calls.call_func(self, f, node)
+        entry = builtin_calls.lookup(f)
+        if entry is not None and entry.raw:
+            entry.check_arity(node)
+            return entry.handler(self, f, node, None, None)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if entry is not None:
+            entry.check_arity(node)
+            r = entry.handler(self, f, node, args, kwargs)
+            if r is not builtin_calls.FALLBACK:
+                return r
+        if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
+            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
+            try:
+                a, kw = [a.value for a in args], {k: v.value for k, v in kwargs.items()}
+                r = f(*a, **kw)
+                captures.call(self.inst, fn, a, kw, r)
+                return self.wrap_static(r)
+            except QdError:
+                raise
+            except Exception as e:
+                raise QdTypeError(f"compile-time call of {getattr(f, '__qualname__', f)!r} failed: {e}") from None
+        raise QdTypeError(f"cannot call Python function {getattr(f, '__qualname__', f)!r} with runtime values "
+                          "inside a kernel; decorate it with @qd.func")
+
+    # -- typed helpers ---------------------------------------------------------------------
+
+    def describe(self, v) -> str:
+        if isinstance(v, LeafV):
+            return f"array {v.leaf.path!r}" if v.leaf.is_array else f"scalar {v.leaf.path!r}"
+        if isinstance(v, StructV):
+            return f"dataclass {v.cls.__qualname__} ({v.path!r})"
+        if isinstance(v, TupleV):
+            return "a tuple"
+        if isinstance(v, CT):
+            return f"compile-time value {v.value!r}"[:120]
+        if isinstance(v, ir.Expr):
+            return f"a {v.dtype} value" if v.dtype is not None else "a call that returns nothing"
+        if isinstance(v, RangeV):
+            return "a range"
+        return type(v).__name__
+
+    def const(self, value, node) -> ir.Const:
+        with self.at(node):
+            d, v = rules.literal(value, self.cfg.default_ip, self.cfg.default_fp)
+        return ir.Const(d, v)
+
+    def scalar(self, v, node) -> ir.Expr:
+        if isinstance(v, ir.Expr):
+            if v.dtype is None:
+                raise QdTypeError("this call returns nothing and cannot be used as a value", self.loc(node))
+            return v
+        if isinstance(v, CT):
+            return self.const(v.value, node)
+        if isinstance(v, ir.Var):
+            return ir.VarRead(v.dtype, v)
+        if isinstance(v, LeafV) and not v.leaf.is_array:
+            self.access(v.leaf.path, node, "read")
+            return ir.ParamRead(v.leaf.dtype, v.leaf.path)
+        raise QdTypeError(f"expected a scalar value, got {self.describe(v)}", self.loc(node))
+
+    def int_scalar(self, v, node) -> ir.Expr:
+        e = self.scalar(v, node)
+        if not (e.dtype.is_int or e.dtype.is_bool):
+            raise QdTypeError(f"range bounds must be integers, got {e.dtype}", self.loc(node))
+        return self.cast(e, self.cfg.default_ip) if e.dtype.is_bool else e
+
+    def truth(self, v, node) -> ir.Expr:
+        if isinstance(v, CT):
+            return ir.Const(_dt.u1, rules.ct_truth(v.value, self.loc(node)))
+        e = self.scalar(v, node)
+        if e.dtype.is_bool:
+            return e
+        return ir.BinOp(_dt.u1, "ne", e, ir.Const(e.dtype, 0))
+
+    def cast(self, e: ir.Expr, d: _dt.DType) -> ir.Expr:
+        if e.dtype == d:
+            return e
+        if isinstance(e, ir.Const):
+            return ir.Const(d, semantics.convert(e.value, d, e.dtype))
+        return ir.Cast(d, e)
+
+    def convert(self, value, dtype_v, node):
+        d = _dt.as_dtype(dtype_v.value) if isinstance(dtype_v, CT) else None
+        if d is None:
+            raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
+        if isinstance(value, CT):  # a typed constant, like qd.i64(3): no longer a weak literal
+            with self.at(node):
+                return CT(rules.cast_constant(value.value, d))
+        return self.cast(self.scalar(value, node), d)
+
+    def operand_types(self, a, b, node):
+        """Apply weak typing for compile-time literals, then promote."""
+        if isinstance(a, CT) and not isinstance(b, CT):
+            b = self.scalar(b, node)
+            a = self._weak(a, b.dtype, node)
+        elif isinstance(b, CT) and not isinstance(a, CT):
+            a = self.scalar(a, node)
+            b = self._weak(b, a.dtype, node)
+        else:
+            a = self.scalar(a, node)
+            b = self.scalar(b, node)
+        return a, b, _dt.promote(a.dtype, b.dtype)
+
+    def _weak(self, c: CT, other: _dt.DType, node) -> ir.Expr:
+        with self.at(node):
+            d, v = rules.weak_literal(c.value, other, self.cfg.default_ip, self.cfg.default_fp)
+        return ir.Const(d, v)
+
+    def binop(self, op: str, a, b, node):
+        if isinstance(a, CT) and isinstance(b, CT):
+            if (rules.is_typed(a.value) or rules.is_typed(b.value)) \
+                    and isinstance(a.value, _NUMERIC) and isinstance(b.value, _NUMERIC):
+                # typed constants fold by the run-time rules
+                return self.folded(self.binop(op, self.typed_const(a, node), self.typed_const(b, node), node))
+            with self.at(node):
+                return CT(rules.fold_literal(op, a.value, b.value))
+        for v in (a, b):
+            if isinstance(v, (LeafV, StructV, TupleV, RangeV)) and not (isinstance(v, LeafV) and not v.leaf.is_array):
+                raise QdTypeError(f"unsupported operand for `{op}`: {self.describe(v)}", self.loc(node))
+        if op == "pow" and isinstance(b, CT) and isinstance(b.value, int) and not isinstance(b.value, bool):
+            base = self.scalar(a, node)
+            if rules.expands_pow(base.dtype, b.value):
+                return self._ipow_const(base, b.value)
+        x, y, t = self.operand_types(a, b, node)
+        with self.at(node):
+            ir_op, t, result = rules.binary_types(op, t, self.cfg.default_ip, self.cfg.default_fp)
+        if ir_op == "pow":
+            return ir.Intrinsic(result, "pow", [self.cast(x, t), self.cast(y, t)])
+        return ir.BinOp(result, ir_op, self.cast(x, t), self.cast(y, t))
+
+    def typed_const(self, v, node):
+        """A typed compile-time value (`qd.i8(3)`, a numpy scalar) as an IR constant; other
+        values are left as they are, so a literal next to it stays weak."""
+        return self.const(v.value, node) if isinstance(v, CT) and rules.is_typed(v.value) else v
+
+    def folded(self, e):
+        """An expression over constants as the typed compile-time value it evaluates to."""
+        c = semantics.fold(e) if isinstance(e, ir.Expr) else None
+        return e if c is None else CT(semantics.to_numpy(c.value, c.dtype))
+
+    def _ipow_const(self, base: ir.Expr, n: int) -> ir.Expr:
+        if n == 0:
+            return ir.Const(base.dtype, 1)
+        if not isinstance(base, (ir.VarRead, ir.ParamRead, ir.Const)):
+            tmp = self.new_var(None, base.dtype)
+            self.emit(ir.Assign(None, tmp, base))
+            base = ir.VarRead(tmp.dtype, tmp)
+        result = None
+        power = base
+        while n:
+            if n & 1:
+                result = power if result is None else ir.BinOp(base.dtype, "mul", result, power)
+            n >>= 1
+            if n:
+                power = ir.BinOp(base.dtype, "mul", power, power)
+        return result
+
+    # -- qd.static ---------------------------------------------------------------------------
+
+    def static_call_arg(self, node):
+        """If `node` is `qd.static(x)`, return x's node."""
+        if not isinstance(node, ast.Call) or node.keywords or len(node.args) != 1:
+            return None
+        try:
+            fn = self.expr(node.func)
+        except QdCompileError:
+            return None
+        if isinstance(fn, CT) and fn.value is lang.static:
+            return node.args[0]
+        return None
+
+    def static_value(self, node):
+        return self.static_of(self.expr(node), node)
+
+    def static_of(self, v, node):
+        if isinstance(v, CT):
+            return v.value
+        if isinstance(v, (StructV, LeafV)) and not (isinstance(v, LeafV) and not v.leaf.is_array):
+            return v
+        if isinstance(v, TupleV) and not any(isinstance(x, ir.Expr) for x in v.items):
+            return tuple(x.value if isinstance(x, CT) else x for x in v.items)
+        raise QdStaticError("qd.static() needs a compile-time constant, but this expression depends on runtime "
+                            f"values ({self.describe(v)})", self.loc(node))
+
+
+def located(v, loc: SourceLoc | None):
+    """Give the arithmetic just built for one source operator (and the multiplications of an
+    expanded `x ** n`) that operator's location, so a debug overflow check can point at it."""
+    stack = [v]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.BinOp) and e.loc is None:
+            e.loc = loc
+            stack += [e.lhs, e.rhs]
+        elif isinstance(e, ir.Cast):
+            stack.append(e.operand)
+    return v
