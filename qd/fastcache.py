@@ -30,10 +30,11 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import abi
 from . import dtypes as _dt
 from . import fastcache_records as records
 from . import fastcache_trust as trust
-from .codegen.lower_llvm import ARG_HEADER, ArgSlot, KernelModule
+from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
 
@@ -257,7 +258,7 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)
     _need(re.fullmatch(f"qd_{re.escape(ident)}_[0-9a-f]{{12}}", name) is not None, "bad symbol name")
     _need(m["entry"] == f"{name}_run", "bad entry symbol")
-    slots, n, seen = [], ARG_HEADER, set()
+    slots, n, seen = [], abi.ARG_HEADER, set()  # each slot must be where abi.pack puts it
     for row in _list(m["slots"]):
         path, kind, dname, ndim, slot = _list(row)
         _need(path in leaves and path not in seen, f"{path!r} is not a leaf of the kernel")
@@ -266,8 +267,8 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
         dt = _dt.BY_NAME[_str(dname)]
         _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n,
               f"slot of {path!r} does not match the kernel's parameter")
-        slots.append(ArgSlot(path, kind, dt, ndim, slot))
-        n += 1 + (ndim if kind == "array" else 0)
+        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot))
+        n += abi.leaf_width(kind, ndim)
     _need(_int(m["n_slots"]) == n, "bad argument buffer size")
     returns = tuple(_dt.BY_NAME[_str(t)] for t in _list(m["returns"]))
     check_locs = []
@@ -277,7 +278,7 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
         else:
             f, line, col, end = _list(c)
             check_locs.append(SourceLoc(_str(f), _int(line), _int(col), None if end is None else _int(end)))
-    km = KernelModule(name, m["entry"], "", slots, n, returns, check_locs)
+    km = KernelModule(slots, n, returns, name, m["entry"], "", check_locs)
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

@@ -14,8 +14,10 @@ from analysis.plan import PruningPlan, all_used
 
 from . import config as _config
 from . import fastcache, fastcache_records, fastcache_trust, variants
+from .abi import KernelModule
+from .abi import layout as arg_layout
 from .codegen import jit
-from .codegen.lower_llvm import KernelModule, ModuleGen
+from .codegen.lower_llvm import ModuleGen
 from .errors import QdConfigError, QdError, QdInternalError, caller_loc
 from .frontend import ir
 from .frontend.lower import lower_kernel
@@ -116,7 +118,7 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
     written = written_leaves(inst, reg.insts)
     try:
-        km = ModuleGen(name, inst, reg.insts, plan.used, cfg.debug, noalias,
+        km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), cfg.debug, noalias,
                        PARALLEL_MIN if cfg.cpu_max_num_threads > 1 else 1 << 62).build(triple, layout)
         obj = jit.emit_object(jit.optimize(km.ir_text))
         code = jit.load_object(obj, km.entry)

@@ -13,47 +13,22 @@ Layout of what this stage produces (the task/argument-buffer ABI):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .. import dtypes as _dt
+from ..abi import FRAME_SLOT, STATUS_SLOT, ArgLayout, KernelModule, return_slot
 from ..errors import QdInternalError, SourceLoc
 from ..frontend import ir
 from . import checks, reductions
 from .llvm_text import Fn, const, ll, mem
-
-STATUS_SLOTS = 3  # error code, failing check site, failing index; return values follow
-ARG_HEADER = 2  # slot 0: status pointer, slot 1: frame pointer
-
-
-@dataclass
-class ArgSlot:
-    path: str
-    kind: str
-    dtype: _dt.DType
-    ndim: int
-    slot: int
-
-
-@dataclass
-class KernelModule:
-    """What the launcher needs to know about a compiled kernel."""
-
-    name: str
-    entry: str
-    ir_text: str
-    slots: list[ArgSlot]
-    n_slots: int
-    returns: tuple
-    check_locs: list[SourceLoc | None] = field(default_factory=list)
-
 
 INT_ATOMIC = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
 
 
 class ModuleGen:
     def __init__(self, name: str, kernel: ir.Inst, insts: dict[str, ir.Inst], used: dict[str, tuple[str, ...]],
-                 debug: bool, noalias: bool, parallel_min: int):
+                 layout: ArgLayout, debug: bool, noalias: bool, parallel_min: int):
         self.name = name
+        self.layout = layout
+        self.slots = layout.slots
         self.kernel = kernel
         self.insts = insts
         self.used = used
@@ -64,19 +39,11 @@ class ModuleGen:
         self.func_text: list[str] = []
         self.decls: set[str] = set()
         self.check_locs: list[SourceLoc | None] = []
-        self.leaf_by_path = {lf.path: lf for lf in kernel.params}
 
     # -- module -----------------------------------------------------------------------------
 
     def build(self, triple: str, datalayout: str) -> KernelModule:
         k = self.kernel
-        kept = [self.leaf_by_path[p] for p in self.used[k.id]]
-        slots = []
-        n = ARG_HEADER
-        for lf in kept:
-            slots.append(ArgSlot(lf.path, lf.kind, lf.dtype, lf.ndim, n))
-            n += 1 + (lf.ndim if lf.kind == "array" else 0)
-        self.slots = slots
         self.frame_index = {id(v): i for i, v in enumerate(k.frame_vars)}
         self.task_dims: dict[int, int] = {}  # task -> first hidden frame slot
         nslot = len(k.frame_vars)
@@ -90,7 +57,7 @@ class ModuleGen:
         head = [f'target triple = "{triple}"', f'target datalayout = "{datalayout}"', ""]
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
         text += "\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
-        return KernelModule(self.name, f"{self.name}_run", text, slots, n, k.returns, self.check_locs)
+        return KernelModule.of(self.layout, self.name, f"{self.name}_run", text, self.check_locs)
 
     def declare(self, text: str) -> None:
         self.decls.add(text)
@@ -102,7 +69,7 @@ class ModuleGen:
     # -- kernel entry and tasks ---------------------------------------------------------------
 
     def _kernel_prologue(self, fn: Fn) -> tuple[str, dict]:
-        p = fn.ins("getelementptr i64, ptr %args, i64 0")
+        p = fn.ins(f"getelementptr i64, ptr %args, i64 {STATUS_SLOT}")
         status = fn.ins(f"load ptr, ptr {p}, align 8")
         leaves = {}
         for s in self.slots:
@@ -111,7 +78,7 @@ class ModuleGen:
                 ptr = fn.ins(f"load ptr, ptr {p}, align 8")
                 shape = []
                 for d in range(s.ndim):
-                    q = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot + 1 + d}")
+                    q = fn.ins(f"getelementptr i64, ptr %args, i64 {s.extent_slot(d)}")
                     shape.append(fn.ins(f"load i64, ptr {q}, align 8"))
                 leaves[s.path] = (ptr, shape)
             else:
@@ -134,7 +101,7 @@ class ModuleGen:
         fn = Fn(f"define void @{self.name}_run(ptr %args) #1")
         status, leaves = self._kernel_prologue(fn)
         frame = fn.alloca(f"[{self.frame_size} x i64]")
-        p = fn.ins("getelementptr i64, ptr %args, i64 1")
+        p = fn.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
         fn.op(f"store ptr {frame}, ptr {p}, align 8")
         g = StmtGen(self, fn, status, leaves, k, "run", frame)
         checks.extent_guard(g, checks.shape_reads(k, self.insts))
@@ -173,7 +140,7 @@ class ModuleGen:
         # the task entry: unpack the argument buffer, call the body
         w = Fn(f"define internal void @{self.name}_task{t}(ptr %args, i64 %begin, i64 %end) #1")
         status, lv = self._kernel_prologue(w)
-        p = w.ins("getelementptr i64, ptr %args, i64 1")
+        p = w.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
         frame = w.ins(f"load ptr, ptr {p}, align 8")
         args = [f"ptr {status}", f"ptr {frame}", "i64 %begin", "i64 %end"]
         for s in self.slots:
@@ -410,7 +377,7 @@ class StmtGen:
                 vals = st.value.values if isinstance(st.value, ir.TupleReturn) else [st.value]
                 for i, e in enumerate(vals):
                     v = self.expr(e)
-                    p = fn.ins(f"getelementptr i64, ptr {self.status}, i64 {STATUS_SLOTS + i}")
+                    p = fn.ins(f"getelementptr i64, ptr {self.status}, i64 {return_slot(i)}")
                     if e.dtype.is_float:
                         if e.dtype.bits == 32:
                             v = fn.ins(f"fpext float {v} to double")

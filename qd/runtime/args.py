@@ -94,7 +94,7 @@ def scalar_arg(v, dtype: _dt.DType, path: str, kernel):
 
 def alias_checked(km, written: set[str]) -> bool:
     """Whether launches must check array arguments for overlap (two or more arrays, one written)."""
-    arrays = [s for s in km.slots if s.kind == "array"]
+    arrays = km.arrays
     return len(arrays) >= 2 and any(a.path in written for a in arrays)
 
 
@@ -114,11 +114,11 @@ def slow_launch(kernel, km, written: set[str], args: tuple, kwargs: dict, bufs: 
     spans = []
     for s in km.slots:
         v = _get_path(bound, s.path, kernel)
-        if s.kind == "array":
+        if s.is_array:
             p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, kernel, s.path in written)
             ibuf[s.slot] = p
             for d in range(s.ndim):
-                ibuf[s.slot + 1 + d] = shape[d]
+                ibuf[s.extent_slot(d)] = shape[d]
             spans.append((p, end))
         elif s.dtype.is_float:
             fbuf[s.slot] = scalar_arg(v, s.dtype, s.path, kernel)

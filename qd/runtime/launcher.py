@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..abi import ARG_HEADER, STATUS_SLOT, KernelModule, return_slot
 from ..codegen import jit
 from ..codegen.checks import check_error
-from ..codegen.lower_llvm import ARG_HEADER, STATUS_SLOTS, KernelModule
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
@@ -69,19 +69,19 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
         _check_module(kernel, km)
     except QdInternalError as e:
         raise QdInternalError(e.message, kernel.def_loc()) from None
-    n = max(km.n_slots, 2)
+    n = km.buffer_size
     buf = (ctypes.c_int64 * n)()
     fbuf = (ctypes.c_double * n).from_buffer(buf)
-    status = (ctypes.c_int64 * (STATUS_SLOTS + max(1, len(km.returns))))()
+    status = (ctypes.c_int64 * km.status_size)()
     fstatus = (ctypes.c_double * len(status)).from_buffer(status)
     ustatus = (ctypes.c_uint64 * len(status)).from_buffer(status)
-    buf[0] = ctypes.addressof(status)
+    buf[STATUS_SLOT] = ctypes.addressof(status)
     run = jit.ENTRY(addr)
     sig = kernel.signature
     nm = Namer(sig.parameters)
     plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
     lock = threading.Lock()
-    returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, STATUS_SLOTS + i, t.is_bool)
+    returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, return_slot(i), t.is_bool)
                for i, t in enumerate(km.returns)]
 
     def fail() -> None:
@@ -107,7 +107,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
     for s in km.slots:
         k = s.slot
         acc = _accessor(s.path, prefixes, body)
-        if s.kind == "array":
+        if s.is_array:
             nm.bind(f"dt{k}", s.dtype)
             nm.bind(f"np{k}", s.dtype.np)
             w = s.path in written
@@ -119,7 +119,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
                      "  else:",
                      f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}); @nd = False",
                      f"  @i[{k}] = @p{k}"]
-            body += [f"  @i[{k + 1 + d}] = @shp[{d}]" for d in range(s.ndim)]
+            body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
         elif s.dtype.is_float:
             body.append(f"  @f[{k}] = {acc}")
@@ -148,7 +148,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
               "  @run(@argp)", "  @k.last = @info", "  if @st[0]:", "    @fail()"]
     rets = []
     for i, t in enumerate(km.returns):
-        slot = STATUS_SLOTS + i
+        slot = return_slot(i)
         rets.append(f"@sf[{slot}]" if t.is_float else f"@bool(@st[{slot}])" if t.is_bool
                     else f"@st[{slot}]" if t.is_signed else f"@su[{slot}]")
     if len(rets) == 1:
@@ -195,7 +195,7 @@ def _check_module(kernel, km: KernelModule) -> None:
     """Everything of `km` that generated code spells out must be plain: identifiers for paths,
     non-negative ints inside the buffer for slots. `km` may come from a disk-cache entry."""
     what = f"launcher of kernel {kernel.fn.__qualname__}"
-    n = max(checked_int(km.n_slots, f"{what}: slot count"), 2)
+    n = max(checked_int(km.n_slots, f"{what}: slot count"), ARG_HEADER)
     for t in km.returns:
         if t not in ALL_DTYPES:
             raise QdInternalError(f"{what}: return type {t!r} is not a qd dtype")
@@ -203,7 +203,7 @@ def _check_module(kernel, km: KernelModule) -> None:
         checked_path(s.path, kernel.signature.parameters, what)
         if s.dtype not in ALL_DTYPES:
             raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")
-        nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.kind == "array" else 0
+        nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.is_array else 0
         slot = checked_int(s.slot, f"{what}: slot of {s.path!r}", ARG_HEADER)
         if slot + nd >= n:
             raise QdInternalError(f"{what}: slot {slot} of {s.path!r} lies outside the argument buffer")
