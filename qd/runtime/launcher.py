@@ -20,15 +20,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..abi import ARG_HEADER, STATUS_SLOT, KernelModule, return_slot
-from ..codegen import jit
 from ..codegen.checks import check_error
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
 from ..ndarray import Ndarray
+from ..targets.base import EntryPoint
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
-from .parallel import raise_interrupt
 
 if TYPE_CHECKING:
     from ..kernel import Kernel, LaunchInfo
@@ -61,10 +60,11 @@ def internal_names(template: str, prefix: str) -> str:
     return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
 
 
-def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str],
+def make_launcher(kernel: Kernel, km: KernelModule, entry: EntryPoint, written: set[str],
                   on_alias: Callable[..., object], info: LaunchInfo) -> Callable[..., object]:
-    """The launch function of one compiled variant: straight-line code for the fast case, and
-    the checked slow path (`slow_launch`) for anything the fast path does not take."""
+    """The launch function of one compiled variant, run through the target's `entry`:
+    straight-line code for the fast case, and the checked slow path (`slow_launch`) for
+    anything the fast path does not take."""
     try:
         _check_module(kernel, km)
     except QdInternalError as e:
@@ -76,7 +76,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
     fstatus = (ctypes.c_double * len(status)).from_buffer(status)
     ustatus = (ctypes.c_uint64 * len(status)).from_buffer(status)
     buf[STATUS_SLOT] = ctypes.addressof(status)
-    run = jit.ENTRY(addr)
+    run = entry.run
     sig = kernel.signature
     nm = Namer(sig.parameters)
     plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
@@ -85,7 +85,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
                for i, t in enumerate(km.returns)]
 
     def fail() -> None:
-        _raise_check(km, status)
+        _raise_check(km, status, entry.raise_pending)
 
     def slow(*args, **kwargs):
         return slow_launch(kernel, km, written, args, kwargs, (buf, fbuf), on_alias,
@@ -232,8 +232,8 @@ def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
         return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, kernel, writable)[0]
 
 
-def _raise_check(km: KernelModule, status) -> None:
-    raise_interrupt(status)  # a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
+def _raise_check(km: KernelModule, status, raise_pending: Callable[[object], None]) -> None:
+    raise_pending(status)  # e.g. a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
     kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
