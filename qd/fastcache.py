@@ -30,6 +30,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import analysis
+from analysis.rules_path import rule_files
+
 from . import abi
 from . import dtypes as _dt
 from . import fastcache_records as records
@@ -37,6 +40,8 @@ from . import fastcache_trust as trust
 from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
+from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
+from .frontend.source import get_source
 
 MAGIC = b"QDK1"
 FORMAT = 2
@@ -58,9 +63,6 @@ def _compiler_digest() -> str:
     """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
     an entry built by another revision of qd may lack a check or follow an older semantics, and
     the version number does not change with every edit."""
-    import analysis
-    from analysis.rules_path import rule_files
-
     h = hashlib.sha256()
     files = list(rule_files())
     for pkg in (Path(__file__).parent, Path(analysis.__file__).parent):
@@ -74,8 +76,6 @@ def _compiler_digest() -> str:
 def _leaves(specs) -> list:
     """Every runtime leaf of the kernel's parameters with its type: a dataclass edited in
     another file changes this even when no function source does."""
-    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
-
     out = []
 
     def walk(path, spec):
@@ -107,8 +107,6 @@ def unstable_part(kernel, spec_key) -> str | None:
 
 
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
-    from .frontend.source import get_source
-
     spec = []
     for part in spec_key:
         if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType):
@@ -233,8 +231,6 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
 def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[Entry, dict, list]:
     """Every header field checked against what this kernel can have: nothing of an entry's
     text reaches generated code unless it is one of the kernel's own leaf paths and types."""
-    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec
-
     _need(header.get("key") == dkey, "it was written for another key")
     open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
     leaves: dict[str, tuple] = {}

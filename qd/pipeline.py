@@ -6,6 +6,7 @@ explicit caches (instantiations, compiled variants) that `qd.init` resets.
 
 from __future__ import annotations
 
+import traceback
 import uuid
 from dataclasses import dataclass
 
@@ -21,10 +22,12 @@ from .errors import QdConfigError, QdError, QdInternalError, caller_loc
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .kernel import Kernel, LaunchInfo, _get_path
+from .runtime.args import get_path
+from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
 from .targets.base import Target
 from .targets.cpu import CpuTarget
+from .version import __version__
 
 
 @dataclass
@@ -83,7 +86,7 @@ def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
     return of(kernel)
 
 
-def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
+def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
     """The variant for `key`: from the disk cache when the kernel opted in and an intact, still
     valid entry exists; compiled otherwise (and then stored)."""
     cfg = _config.current()
@@ -92,8 +95,6 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     tgt.prepare()
     entry_path = dkey = None
     if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
-        from . import __version__
-
         dkey = fastcache.key(kernel, key, cfg, tgt.identity(), __version__)
         if dkey is None:
             _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
@@ -107,7 +108,9 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     inst = lower_kernel(reg, kernel, bound)
     insts = ir.reachable(inst, reg.insts)
     if cfg.prune:
-        from analysis.analyze import analyze  # loads the rules engine: only when something compiles
+        # Deliberately lazy: importing the analysis entry point loads the Datalog engine, which
+        # a process that only launches cached (memory or disk) variants never needs.
+        from analysis.analyze import analyze
         from analysis.datalog import EngineUnavailableError
 
         try:
@@ -193,7 +196,7 @@ def _ident(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in s)
 
 
-def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
+def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
     v = kernel.variants.get(key)
     if v is not None:
         return v, "memory"
@@ -206,8 +209,6 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
         except QdError:
             raise
         except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
-            import traceback
-
             err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
@@ -228,7 +229,7 @@ class Recorded:
     """A variant compiled (or loaded) while `qd-explain` runs a script: it keeps the variant, so
     its facts stay explainable after `qd.init` or eviction drops it from the kernel."""
 
-    kernel: Kernel
+    kernel: KernelView
     variant: Variant
 
 
@@ -241,11 +242,11 @@ def record_compiles() -> list[Recorded]:
     return _recorded["list"]
 
 
-def _static_values(kernel: Kernel, bound: dict) -> tuple[tuple[str, str], ...]:
+def _static_values(kernel: KernelView, bound: dict) -> tuple[tuple[str, str], ...]:
     out = []
     for path, kind, _spec in kernel.key_paths:
         if kind == "ct":
-            text = repr(_get_path(bound, path, kernel))
+            text = repr(get_path(bound, path, kernel.param_loc))
             out.append((path, text if len(text) <= 40 else text[:37] + "..."))
     return tuple(out)
 

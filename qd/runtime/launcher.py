@@ -15,7 +15,6 @@ import re
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,9 +27,7 @@ from ..ndarray import Ndarray
 from ..targets.base import EntryPoint
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
-
-if TYPE_CHECKING:
-    from ..kernel import Kernel, LaunchInfo
+from .kernel_view import KernelView, LaunchInfo
 
 
 def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
@@ -60,7 +57,7 @@ def internal_names(template: str, prefix: str) -> str:
     return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
 
 
-def make_launcher(kernel: Kernel, km: KernelModule, entry: EntryPoint, written: set[str],
+def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
                   on_alias: Callable[..., object], info: LaunchInfo) -> Callable[..., object]:
     """The launch function of one compiled variant, run through the target's `entry`:
     straight-line code for the fast case, and the checked slow path (`slow_launch`) for
@@ -81,6 +78,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, entry: EntryPoint, written: 
     nm = Namer(sig.parameters)
     plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
     lock = threading.Lock()
+    loc_of = kernel.param_loc  # where an argument error points
     returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, return_slot(i), t.is_bool)
                for i, t in enumerate(km.returns)]
 
@@ -88,13 +86,13 @@ def make_launcher(kernel: Kernel, km: KernelModule, entry: EntryPoint, written: 
         _raise_check(km, status, entry.raise_pending)
 
     def slow(*args, **kwargs):
-        return slow_launch(kernel, km, written, args, kwargs, (buf, fbuf), on_alias,
+        return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
                            lambda: _finish_run(run, buf, kernel, info, status, fail, returns))
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": Ndarray, "npa": np.ndarray,
-                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, kernel, w),
-                        "nptr": lambda v, path, w: _numpy_pointer(v, path, w, kernel),
+                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, loc_of, w),
+                        "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
                         "lock": lock}.items():
@@ -223,13 +221,13 @@ def _accessor(path: str, prefixes: dict[str, str], body: list[str]) -> str:
     return expr if len(parts) == 1 else f"{expr}.{parts[-1]}"
 
 
-def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
+def _numpy_pointer(v, path: str, writable: bool, loc_of) -> int:
     """Data pointer of a numpy array: `c_char.from_buffer` costs a quarter of `.ctypes.data` and
     also proves the buffer is C-contiguous and writable; anything else takes the checked path."""
     try:
         return ctypes.addressof(ctypes.c_char.from_buffer(v))
     except (TypeError, ValueError, BufferError):
-        return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, kernel, writable)[0]
+        return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, loc_of, writable)[0]
 
 
 def _raise_check(km: KernelModule, status, raise_pending: Callable[[object], None]) -> None:
