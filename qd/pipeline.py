@@ -1,7 +1,9 @@
-"""The compile pipeline: frontend → analysis (pruning plan) → codegen → launcher.
+"""The compile pipeline: frontend → analysis (pruning plan) → argument layout (`qd.abi`) →
+codegen (target-neutral) → the target's compile and load → launcher.
 
-Each stage hands plain data to the next; this module only sequences them and owns the
-explicit caches (instantiations, compiled variants) that `qd.init` resets.
+Each stage hands plain data to the next; this module only sequences them, picks the target
+(`target`) and owns the explicit caches (instantiations, compiled variants) that `qd.init`
+resets.
 """
 
 from __future__ import annotations
