@@ -214,7 +214,7 @@ class Kernel(_Decorated):
                     raise QdArgumentError(f"argument {path!r} is a compile-time parameter: {e}",
                                           self.param_loc(path)) from None
             else:
-                key.append(array_signature(v, spec, path, self.param_loc))
+                key.append(array_signature(v, spec, path, loc_of=self.param_loc))
         return tuple(key)
 
     def _slow_call(self, args, kwargs):

@@ -1407,7 +1407,7 @@ def _kernel_value(path, spec, v, leaves, kernel):
         leaves.append(leaf)
         return LeafV(leaf), ("s", spec.dtype.name)
     if isinstance(spec, ArraySpec):
-        dt, nd = array_signature(v, spec, path, kernel.param_loc)
+        dt, nd = array_signature(v, spec, path, loc_of=kernel.param_loc)
         leaf = ir.Leaf(path, "array", dt, nd, kernel.param_loc(path))
         leaves.append(leaf)
         return LeafV(leaf), ("a", dt.name, nd)

@@ -31,7 +31,7 @@ def get_path(bound: dict, path: str, loc_of: LocOf):
     return v
 
 
-def array_signature(v, spec, path: str, loc_of: LocOf) -> tuple[_dt.DType, int]:
+def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple[_dt.DType, int]:
     """(dtype, ndim) of an array argument, checked against the parameter's annotation."""
     if isinstance(v, Ndarray):
         dt, nd = v.dtype, v.ndim
