@@ -1,23 +1,22 @@
-"""The analysis stage: export facts, run the Datalog rules, build the pruning plan.
+"""The analysis stage: run the Datalog rules on exported facts, build the pruning plan.
 
 Compiles run the *decision* rules only (liveness, used sets, kept/pruned). The provenance
 rules read the same facts and are evaluated when an explanation is asked for, so a compile
-never pays for explanations nobody reads.
+never pays for explanations nobody reads. The input is plain rows (the frontend exports them
+from its IR), so this package imports nothing from qd.
 """
 
 from __future__ import annotations
 
 import gc
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 
-from qd.frontend import ir
-
-from . import facts as _facts
 from . import plan as _plan
-from .datalog import get_engine, load_program, rule_files
+from .datalog import EngineUnavailableError, get_engine, load_program
+from .rules_path import DECISION_FILES, rule_files
 
-DECISION_FILES = ("schema.dl", "liveness.dl", "used.dl", "prune.dl")
+__all__ = ["EngineUnavailableError", "analyze_many", "explain_relations", "program"]
 
 
 def program(explain: bool = False):
@@ -28,42 +27,36 @@ def program(explain: bool = False):
     return load_program(files)
 
 
-def analyze_many(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst],
+def analyze_many(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], facts: Mapping[str, list],
                  analysed: MutableMapping[str, tuple[str, ...]], engine=None,
                  explain: bool = False) -> dict[str, _plan.PruningPlan]:
-    """Plans for several kernel specialisations from one engine run. `insts` holds every
-    instantiation they reach; `analysed` maps instantiation ids to used sets from earlier runs
+    """Plans for several kernel specialisations from one engine run over `facts`. `params`
+    maps every instantiation they reach to its leaves in signature order; `analysed` maps
+    instantiation ids to used sets from earlier runs (the facts carry them as `Inst_CachedUsed`)
     and is extended with the new ones."""
     gc_was_on = gc.isenabled()
     gc.disable()  # the stage allocates ~10^5 short-lived tuples and no cycles
     try:
-        t0 = time.perf_counter()
-        f = _facts.export(kernels, insts, analysed, decision_only=not explain)
         t1 = time.perf_counter()
-        out = (engine or get_engine()).run(program(explain), f)
+        out = (engine or get_engine()).run(program(explain), facts)
         t2 = time.perf_counter()
-        plans = _plan.build(kernels, insts, out, analysed)
-        for inst in insts:
-            if inst.id not in analysed and not inst.is_kernel:
-                analysed[inst.id] = plans[kernels[0].id].used[inst.id]
+        plans = _plan.build(kernels, params, out, analysed)
+        kernel_set = set(kernels)
+        for i in params:
+            if i not in analysed and i not in kernel_set:
+                analysed[i] = plans[kernels[0]].used[i]
         t3 = time.perf_counter()
     finally:
         if gc_was_on:
             gc.enable()
-    timings = {"export": t1 - t0, "engine": t2 - t1, "plan": t3 - t2}
+    timings = {"engine": t2 - t1, "plan": t3 - t2}
     for p in plans.values():
         p.relations = out
-        p.facts = f
+        p.facts = dict(facts)
         p.timings = timings
     return plans
 
 
-def analyze(kernel: ir.Inst, insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
-            engine=None) -> _plan.PruningPlan:
-    """The plan for one kernel specialisation (what a compile needs)."""
-    return analyze_many([kernel], insts, analysed, engine)[kernel.id]
-
-
-def explain_relations(facts: dict[str, list], engine=None) -> dict[str, set]:
+def explain_relations(facts: Mapping[str, list], engine=None) -> dict[str, set]:
     """Every derived relation, provenance included, for facts stored by an earlier analysis."""
     return (engine or get_engine()).run(program(explain=True), facts)

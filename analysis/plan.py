@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-from qd.frontend import ir
 
 
 @dataclass
@@ -23,39 +21,43 @@ class PruningPlan:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def all_used(kernel: ir.Inst, insts: Iterable[ir.Inst]) -> PruningPlan:
-    """The plan with pruning off: every instantiation takes every leaf."""
-    used = {i.id: tuple(lf.path for lf in i.params) for i in insts}
-    return PruningPlan(kernel.id, used, used[kernel.id], ())
+def all_used(kernel: str, params: Mapping[str, tuple[str, ...]]) -> PruningPlan:
+    """The plan with pruning off: every instantiation takes every leaf. `params` maps each
+    instantiation to its leaf parameters in signature order."""
+    used = dict(params)
+    return PruningPlan(kernel, used, used[kernel], ())
 
 
-def build(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst], out: Mapping[str, set],
+def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Mapping[str, set],
           cached: Mapping[str, tuple[str, ...]]) -> dict[str, PruningPlan]:
-    """One plan per kernel; the used sets of instantiations are shared between them."""
+    """One plan per kernel; the used sets of instantiations are shared between them. `params`
+    maps every reachable instantiation to its leaves in signature order (the order a used set
+    and a kept tuple are listed in)."""
     by_inst: dict[str, set[str]] = {}
-    for i, p in out["Used"]:
+    for i, p in out["Param_Used"]:
         s = by_inst.get(i)
         if s is None:
             s = by_inst[i] = set()
         s.add(p)
+    kernel_set = set(kernels)
     used: dict[str, tuple[str, ...]] = {}
-    for inst in insts:
-        if not inst.is_kernel and inst.id in cached:
-            used[inst.id] = cached[inst.id]
+    for i, leaves in params.items():
+        if i not in kernel_set and i in cached:
+            used[i] = cached[i]
             continue
-        s = by_inst.get(inst.id)
-        used[inst.id] = tuple(lf.path for lf in inst.params if lf.path in s) if s else ()
+        s = by_inst.get(i)
+        used[i] = tuple(p for p in leaves if p in s) if s else ()
     kept_by: dict[str, set[str]] = {}
-    for k, p in out["Kept"]:
+    for k, p in out["Param_Kept"]:
         kept_by.setdefault(k, set()).add(p)
     pruned_by: dict[str, set[str]] = {}
-    for k, p in out["Pruned"]:
+    for k, p in out["Param_Pruned"]:
         pruned_by.setdefault(k, set()).add(p)
     plans = {}
     for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple
-        ks, ps = kept_by.get(k.id, set()), pruned_by.get(k.id, set())
-        kept = tuple(lf.path for lf in k.params if lf.path in ks)
-        pruned = tuple(lf.path for lf in k.params if lf.path in ps)
-        used[k.id] = kept
-        plans[k.id] = PruningPlan(k.id, used, kept, pruned)
+        ks, ps = kept_by.get(k, set()), pruned_by.get(k, set())
+        kept = tuple(p for p in params[k] if p in ks)
+        pruned = tuple(p for p in params[k] if p in ps)
+        used[k] = kept
+        plans[k] = PruningPlan(k, used, kept, pruned)
     return plans

@@ -1,4 +1,5 @@
-"""Locating the analysis rules, whether qd runs from a source checkout or an installed wheel.
+"""The rule-file manifest (which files, in which order, which of them a compile needs) and
+locating them, whether qd runs from a source checkout or an installed wheel.
 
 The rules live in the top-level ``rules/`` directory of the repository; packaging maps that
 directory to the package ``analysis.rules``, so an installed copy is found through
@@ -14,6 +15,8 @@ from pathlib import Path
 # Load order matters only for readability (the files form one program): the schema first,
 # then each concern in the order its relations are consumed.
 RULE_FILES = ("schema.dl", "liveness.dl", "used.dl", "prune.dl", "provenance.dl")
+# What a compile evaluates: everything but the explanation relations of provenance.dl.
+DECISION_FILES = RULE_FILES[:4]
 
 
 def rules_dir() -> Path:

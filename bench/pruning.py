@@ -7,16 +7,16 @@ instantiations, several instantiations of the same function -- and built as the 
 typed IR (`qd.frontend.ir.Inst`), the way the frontend builds it.  The compiler's own analysis
 stages are then timed on it (best of N):
 
-* fact export: `analysis.facts.export` over all kernels at once;
+* fact export: `qd.frontend.facts.export` over all kernels at once;
 * engine: the embedded Datalog engine on the decision rules (what a compile runs) and on the
   decision rules plus provenance.dl (what an explanation runs), next to a hand-written Python
   worklist computing Dead/Live/Used/Kept/Pruned on the same facts, and to Soufflé when a
   `souffle` binary is on PATH; all of them must agree;
 * plan: `analysis.plan.build`;
-* whole analysis: `analysis.analyze.analyze_many` over all kernels, end to end.
+* whole analysis: `qd.pruning.plans` (export, engine, plan) over all kernels, end to end.
 
 The incremental mode compiles the kernels one after another in one process, as qd.pipeline
-does: one `analyze_many([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
+does: one `qd.pruning.plans([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
 `analysed` dict.  It checks that no func instantiation is exported in full twice and that the
 final used sets equal those of the whole-program run.
 
@@ -44,11 +44,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis import analyze as _analyze  # noqa: E402
-from analysis import facts as _facts  # noqa: E402
 from analysis import plan as _plan  # noqa: E402
 from analysis.datalog import get_engine  # noqa: E402
+from qd import pruning as _pruning  # noqa: E402
 from qd.dtypes import f32, i32  # noqa: E402
 from qd.errors import SourceLoc  # noqa: E402
+from qd.frontend import facts as _facts  # noqa: E402
 from qd.frontend import ir  # noqa: E402
 
 Facts = Mapping[str, Iterable[tuple[Any, ...]]]
@@ -348,7 +349,7 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     for i, b, parent in blocks:
         children[(i, parent)].append(b)
     dead: set[tuple[str, str]] = set()
-    stack = [(i, b) for i, b, taken in facts.get("StaticArm", ()) if not taken]
+    stack = [(i, b) for i, b, taken in facts.get("StaticArm_Taken", ()) if not taken]
     while stack:
         ib = stack.pop()
         if ib not in dead:
@@ -358,13 +359,13 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     live = {(i, b) for i, b, _ in blocks} - dead
 
     used = {(i, p) for i, p, b, _, _ in facts.get("Access", ()) if (i, b) in live}
-    used.update(facts.get("Used_Cached", ()))
+    used.update(facts.get("Inst_CachedUsed", ()))
     callers: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
     for s, i, j, b in facts.get("Call", ()):
         if (i, b) in live:
             callers[j].append((s, i))
     bind: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
-    for s, a, q in facts.get("Bind", ()):
+    for s, a, q in facts.get("Call_Bind", ()):
         bind[(s, q)].append(a)
     work = list(used)
     pop, push, add = work.pop, work.append, used.add
@@ -379,10 +380,10 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     kernels = {k for (k,) in facts.get("Kernel", ())}
     kept: set[tuple[str, str]] = set()
     pruned: set[tuple[str, str]] = set()
-    for i, p, _ in facts.get("Param", ()):
+    for i, p, _ in facts.get("Inst_Param", ()):
         if i in kernels:
             (kept if (i, p) in used else pruned).add((i, p))
-    return {"Dead": dead, "Live": live, "Used": used, "Kept": kept, "Pruned": pruned}
+    return {"Block_Dead": dead, "Block_Live": live, "Param_Used": used, "Param_Kept": kept, "Param_Pruned": pruned}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -475,7 +476,7 @@ def run_scale(scale: float, repeat: int, souffle: bool) -> dict[str, Any]:
     phases["engine_explain_s"], out_explain = best_of(repeat, lambda: embedded.run(explain, facts))
     phases["worklist_s"], wl_out = best_of(repeat, lambda: worklist_analysis(facts), gc_off=True)
     phases["worklist_with_gc_s"], _ = best_of(1, lambda: worklist_analysis(facts))  # for reference
-    for rel in ("Used", "Kept", "Pruned", "Dead", "Live"):
+    for rel in ("Param_Used", "Param_Kept", "Param_Pruned", "Block_Dead", "Block_Live"):
         if out[rel] != wl_out[rel] or out_explain[rel] != wl_out[rel]:
             raise SystemExit(f"embedded engine and worklist disagree on {rel} at {scale}x")
     if souffle:
@@ -483,15 +484,16 @@ def run_scale(scale: float, repeat: int, souffle: bool) -> dict[str, Any]:
         phases["souffle_s"], sf_out = best_of(max(1, min(repeat, 3)), lambda: sf.run(decision, facts))
         if any(sf_out[r] != out[r] for r in decision.outputs):
             raise SystemExit(f"souffle and embedded engine disagree at {scale}x")
-    phases["plan_s"], plans = best_of(repeat, lambda: _plan.build(kernels, insts, out, {}))
+    kernel_ids = [k.id for k in kernels]
+    phases["plan_s"], plans = best_of(repeat, lambda: _plan.build(kernel_ids, _facts.signatures(insts), out, {}))
     ref = decisions(plans)
     del plans  # one copy of the used sets per kernel: large at 10x
-    if not agree(_plan.build(kernels, insts, wl_out, {}), ref):
+    if not agree(_plan.build(kernel_ids, _facts.signatures(insts), wl_out, {}), ref):
         raise SystemExit(f"plans from the engine and from the worklist differ at {scale}x")
 
-    phases["whole_s"], whole_plans = best_of(repeat, lambda: _analyze.analyze_many(kernels, insts, {}))
+    phases["whole_s"], whole_plans = best_of(repeat, lambda: _pruning.plans(kernels, insts, {}))
     if not agree(whole_plans, ref):
-        raise SystemExit(f"analyze_many and the separately timed phases disagree at {scale}x")
+        raise SystemExit(f"qd.pruning.plans and the separately timed phases disagree at {scale}x")
     whole_timings = next(iter(whole_plans.values())).timings
     del whole_plans
     return {
@@ -521,7 +523,7 @@ def run_incremental(prog: ProgramIR, whole: Decisions) -> dict[str, Any]:
         t0 = time.perf_counter()
         reach = ir.reachable(k, prog.insts)
         t1 = time.perf_counter()
-        plan = _analyze.analyze_many([k], reach, analysed)[k.id]
+        plan = _pruning.plans([k], reach, analysed)[k.id]
         t2 = time.perf_counter()
         reach_s += t1 - t0
         wall_s += t2 - t1
@@ -577,7 +579,7 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
     sc = f"{r['scale']:g}x"
     rows = [
         ("IR build", ph["ir_build_s"], "bench setup, once (not part of the analysis)"),
-        ("fact export", ph["export_s"], f"analysis.facts.export, {st['kernels']} kernels at once, "
+        ("fact export", ph["export_s"], f"qd.frontend.facts.export, {st['kernels']} kernels at once, "
                                         f"{c['total']} rows"),
         ("engine", ph["engine_s"], f"decision rules; {r['engine_over_worklist']:.2f}x worklist"),
         ("engine+explain", ph["engine_explain_s"], f"+ provenance.dl; {r['explain_engine_over_worklist']:.2f}x "
@@ -588,7 +590,7 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
         rows.append(("souffle", ph["souffle_s"], "decision rules, souffle interpreter"))
     rows += [
         ("plan", ph["plan_s"], "analysis.plan.build"),
-        ("whole analysis", ph["whole_s"], f"analyze_many: export {wt['export'] * 1000:.1f} + engine "
+        ("whole analysis", ph["whole_s"], f"qd.pruning.plans: export {wt['export'] * 1000:.1f} + engine "
                                           f"{wt['engine'] * 1000:.1f} + plan {wt['plan'] * 1000:.1f}"),
     ]
     for name, s, note in rows:
@@ -597,8 +599,8 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
         print(f"{sc:>5} {'souffle':<15}{'-':>9}  skipped: no souffle binary on PATH")
     print(
         f"      {st['kernels']} kernels, {st['func_instantiations']} func instantiations, "
-        f"{st['source_call_sites']} source call sites, {c['Call']} Call rows, {c['Bind']} Bind rows "
-        f"({st['bind_rows_if_sites_were_source_level']} if site ids were source-level), {c['Param']} Param rows"
+        f"{st['source_call_sites']} source call sites, {c['Call']} Call rows, {c['Call_Bind']} Bind rows "
+        f"({st['bind_rows_if_sites_were_source_level']} if site ids were source-level), {c['Inst_Param']} Param rows"
     )
 
 
@@ -674,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         _print_scale(r, souffle)
     for r in results["incremental"]:
         print(
-            f"incremental {r['scale']:g}x: {r['kernels']} analyze_many calls, one kernel each, "
+            f"incremental {r['scale']:g}x: {r['kernels']} qd.pruning.plans calls, one kernel each, "
             f"{r['func_instantiations_exported']} func instantiations each exported in full once; "
             f"total {r['analyze_s'] * 1000:.1f} ms (export {r['export_s'] * 1000:.1f}, engine "
             f"{r['engine_s'] * 1000:.1f}, plan {r['plan_s'] * 1000:.1f}; slowest call "

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import QdTypeError, caller_loc, show
+
 
 @dataclass(frozen=True)
 class DType:
@@ -48,8 +50,6 @@ class DType:
         try:
             return self.np.type(value)
         except (OverflowError, TypeError, ValueError) as e:
-            from .errors import QdTypeError, caller_loc, show
-
             raise QdTypeError(f"{self!r}({show(value)}): {e}", caller_loc()) from None
 
 

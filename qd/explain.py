@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 
-from .errors import QdArgumentError, QdConfigError, QdError, caller_loc
+from analysis.explain import Explainer, record_text, to_dot
+
+from . import pruning
+from .errors import QdArgumentError, QdError, caller_loc
 from .kernel import Kernel
 
 
@@ -25,8 +28,6 @@ class Explanation(str):
         return copy.deepcopy(self._record)
 
     def to_dot(self) -> str:
-        from analysis.explain import to_dot
-
         return to_dot([self._record])
 
 
@@ -36,10 +37,6 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
     Explains the variant of the kernel's last launch; the provenance rules run now, over the
     facts of every instantiation the kernel reaches.
     """
-    from analysis.analyze import explain_relations  # analysis imports qd.frontend: load it late
-    from analysis.datalog import EngineUnavailableError
-    from analysis.explain import Explainer
-
     if not isinstance(kernel, Kernel):
         raise QdArgumentError(f"qd.explain expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
     info = kernel.last
@@ -51,17 +48,11 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
         raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)",
                       caller_loc())
     facts, files = variant.explain_facts()
-    try:
-        ex = Explainer(explain_relations(facts), files)
-    except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
-        raise QdConfigError(str(e), caller_loc()) from None
+    ex = Explainer(pruning.explain_relations(facts), facts)
     k = variant.inst_id
-    params = [p for _k, p, _slot in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
-    if path is not None:
-        if path not in params:
-            raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
-                          + ", ".join(params), caller_loc())
-    record = ex.kernel_record(kernel.fn.__qualname__, k, dict(variant.static), params, path)
-    if path is not None:
-        return Explanation(ex.explain(k, path), record)
-    return Explanation("\n".join(ex.explain(k, p) for p in params), record)
+    params = ex.params.get(k, [])
+    if path is not None and path not in params:
+        raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
+                      + ", ".join(params), caller_loc())
+    record = ex.kernel_record(kernel.fn.__qualname__, k, path)
+    return Explanation(record_text(record), record)

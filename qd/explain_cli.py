@@ -5,8 +5,8 @@ and `__main__`), recording every kernel specialisation it compiles, then explain
 works for any program, cache or not. Cache mode reads the facts every
 `@qd.kernel(fastcache=True)` entry stores, without importing or recompiling the program.
 
-    qd-explain SCRIPT.py [--kernel NAME] [--param PATH] [-- SCRIPT ARGS...]
-    qd-explain [--cache-dir DIR] KERNEL [PATH]
+    qd-explain SCRIPT.py [--kernel NAME] [--param PATH] [--json | --dot] [-- SCRIPT ARGS...]
+    qd-explain [--cache-dir DIR] KERNEL [PATH] [--json | --dot]
 """
 
 from __future__ import annotations
@@ -15,13 +15,19 @@ import argparse
 import difflib
 import json
 import os
+import re
 import runpy
+import shutil
 import sys
+import textwrap
 import traceback
 from pathlib import Path
 
+from analysis.explain import Explainer, param_text, summary, title, to_dot
+
 from . import config as _config
-from . import fastcache, fastcache_trust
+from . import fastcache, fastcache_trust, pipeline, pruning
+from .errors import QdConfigError
 
 
 def _entries(cache: Path, kernel: str):
@@ -59,16 +65,12 @@ def run_script(argv: list[str]) -> int:
     ap.add_argument("script")
     ap.add_argument("--kernel", help="only this kernel (qualified or plain name)")
     ap.add_argument("--param", help="only this leaf parameter, e.g. s.vel")
-    fmt = ap.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
-    fmt.add_argument("--dot", action="store_true", help="print the derivation graph for Graphviz's dot")
+    _formats(ap)
     rest = []
     if "--" in argv:
         i = argv.index("--")
         argv, rest = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
-    from . import pipeline
-
     recorded = pipeline.record_compiles()
     script = os.path.abspath(args.script)
     failure = None
@@ -89,7 +91,7 @@ def run_script(argv: list[str]) -> int:
         sys.argv = saved_argv
         if sys.path and sys.path[0] == os.path.dirname(script) and saved_path0 != sys.path[0]:
             sys.path.pop(0)
-    code = _explain_recorded(recorded, args.kernel, args.param, "json" if args.json else "dot" if args.dot else "text")
+    code = _explain_recorded(recorded, args.kernel, args.param, _format(args))
     if failure is not None:
         print(f"qd-explain: {args.script} raised after compiling {len(recorded)} kernel specialisation(s):",
               file=sys.stderr)
@@ -99,11 +101,6 @@ def run_script(argv: list[str]) -> int:
 
 
 def _explain_recorded(recorded, kernel: str | None, param: str | None, fmt: str = "text") -> int:
-    from analysis.analyze import explain_relations
-    from analysis.datalog import EngineUnavailableError
-    from analysis.explain import Explainer, to_dot
-
-    as_json = fmt != "text"
     names = sorted({r.kernel.fn.__qualname__ for r in recorded})
     chosen = [r for r in recorded if kernel is None or kernel in (r.kernel.fn.__qualname__, r.kernel.fn.__name__)]
     if kernel is not None and not chosen:
@@ -111,35 +108,71 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None, fmt: str 
         return 1
     if not recorded:
         print("qd-explain: the script compiled no kernel", file=sys.stderr)
-    missing_param = param is not None
+    found = [(r.kernel.fn.__qualname__, r.variant.inst_id, *r.variant.explain_facts()) for r in chosen]
+    return _explain(found, param, fmt)
+
+
+def _explain(found, param: str | None, fmt: str, where=None) -> int:
+    """Explain kernel specialisations given as (kernel name, instantiation id, facts, files) in
+    the chosen format; `where(n)` says where the n-th came from (a cache entry), for the text.
+    Returns the exit code: 1 when --param names a leaf none of them has, 2 when the rules
+    engine cannot run."""
     doc: list[dict] = []
-    for r in chosen:
-        facts, files = r.variant.explain_facts()
+    text: list[str] = []
+    missing_param = param is not None
+    for n, (name, inst, facts, _files) in enumerate(found):
         try:
-            ex = Explainer(explain_relations(facts), files)
-        except EngineUnavailableError as e:
-            print(f"qd-explain: {e}", file=sys.stderr)
+            ex = Explainer(pruning.explain_relations(facts), facts)
+        except QdConfigError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
+            print(f"qd-explain: {e.message}", file=sys.stderr)
             return 2
-        k = r.variant.inst_id
-        params = [q for _k, q, _s in sorted((x for x in facts["Param"] if x[0] == k), key=lambda x: x[2])]
-        spec = ", ".join(f"{p}={v}" for p, v in r.variant.static)
-        title = f"{r.kernel.fn.__qualname__}[{spec}]" if spec else r.kernel.fn.__qualname__
+        params = ex.params.get(inst, [])
         if param is not None and param not in params:
-            print(f"{param!r} is not a runtime parameter of {title}{_closest(param, params)}",
-                  file=sys.stderr if as_json else sys.stdout)
+            head = title({"kernel": name, "specialization": dict(ex.templates.get(inst, ()))})
+            print(f"{param!r} is not a runtime parameter of {head}{_closest(param, params)}",
+                  file=sys.stderr if fmt != "text" else sys.stdout)
             continue
         missing_param = False
-        if as_json:
-            doc.append(ex.kernel_record(r.kernel.fn.__qualname__, k, dict(r.variant.static), params, param))
-            continue
-        print(f"== {title}: kept {len(r.variant.kept)} of {len(params)} leaves")
-        for q in [param] if param else params:
-            print(ex.explain(k, q))
+        rec = ex.kernel_record(name, inst, param)
+        doc.append(rec)
+        whole = ex.kernel_record(name, inst) if param else rec
+        text.append(summary(whole) + (f" (cache entry {where(n)})" if where else ""))
+        text.extend(param_text(prm, title(rec)) for prm in rec["params"])
     if fmt == "json":
         print(json.dumps({"kernels": doc}, indent=2))
     elif fmt == "dot":
         print(to_dot(doc), end="")
-    return 1 if missing_param and chosen else 0
+    elif text:
+        print(render("\n".join(text), sys.stdout))
+    return 1 if missing_param and found else 0
+
+
+_STYLE = {"head": "\033[1m", "kept": "\033[32m", "pruned": "\033[31m", "loc": "\033[36m", "end": "\033[0m"}
+_LOC = re.compile(r"(?<![\w/.-])(/?[\w./-]+\.py:\d+:\d+)")
+
+
+def render(text: str, stream) -> str:
+    """Text for a reader: wrapped to the terminal's width (when `stream` is a terminal or
+    COLUMNS is set; a pipe gets whole lines, for grep), coloured only on a terminal and only
+    without NO_COLOR (https://no-color.org). Wrapped lines keep their indentation, plus four."""
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    width = shutil.get_terminal_size((0, 0)).columns if tty or os.environ.get("COLUMNS") else 0
+    lines = []
+    for line in text.splitlines():
+        if width <= 8 or len(line) <= width:
+            lines.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        lines.extend(textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=indent + "    ",
+                                   break_on_hyphens=False) or [line])
+    out = "\n".join(lines)
+    if not tty or os.environ.get("NO_COLOR"):
+        return out
+    s = _STYLE
+    out = re.sub(r"(?m)^(== .*)$", lambda m: s["head"] + m.group(1) + s["end"], out)
+    out = re.sub(r"(?m)^(\S+ is )(kept|pruned)", lambda m: m.group(1) + s[m.group(2)] + m.group(2) + s["end"], out)
+    return _LOC.sub(lambda m: s["loc"] + m.group(1) + s["end"], out)
 
 
 def explain_cache(argv: list[str]) -> int:
@@ -148,46 +181,28 @@ def explain_cache(argv: list[str]) -> int:
     ap.add_argument("kernel", help="kernel name (qualified or plain) or instantiation id")
     ap.add_argument("path", nargs="?", help="a leaf parameter such as md.mid.pos (default: all)")
     ap.add_argument("--cache-dir", help="the offline_cache_file_path the program used (default: ~/.cache/qd)")
-    ap.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
+    _formats(ap)
     args = ap.parse_args(argv)
-    doc: list[dict] = []
-    cfg = _config.Config(offline_cache_file_path=args.cache_dir)
-    cache = fastcache.cache_dir(cfg)
-    from analysis.analyze import explain_relations
-    from analysis.datalog import EngineUnavailableError
-    from analysis.explain import Explainer
-
-    found = False
-    for p, header in _entries(cache, args.kernel):
-        found = True
-        facts = {k: [tuple(r) for r in v] for k, v in header["facts"].items()}
-        try:
-            ex = Explainer(explain_relations(facts), header["files"])
-        except EngineUnavailableError as e:
-            print(f"qd-explain: {e}", file=sys.stderr)
-            return 2
-        k = header["inst_id"]
-        params = [q for _k, q, _s in sorted((r for r in facts["Param"] if r[0] == k), key=lambda r: r[2])]
-        if args.path is not None and args.path not in params:
-            near = difflib.get_close_matches(args.path, params, n=3, cutoff=0.5)
-            print(f"== {k} (cache entry {p.name})\n{args.path!r} is not a runtime parameter; its leaves are: "
-                  f"{', '.join(params)}" + (f" (closest: {', '.join(near)})" if near else ""),
-                  file=sys.stderr if args.json else sys.stdout)
-            continue
-        if args.json:
-            doc.append(ex.kernel_record(header["kernel"], k, {}, params, args.path))
-            continue
-        print(f"== {k} (cache entry {p.name})")
-        for q in [args.path] if args.path else params:
-            print(ex.explain(k, q))
-    if args.json and found:
-        print(json.dumps({"kernels": doc}, indent=2))
-    if not found:
+    cache = fastcache.cache_dir(_config.Config(offline_cache_file_path=args.cache_dir))
+    entries = list(_entries(cache, args.kernel))
+    if not entries:
         print(f"qd-explain: no cache entry for kernel {args.kernel!r} in {cache}; only kernels declared "
               "@qd.kernel(fastcache=True) are stored. `qd-explain SCRIPT.py` runs a program and explains "
               "every kernel it compiles", file=sys.stderr)
         return 1
-    return 0
+    found = [(h["kernel"], h["inst_id"], {k: [tuple(r) for r in v] for k, v in h["facts"].items()}, h["files"])
+             for _p, h in entries]
+    return _explain(found, args.path, _format(args), where=lambda n: entries[n][0].name)
+
+
+def _formats(ap: argparse.ArgumentParser) -> None:
+    fmt = ap.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the explanations as JSON (qd/explain_schema.json)")
+    fmt.add_argument("--dot", action="store_true", help="print the derivation graph for Graphviz's dot")
+
+
+def _format(args) -> str:
+    return "json" if args.json else "dot" if args.dot else "text"
 
 
 if __name__ == "__main__":

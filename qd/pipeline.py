@@ -12,19 +12,17 @@ import traceback
 import uuid
 from dataclasses import dataclass
 
-from analysis.facts import export
-from analysis.plan import PruningPlan, all_used
+from analysis.plan import PruningPlan
 
 from . import config as _config
-from . import fastcache, fastcache_records, fastcache_trust, variants
+from . import fastcache, fastcache_records, fastcache_trust, pruning, variants
 from .abi import KernelModule
 from .abi import layout as arg_layout
 from .codegen.lower_llvm import ModuleGen
-from .errors import QdConfigError, QdError, QdInternalError, caller_loc
+from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .runtime.args import get_path
 from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
 from .targets.base import Target
@@ -43,15 +41,13 @@ class Variant:
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
     stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
-    static: tuple[tuple[str, str], ...] = ()  # (path, repr of the value) of each compile-time argument
     code: object | None = None  # its machine code (the target's), loaded while this variant or its launcher lives
 
     def explain_facts(self) -> tuple[dict, dict]:
         """Facts of every reachable instantiation (no cached used sets) and their source files."""
         if self.stored is not None:
             return self.stored
-        k = self.insts[0]
-        return export([k], self.insts, {}), {i.id: (i.loc.file if i.loc else "?") for i in self.insts}
+        return pruning.explain_facts(self.insts[0], self.insts)
 
 
 _registry: dict = {"gen": -1, "epoch": 0, "reg": None}
@@ -109,18 +105,7 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
                                entry.written, noalias, None, [], (entry.facts, entry.files)), "disk"
     inst = lower_kernel(reg, kernel, bound)
     insts = ir.reachable(inst, reg.insts)
-    if cfg.prune:
-        # Deliberately lazy: importing the analysis entry point loads the Datalog engine, which
-        # a process that only launches cached (memory or disk) variants never needs.
-        from analysis.analyze import analyze
-        from analysis.datalog import EngineUnavailableError
-
-        try:
-            plan = analyze(inst, insts, reg.analysed)
-        except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
-            raise QdConfigError(str(e), caller_loc()) from None
-    else:
-        plan = all_used(inst, insts)
+    plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
     # symbol names must be unique across processes too: a cached object keeps the names it was
     # compiled with and shares the engine with this process's fresh compiles
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
@@ -154,8 +139,8 @@ def _store(path, dkey, kernel, km, obj, plan, inst, insts, written) -> None:
     if problem is not None:
         _not_stored(kernel, problem)  # froze something that cannot be re-checked later
         return
-    facts = {k: [list(r) for r in v] for k, v in export([inst], insts, {}).items()}
-    files = {i.id: (i.loc.file if i.loc else "?") for i in insts}
+    facts, files = pruning.explain_facts(inst, insts)
+    facts = {k: [list(r) for r in v] for k, v in facts.items()}
     try:
         fastcache.store(path, dkey, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
                         facts=facts, files=files, sources=sources, caps=caps)
@@ -215,7 +200,6 @@ def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
             raise err from None
-        v.static = _static_values(kernel, bound)
         rec = _recorded["list"]
         if rec is not None:
             rec.append(Recorded(kernel, v))
@@ -242,13 +226,3 @@ def record_compiles() -> list[Recorded]:
     """Start recording every variant compiled from now on in this process; the list fills up."""
     _recorded["list"] = []
     return _recorded["list"]
-
-
-def _static_values(kernel: KernelView, bound: dict) -> tuple[tuple[str, str], ...]:
-    out = []
-    for path, kind, _spec in kernel.key_paths:
-        if kind == "ct":
-            text = repr(get_path(bound, path, kernel.param_loc))
-            out.append((path, text if len(text) <= 40 else text[:37] + "..."))
-    return tuple(out)
-

@@ -1,11 +1,20 @@
 """Shared pytest setup.
 
+Tests are arranged by the stage they exercise: `frontend/` (parsing, signatures, located
+errors for bad code and bad input), `analysis/` and `rules/` (the Datalog engine, the pruning
+rules and what is derived from them), `codegen/` (the LLVM lowering and generated code
+itself), `runtime/` (launching: arguments, the thread pool, memory, signals, threads),
+`cache/`, `cli/`, and `semantics/`, the language suite: kernels whose results are compared
+with numpy or Python, run once per target (see `semantics/conftest.py`). Helpers used by more
+than one directory live in `_support/`.
+
 Every test that uses ``qd`` starts from a freshly initialised CPU runtime so that compiled
-kernels, debug mode and cache settings cannot leak from one test into the next. Compiled
-objects go to a temporary directory created for this pytest run, never to the user's home
-cache, so a stale entry from an earlier checkout cannot make a test pass or fail. The
-fastcache's per-user secret lives in a temporary directory too (`QD_CONFIG_DIR`, inherited by
-the programs tests run in subprocesses), never in the real home.
+kernels, debug mode and cache settings cannot leak from one test into the next (the semantics
+suite initialises for its own target instead). Compiled objects go to a temporary directory
+created for this pytest run, never to the user's home cache, so a stale entry from an earlier
+checkout cannot make a test pass or fail. The fastcache's per-user secret lives in a temporary
+directory too (`QD_CONFIG_DIR`, inherited by the programs tests run in subprocesses), never in
+the real home.
 """
 
 import os
@@ -29,7 +38,7 @@ def qd_cache_dir(tmp_path_factory):
 def _qd_fresh_runtime(request, qd_cache_dir):
     """Re-initialise qd before each test that has imported it.
 
-    Rule-level and analysis tests never import ``qd``; checking ``sys.modules`` keeps them
+    Rule-level and Datalog engine tests never import ``qd``; checking ``sys.modules`` keeps them
     independent of the compiler, so a broken backend does not hide a Datalog regression.
     """
     qd = sys.modules.get("qd")

@@ -24,3 +24,17 @@ def test_readme_example_and_stated_pruning(tmp_path):
     assert r.returncode == 0, r.stderr
     kept, pruned = ast.literal_eval(r.stdout.strip().splitlines()[-1])
     assert kept == stated["kept"] and pruned == stated["pruned"]
+
+
+def test_readme_explain_example_is_what_qd_explain_prints():
+    """The README's qd-explain session: the command it shows, run here, prints the output it shows."""
+    text = README.read_text()
+    (session,) = re.findall(r"```console\n\$ qd-explain (.*?)\n\(the demo's own output, then\)\n(.*?)```", text, re.S)
+    args, shown = session
+    env = {**os.environ, "PYTHONPATH": str(README.parent)}
+    env.pop("COLUMNS", None)
+    r = subprocess.run([sys.executable, "-m", "qd.explain_cli", *args.split()], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=README.parent)
+    assert r.returncode == 0, r.stderr
+    printed = r.stdout[r.stdout.index("== "):]
+    assert printed == shown

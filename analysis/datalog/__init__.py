@@ -1,14 +1,15 @@
-"""Datalog for qd's parameter-pruning analysis: a Soufflé-subset parser and two engines.
+"""A generic Datalog: a Soufflé-subset parser and two engines, knowing nothing of any rule set.
 
-The rules in ``rules/*.dl`` are the single source of truth.  They are parsed, checked and
-stratified once (:func:`load_program`), then evaluated per kernel by an engine chosen with
-:func:`get_engine`: the embedded compiled evaluator by default, or an external ``souffle``.
+A program is parsed, checked and stratified once (:func:`load_program`), then evaluated on
+input facts by an engine chosen with :func:`get_engine`: the embedded compiled evaluator by
+default, or an external ``souffle``. (Which rule files qd's analysis loads is the business of
+``analysis.rules_path``.)
 
 Typical use::
 
-    prog = load_program(rule_files())
-    out = get_engine().run(prog, {"Kernel": [("k#1",)], ...})
-    out["Kept"]  # set of tuples
+    prog = load_program([Path("edges.dl")])
+    out = get_engine().run(prog, {"Edge": [("a", "b"), ("b", "c")]})
+    out["Reach"]  # set of tuples
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from ..rules_path import rule_files, rules_dir
 from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError, EngineUnavailableError
 from .program import Program, load_program, parse_program
@@ -46,7 +46,7 @@ def get_engine(name: str | None = None) -> Engine:
     if name == "embedded":
         return _EMBEDDED
     if name == "souffle":
-        from .souffle import SouffleEngine
+        from .souffle import SouffleEngine  # lazy: only a run that asks for souffle needs its driver
 
         return SouffleEngine()
     raise EngineUnavailableError(f"unknown Datalog engine {name!r} in QD_DATALOG_ENGINE (choose 'embedded' or "
@@ -64,6 +64,4 @@ __all__ = [
     "get_engine",
     "load_program",
     "parse_program",
-    "rule_files",
-    "rules_dir",
 ]

@@ -55,10 +55,10 @@ def _build_index(
     Building indexes dominates the cost of a run, so three strategies are tried in the order
     the previous run of the same program found right for this index:
 
-    * ``unique``: the key identifies the row (``Bind`` on site and callee parameter); built at
+    * ``unique``: the key identifies the row (a site and callee parameter in a binding relation); built at
       C speed with ``dict(zip(...))``, each key mapping to a 1-tuple.
     * ``grouped``: rows with equal keys are adjacent, as exporters naturally write them
-      (``Param`` of one instantiation together); built with ``itertools.groupby``.
+      (the parameters of one instantiation together); built with ``itertools.groupby``.
     * ``scattered``: the general case, one dict lookup and list append per row.
 
     A strategy that does not fit is detected (sizes disagree) and the next one is used.

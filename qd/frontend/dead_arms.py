@@ -35,10 +35,11 @@ class DeadArmScanner:
                         sub = low._new_block(self.block.id, 1 if taken else 0, name)
                         DeadArmScanner(low, sub).scan(body)
                 return
+        passed: set[int] = set()
         for node in ast.walk(s):
             if isinstance(node, ast.Call):
-                self.call(node)
-        self.refs(s, "read")
+                passed |= self.call(node)
+        self.refs(s, "read", passed)
 
     def _try_static(self, node):
         try:
@@ -71,17 +72,36 @@ class DeadArmScanner:
             return CT(node.value)
         return None
 
-    def call(self, node):
+    def call(self, node) -> set[int]:
+        """Record a call of a qd func; returns the ids of the argument nodes that are plain
+        parameter names (`md`, `md.mid`), which the call passes rather than accesses."""
         f = self.resolve(node.func)
-        if isinstance(f, CT) and getattr(f.value, "is_qd_func", False):
-            low = self.low
-            site = f"{low.inst.id}@{node.lineno}:{node.col_offset}#{low.n_sites}"
-            low.n_sites += 1
-            low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id))
+        if not (isinstance(f, CT) and getattr(f.value, "is_qd_func", False)):
+            return set()
+        low = self.low
+        site = f"{low.inst.id}@{node.lineno}:{node.col_offset}#{low.n_sites}"
+        low.n_sites += 1
+        passed: set[int] = set()
+        paths: list[str] = []
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            try:
+                v = self.resolve(arg) if isinstance(arg, (ast.Name, ast.Attribute)) else None
+            except Exception:
+                v = None
+            if isinstance(v, LeafV):
+                paths.append(v.leaf.path)
+            elif isinstance(v, StructV):
+                paths.extend(lf.path for lf in v.leaves())
+            else:
+                continue
+            passed.update(id(n) for n in ast.walk(arg))
+        low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id, tuple(paths),
+                                                      low.loc(node)))
+        return passed
 
-    def refs(self, s, default_kind):
+    def refs(self, s, default_kind, passed: set[int] = frozenset()):
         stored = {id(n.value) for n in ast.walk(s) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)}
-        seen: set[int] = set()
+        seen: set[int] = set(passed)
         for node in ast.walk(s):
             if id(node) in seen or not isinstance(node, (ast.Name, ast.Attribute)):
                 continue

@@ -267,6 +267,8 @@ class DeadCallRec:
     site: str
     func: str
     block: str
+    args: tuple[str, ...] = ()  # caller leaf paths written as the call's arguments
+    loc: SourceLoc | None = None
 
 
 @dataclass(eq=False)
@@ -291,6 +293,7 @@ class Inst:
     captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
     expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
     source_digest: str = ""
+    static: tuple[tuple[str, str], ...] = ()  # (parameter path, repr) of its compile-time values, for explanations
 
 
 # ---------------------------------------------------------------- queries

@@ -32,7 +32,7 @@ from .dead_arms import DeadArmScanner, static_arm_names
 from .registry import InstRegistry, free_vars
 from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, spec_of
 from .source import FuncSource, get_source
-from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV, ct_key, digest
+from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV, ct_key, digest, template_values
 
 __all__ = ["Lowerer", "lower_kernel"]
 
@@ -910,6 +910,7 @@ class Lowerer:
             inst = sub.run()
         finally:
             self.reg._in_progress.pop()
+        inst.static = template_values(params)
         self.reg.insts[inst_id] = inst
         return inst
 
@@ -1441,5 +1442,6 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict) -> ir.Inst:
             raise QdCallError("call nesting too deep while compiling (unbounded recursion?)", src.loc(src.tree)) from None
     finally:
         reg._in_progress.clear()
+    inst.static = template_values(params)
     reg.insts[inst_id] = inst
     return inst

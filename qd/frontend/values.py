@@ -146,3 +146,17 @@ def _float_bits(v: float) -> int:
 
 def digest(key) -> str:
     return hashlib.sha1(repr(key).encode()).hexdigest()[:10]
+
+
+def template_values(params, prefix: str = "") -> tuple[tuple[str, str], ...]:
+    """(path, short repr) of every compile-time value among an instantiation's parameters, in
+    order: how explanations name the instantiation (`inner[use_deep=True]`) instead of by hash."""
+    out = []
+    for name, v in params:
+        path = f"{prefix}{name}"
+        if isinstance(v, CT):
+            text = repr(v.value)
+            out.append((path, text if len(text) <= 40 else text[:37] + "..."))
+        elif isinstance(v, StructV):
+            out.extend(template_values(v.members, f"{path}."))
+    return tuple(out)

@@ -5,7 +5,7 @@ This restates rules/liveness.dl and rules/used.dl without Datalog:
 1. a block is dead when it is an unselected static arm or lies below one; every other block
    named in Block_Parent is live;
 2. a path is used by an instantiation when it is accessed in a live block of it, or when the
-   earlier analysis said so (Used_Cached);
+   earlier analysis said so (Inst_CachedUsed);
 3. a caller path `a` becomes used when a call site in a live block of the caller binds `a` to a
    callee parameter `q` that the callee uses; repeat until nothing changes.
 """
@@ -24,7 +24,7 @@ def live_blocks(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> set[tuple[str
         children[(i, parent)].add(b)
         blocks.add((i, b))
     dead: set[tuple[str, str]] = set()
-    todo = [(i, b) for i, b, taken in facts.get("StaticArm", ()) if taken == 0]
+    todo = [(i, b) for i, b, taken in facts.get("StaticArm_Taken", ()) if taken == 0]
     while todo:
         i, b = todo.pop()
         if (i, b) not in dead:
@@ -36,10 +36,10 @@ def live_blocks(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> set[tuple[str
 def used_fixpoint(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> set[tuple[str, str]]:
     live = live_blocks(facts)
     used: set[tuple[str, str]] = {(i, p) for i, p, b, _loc, _kind in facts.get("Access", ()) if (i, b) in live}
-    used |= {(i, p) for i, p in facts.get("Used_Cached", ())}
+    used |= {(i, p) for i, p in facts.get("Inst_CachedUsed", ())}
     # edges callee param -> caller path, over live call sites only
     binds_at: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for s, a, q in facts.get("Bind", ()):
+    for s, a, q in facts.get("Call_Bind", ()):
         binds_at[s].append((a, q))
     up: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
     for s, i, j, b in facts.get("Call", ()):
@@ -61,5 +61,5 @@ def used_fixpoint(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> set[tuple[s
 def kept_pruned(facts: Mapping[str, Iterable[tuple[Any, ...]]],
                 used: set[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     kernels = {k for (k,) in facts.get("Kernel", ())}
-    params = {(i, p) for i, p, _slot in facts.get("Param", ()) if i in kernels}
+    params = {(i, p) for i, p, _slot in facts.get("Inst_Param", ()) if i in kernels}
     return params & used, params - used

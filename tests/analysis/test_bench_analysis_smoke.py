@@ -24,8 +24,10 @@ def bench():
 
 @pytest.mark.parametrize("scale", [0.05, 0.1])
 def test_engine_worklist_and_plans_agree(bench, scale):
-    from analysis import analyze, facts, plan
+    from analysis import analyze, plan
     from analysis.datalog import get_engine
+    from qd import pruning
+    from qd.frontend import facts
 
     prog = bench.build_ir(bench.generate_codebase(scale))
     kernels, insts = prog.kernels, list(prog.insts.values())
@@ -38,12 +40,13 @@ def test_engine_worklist_and_plans_agree(bench, scale):
     f = facts.export(kernels, insts, {})
     out = get_engine("embedded").run(analyze.program(), f)
     ref = bench.worklist_analysis(f)
-    for rel in ("Dead", "Live", "Used", "Kept", "Pruned"):
+    for rel in ("Block_Dead", "Block_Live", "Param_Used", "Param_Kept", "Param_Pruned"):
         assert out[rel] == ref[rel], rel
-    assert ref["Kept"] and ref["Pruned"]
-    decided = bench.decisions(plan.build(kernels, insts, out, {}))
-    assert bench.agree(analyze.analyze_many(kernels, insts, {}), decided)
-    assert bench.agree(plan.build(kernels, insts, ref, {}), decided)
+    assert ref["Param_Kept"] and ref["Param_Pruned"]
+    ids, params = [k.id for k in kernels], facts.signatures(insts)
+    decided = bench.decisions(plan.build(ids, params, out, {}))
+    assert bench.agree(pruning.plans(kernels, insts, {}), decided)
+    assert bench.agree(plan.build(ids, params, ref, {}), decided)
 
 
 def test_main_tiny_run(bench, tmp_path, capsys):

@@ -14,9 +14,8 @@ from analysis.datalog import (
     get_engine,
     load_program,
     parse_program,
-    rule_files,
-    rules_dir,
 )
+from analysis.rules_path import rule_files, rules_dir
 
 TC = """.decl edge(a: symbol, b: symbol)  // an edge
 .input edge

@@ -12,7 +12,8 @@ import souffle_standin
 from hypothesis import given, settings
 from random_programs import Generated, stratified_programs
 
-from analysis.datalog import DatalogError, get_engine, load_program, parse_program, rule_files
+from analysis.datalog import DatalogError, get_engine, load_program, parse_program
+from analysis.rules_path import rule_files
 
 REPO = Path(__file__).resolve().parents[2]
 HAS_SOUFFLE = shutil.which("souffle") is not None
@@ -28,9 +29,9 @@ def test_backend_round_trip_with_stand_in(fake_souffle: Path) -> None:
     prog = load_program(rule_files())
     facts = {
         "Kernel": [("k#0",)],
-        "Param": [("k#0", "md.a", 0), ("k#0", "md.b", 1)],
+        "Inst_Param": [("k#0", "md.a", 0), ("k#0", "md.b", 1)],
         "Block_Parent": [("k#0", "root", ""), ("k#0", "arm", "root")],
-        "StaticArm": [("k#0", "arm", 0)],
+        "StaticArm_Taken": [("k#0", "arm", 0)],
         "Access": [("k#0", "md.a", "root", "k.py:1:1", "read"), ("k#0", "md.b", "arm", "k.py:2:1", "read")],
     }
     engine = get_engine("souffle")

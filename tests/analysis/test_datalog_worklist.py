@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from used_reference import worklist_analysis
 
-from analysis.datalog import get_engine, load_program, rule_files
+from analysis.datalog import get_engine, load_program
+from analysis.rules_path import rule_files
 
 
 @st.composite
@@ -17,7 +18,7 @@ def analysis_facts(draw: Any) -> dict[str, list[tuple[Any, ...]]]:
     insts = [f"f{n}#{draw(st.sampled_from('ab'))}" for n in range(n_insts)]
     paths = [f"d.p{n}" for n in range(draw(st.integers(1, 6)))]
     facts: dict[str, list[tuple[Any, ...]]] = {
-        k: [] for k in ("Kernel", "Param", "Block_Parent", "StaticArm")
+        k: [] for k in ("Kernel", "Inst_Param", "Block_Parent", "StaticArm_Taken")
     }
     blocks: dict[str, list[str]] = {}
     for inst in insts:
@@ -29,10 +30,10 @@ def analysis_facts(draw: Any) -> dict[str, list[tuple[Any, ...]]]:
             names.append(name)
             facts["Block_Parent"].append((inst, name, parent))
             if draw(st.booleans()):
-                facts["StaticArm"].append((inst, name, draw(st.integers(0, 1))))
+                facts["StaticArm_Taken"].append((inst, name, draw(st.integers(0, 1))))
         blocks[inst] = names
         for slot, p in enumerate(draw(st.lists(st.sampled_from(paths), unique=True))):
-            facts["Param"].append((inst, p, slot))
+            facts["Inst_Param"].append((inst, p, slot))
     facts["Kernel"] = [(i,) for i in draw(st.lists(st.sampled_from(insts), unique=True))]
     inst_block = st.sampled_from(insts).flatmap(lambda i: st.tuples(st.just(i), st.sampled_from(blocks[i])))
     facts["Access"] = [
@@ -41,15 +42,15 @@ def analysis_facts(draw: Any) -> dict[str, list[tuple[Any, ...]]]:
             draw(st.lists(st.tuples(inst_block, st.sampled_from(paths)), max_size=12))
         )
     ]
-    facts["Call"], facts["Bind"] = [], []
+    facts["Call"], facts["Call_Bind"] = [], []
     for n in range(draw(st.integers(0, 10))):
         i, b = draw(inst_block)
         j = draw(st.sampled_from(insts))
         site = f"s{n}"
         facts["Call"].append((site, i, j, b))
         for _ in range(draw(st.integers(0, 5))):
-            facts["Bind"].append((site, draw(st.sampled_from(paths)), draw(st.sampled_from(paths))))
-    facts["Used_Cached"] = draw(
+            facts["Call_Bind"].append((site, draw(st.sampled_from(paths)), draw(st.sampled_from(paths))))
+    facts["Inst_CachedUsed"] = draw(
         st.lists(st.tuples(st.sampled_from(["g#c", *insts]), st.sampled_from(paths)), max_size=3)
     )
     return facts

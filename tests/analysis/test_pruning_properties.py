@@ -193,15 +193,15 @@ def check_plan_against_worklist(plan, rnd: random.Random) -> None:
     assert base == plan.relations
     for _ in range(3):
         out = engine.run(rules, shuffled_facts(facts, rnd))
-        for rel in ("Live", "Used", "Kept", "Pruned"):
+        for rel in ("Block_Live", "Param_Used", "Param_Kept", "Param_Pruned"):
             assert out[rel] == base[rel], rel
 
     used = used_fixpoint(facts)
-    assert base["Live"] == live_blocks(facts)
-    assert base["Used"] == used
+    assert base["Block_Live"] == live_blocks(facts)
+    assert base["Param_Used"] == used
     kept, pruned = kept_pruned(facts, used)
-    assert base["Kept"] == kept
-    assert base["Pruned"] == pruned
+    assert base["Param_Kept"] == kept
+    assert base["Param_Pruned"] == pruned
     assert {p for k, p in kept if k == plan.kernel} == set(plan.kept)
     assert {p for k, p in pruned if k == plan.kernel} == set(plan.pruned)
     assert used_fixpoint(shuffled_facts(facts, rnd)) == used
@@ -237,7 +237,7 @@ def _fixed_program() -> Program:
 
 
 def test_second_kernel_facts_use_cached_used_sets(gen_dir):
-    """k2 shares f1 with k, so its facts carry f1 as Used_Cached rows; the engine, the worklist
+    """k2 shares f1 with k, so its facts carry f1 as Inst_CachedUsed rows; the engine, the worklist
     and the interpreter must still agree."""
     prog = _fixed_program()
     data = make_data(prog, 1)
@@ -249,7 +249,7 @@ def test_second_kernel_facts_use_cached_used_sets(gen_dir):
         assert_same_arrays(values, ref.arrays, name, "")
         assert_kept_exact(prog, info.kept, ref, name)
         check_plan_against_worklist(variant.plan, random.Random(0))
-    assert not runs[0][2].plan.facts["Used_Cached"]
-    assert ("f1" in {row[0].split("#")[0] for row in runs[1][2].plan.facts["Used_Cached"]})
+    assert not runs[0][2].plan.facts["Inst_CachedUsed"]
+    assert ("f1" in {row[0].split("#")[0] for row in runs[1][2].plan.facts["Inst_CachedUsed"]})
     assert runs[0][1].kept == ("md.l0", "md.c1.l1", "md.c1.l2", "md2.l0")
     assert runs[1][1].kept == ("md2.l0", "md2.c1.l1", "md2.c1.l2")

@@ -20,7 +20,7 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     for i, b, parent in get("Block_Parent"):
         children[(i, parent)].append(b)
     dead: set[tuple[str, str]] = set()
-    stack = [(i, b) for i, b, taken in get("StaticArm") if taken == 0]
+    stack = [(i, b) for i, b, taken in get("StaticArm_Taken") if taken == 0]
     while stack:
         i, b = stack.pop()
         if (i, b) in dead:
@@ -30,13 +30,13 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     live = {(i, b) for i, b, _ in get("Block_Parent") if (i, b) not in dead}
 
     used = {(i, p) for i, p, b, _, _ in get("Access") if (i, b) in live}
-    used |= set(get("Used_Cached"))
+    used |= set(get("Inst_CachedUsed"))
     callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for s, i, j, b in get("Call"):
         if (i, b) in live:
             callers[j].append((s, i))
     binds: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for s, a, q in get("Bind"):
+    for s, a, q in get("Call_Bind"):
         binds[(s, q)].append(a)
     work = list(used)
     while work:
@@ -48,11 +48,11 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
                     work.append((i, a))
 
     kernels = {k for (k,) in get("Kernel")}
-    params = {(i, p) for i, p, _ in get("Param") if i in kernels}
+    params = {(i, p) for i, p, _ in get("Inst_Param") if i in kernels}
     return {
-        "Dead": dead,
-        "Live": live,
-        "Used": used,
-        "Kept": {x for x in params if x in used},
-        "Pruned": {x for x in params if x not in used},
+        "Block_Dead": dead,
+        "Block_Live": live,
+        "Param_Used": used,
+        "Param_Kept": {x for x in params if x in used},
+        "Param_Pruned": {x for x in params if x not in used},
     }

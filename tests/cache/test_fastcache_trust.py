@@ -89,7 +89,7 @@ MALFORMED = {
     "kept-unknown": lambda h: {**h, "kept": ["nope"]},
     "pruned-extra": lambda h: {**h, "pruned": ["x"]},
     "written": lambda h: {**h, "written": ["elsewhere"]},
-    "facts": lambda h: {**h, "facts": {"Param": 5}},
+    "facts": lambda h: {**h, "facts": {"Inst_Param": 5}},
     "sources": lambda h: {**h, "sources": {"a": 1}},
     "captures": lambda h: {**h, "captures": [["g"]]},
     "capture-kind": lambda h: {**h, "captures": [["zz", "", "a", 1]]},
@@ -204,4 +204,4 @@ def test_explain_cli_skips_a_fifo_among_the_entries(project):
     r = subprocess.run([sys.executable, "-m", "qd.explain_cli", "--cache-dir", str(project.root / "cache"), "k"],
                        env=child_env(), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count("== k#") == 2 and "not a regular file" in r.stderr
+    assert r.stdout.count("(cache entry ") == 2 and "not a regular file" in r.stderr

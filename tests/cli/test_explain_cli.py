@@ -2,11 +2,13 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
+
+from _explain_schema import SCHEMA, conforms
 
 # The program both modes explain; `{init}` is its qd.init arguments (line numbers are the same
 # for both, and the tests quote them).
@@ -55,7 +57,7 @@ def test_explain_from_cache(tmp_path):
     assert "md.deep is pruned" in r.stdout
     assert "qd.static arm that is not taken" in r.stdout and "prog.py:17:" in r.stdout
     r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", cwd=tmp_path)
-    assert "md.base is kept because" in r.stdout and "inner writes md.base at" in r.stdout
+    assert "md.base is kept because" in r.stdout and "inner[use_deep=False] writes md.base at" in r.stdout
     r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "missing", cwd=tmp_path)
     assert r.returncode == 1 and "no cache entry" in r.stderr
 
@@ -89,8 +91,8 @@ def test_run_mode_explains_a_program_without_a_cache(tmp_path):
     assert "kept 1 of 2 leaves" in pruned and "md.deep is pruned" in pruned
     assert "qd.static arm that is not taken" in pruned and "sim.py:17:" in pruned
     assert "kept 2 of 2 leaves" in kept and "md.deep is kept because" in kept and "md.base" not in kept
-    assert "inside `if qd.static(use_deep)`, selected in inner" in kept
-    assert "not taken: `if qd.static(use_deep)` in inner" in pruned
+    assert "inside `if qd.static(use_deep)`, True in inner[use_deep=True]" in kept
+    assert "not taken: `if qd.static(use_deep)` is False in inner[use_deep=False]" in pruned
 
 
 def test_run_mode_reports_what_compiled_before_an_exception(tmp_path):
@@ -115,37 +117,6 @@ def test_cache_mode_without_an_entry_points_to_run_mode(tmp_path):
     assert r.returncode == 1 and "fastcache=True" in r.stderr and "qd-explain SCRIPT.py" in r.stderr
 
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "qd" / "explain_schema.json").read_text())
-
-
-def conforms(value, schema, root=SCHEMA, where="$"):
-    """The subset of JSON Schema the explain schema uses: type, enum, required, properties,
-    additionalProperties, items, $ref. Returns the list of violations."""
-    if "$ref" in schema:
-        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
-    errs = []
-    types = schema.get("type")
-    if types is not None:
-        names = types if isinstance(types, list) else [types]
-        py = {"object": dict, "array": list, "string": str, "null": type(None), "boolean": bool}
-        ok = any((isinstance(value, int) and not isinstance(value, bool)) if t == "integer" else isinstance(value, py[t])
-                 for t in names)
-        if not ok:
-            return [f"{where}: {value!r} is not {types}"]
-    if "enum" in schema and value not in schema["enum"]:
-        errs.append(f"{where}: {value!r} not in {schema['enum']}")
-    if isinstance(value, dict):
-        errs += [f"{where}: missing {k}" for k in schema.get("required", []) if k not in value]
-        for k, v in value.items():
-            sub = schema.get("properties", {}).get(k, schema.get("additionalProperties"))
-            if isinstance(sub, dict):
-                errs += conforms(v, sub, root, f"{where}.{k}")
-    if isinstance(value, list) and "items" in schema:
-        for n, v in enumerate(value):
-            errs += conforms(v, schema["items"], root, f"{where}[{n}]")
-    return errs
-
-
 def test_json_output_follows_the_schema_and_the_text(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--json")
     assert r.returncode == 0, r.stderr
@@ -157,15 +128,16 @@ def test_json_output_follows_the_schema_and_the_text(tmp_path):
     deep = next(p for p in dead["params"] if p["path"] == "md.deep")
     assert deep["status"] == "pruned"
     (fwd,) = deep["reasons"]
-    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step", "inner", 21)
+    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step[use_deep=False]", "inner[use_deep=False]", 21)
     (inner,) = fwd["reasons"]
-    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner", 17, 9)
+    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner[use_deep=False]", 17, 9)
     assert inner["file"].endswith("sim.py")
-    assert inner["arms"] == [{"condition": "if qd.static(use_deep)", "taken": False}]
+    assert inner["arms"] == [{"condition": "qd.static(use_deep)", "arm": "if", "value": False, "taken": False}]
     kept = next(p for p in live["params"] if p["path"] == "md.deep")
     assert [x["kind"] for x in kept["reasons"]] == ["forward", "access"]
     assert kept["reasons"][-1]["access"] == "write"
-    assert kept["reasons"][-1]["arms"] == [{"condition": "if qd.static(use_deep)", "taken": True}]
+    assert kept["reasons"][-1]["arms"] == [{"condition": "qd.static(use_deep)", "arm": "if", "value": True,
+                                            "taken": True}]
 
 
 def test_the_schema_checker_can_fail():
@@ -185,3 +157,45 @@ def test_dot_output_is_one_graph_of_the_selected_kernel(tmp_path):
     if shutil.which("dot"):
         g = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60)
         assert g.returncode == 0, g.stderr
+
+
+def test_cache_mode_has_the_same_output_options(tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    cache = tmp_path / "cache"
+    assert run("prog.py", str(cache), cwd=tmp_path).returncode == 0
+    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", "md.deep", "--dot", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("digraph qd_explain {") and "only_dead: md.deep (pruned)" in r.stdout
+    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", "--json", cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert conforms(doc, SCHEMA) == [] and [k["kept"] for k in doc["kernels"]] == [1]
+
+
+class _Stream:
+    def __init__(self, tty):
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+
+LONG = ("== step[use_deep=False]: kept 1 of 2 leaves\nmd.deep is pruned: no live code needs it.\n"
+        "  step[use_deep=False] passes md.deep to inner[use_deep=False] as md.deep (call at /a/very/long/"
+        "path/to/the/simulation/sim.py:21:5), but inner[use_deep=False] does not use md.deep:")
+
+
+def test_text_fits_the_terminal_and_is_coloured_only_there(monkeypatch):
+    from qd.explain_cli import render
+
+    monkeypatch.setenv("COLUMNS", "50")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    shown = render(LONG, _Stream(True))
+    plain = re.sub(r"\033\[[0-9;]*m", "", shown)
+    assert "\033[" in shown and max(len(x) for x in plain.splitlines()) <= 50
+    assert "".join(plain.split()) == "".join(LONG.split())  # wrapped, nothing lost
+    assert all(x.startswith("      ") for x in plain.splitlines()[3:])  # continuation lines indented
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\033[" not in render(LONG, _Stream(True))
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.delenv("COLUMNS")
+    assert render(LONG, _Stream(False)) == LONG  # a pipe gets the lines whole and plain

@@ -41,8 +41,8 @@ ARMS = [
 
 
 def test_dead_and_live_blocks(run) -> None:
-    out = run({"Block_Parent": BLOCKS, "StaticArm": ARMS})
-    assert out["Dead"] == {
+    out = run({"Block_Parent": BLOCKS, "StaticArm_Taken": ARMS})
+    assert out["Block_Dead"] == {
         ("f#1", "armTD"),
         ("f#1", "deep"),
         ("f#1", "armF"),
@@ -51,7 +51,7 @@ def test_dead_and_live_blocks(run) -> None:
         ("f#1", "innerF"),
         ("f#2", "armT"),
     }
-    assert out["Live"] == {
+    assert out["Block_Live"] == {
         ("f#1", "root"),
         ("f#1", "loop"),
         ("f#1", "armT"),
@@ -64,8 +64,8 @@ def test_dead_and_live_blocks(run) -> None:
 def test_no_static_arms_means_everything_live(run) -> None:
     blocks = [("k#0", "root", ""), ("k#0", "b1", "root"), ("k#0", "b2", "b1")]
     out = run({"Block_Parent": blocks})
-    assert out["Dead"] == set()
-    assert out["Live"] == {("k#0", "root"), ("k#0", "b1"), ("k#0", "b2")}
+    assert out["Block_Dead"] == set()
+    assert out["Block_Live"] == {("k#0", "root"), ("k#0", "b1"), ("k#0", "b2")}
 
 
 def test_empty_input(run) -> None:

@@ -2,35 +2,40 @@
 
 from __future__ import annotations
 
-from analysis.datalog import Program, rule_files
+from analysis.datalog import Program
+from analysis.rules_path import rule_files
 
 INPUTS = {
     "Kernel": ("Inst",),
     "Inst_Func": ("Inst", "Func"),
-    "Param": ("Inst", "Path", "number"),
+    "Inst_Template": ("Inst", "Path", "symbol"),
+    "Inst_Param": ("Inst", "Path", "number"),
     "Block_Parent": ("Inst", "Block", "Block"),
-    "StaticArm": ("Inst", "Block", "number"),
+    "StaticArm_Taken": ("Inst", "Block", "number"),
     "StaticArm_Cond": ("Inst", "Block", "symbol"),
-    "Access": ("Inst", "Path", "Block", "Loc", "symbol"),
+    "Access": ("Inst", "Path", "Block", "Loc", "AccessKind"),
     "Call": ("Site", "Inst", "Inst", "Block"),
     "DeadCall": ("Site", "Inst", "Func", "Block"),
-    "Bind": ("Site", "Path", "Path"),
-    "Used_Cached": ("Inst", "Path"),
+    "DeadCall_Arg": ("Site", "Path"),
+    "Call_Bind": ("Site", "Path", "Path"),
+    "Site_Loc": ("Site", "Loc"),
+    "Inst_CachedUsed": ("Inst", "Path"),
 }
 OUTPUTS = {
-    "Dead": ("Inst", "Block"),
-    "Live": ("Inst", "Block"),
+    "Block_Dead": ("Inst", "Block"),
+    "Block_Live": ("Inst", "Block"),
     "Call_Live": ("Site", "Inst", "Inst"),
-    "Used": ("Inst", "Path"),
-    "Kept": ("Inst", "Path"),
-    "Pruned": ("Inst", "Path"),
-    "UsedBy_Access": ("Inst", "Path", "Loc", "symbol"),
-    "UsedBy_Forward": ("Inst", "Path", "Site", "Inst", "Path"),
-    "Access_Dead": ("Inst", "Path", "Loc", "Block"),
-    "Forward_Unused": ("Inst", "Path", "Site", "Inst", "Path"),
-    "Call_Dead": ("Site", "Inst", "Func", "Block"),
-    "Arm_Encloses": ("Inst", "Block", "Block"),
-    "Access_InArm": ("Inst", "Path", "Loc", "symbol", "number"),
+    "Param_Used": ("Inst", "Path"),
+    "Param_Kept": ("Inst", "Path"),
+    "Param_Pruned": ("Inst", "Path"),
+    "Why_Access": ("Inst", "Path", "Loc", "AccessKind"),
+    "Why_Forward": ("Inst", "Path", "Site", "Inst", "Path"),
+    "Why_DeadAccess": ("Inst", "Path", "Loc", "Block"),
+    "Why_UnusedForward": ("Inst", "Path", "Site", "Inst", "Path"),
+    "Why_DeadForward": ("Inst", "Path", "Site", "Func"),
+    "Why_SiteInArm": ("Inst", "Site", "symbol", "number"),
+    "Why_ArmEncloses": ("Inst", "Block", "Block"),
+    "Why_AccessInArm": ("Inst", "Path", "Loc", "symbol", "number"),
 }
 
 

@@ -15,7 +15,7 @@ def test_access_in_live_and_dead_blocks(run) -> None:
     out = run(
         {
             "Block_Parent": [("k#0", "root", ""), ("k#0", "on", "root"), ("k#0", "off", "root")],
-            "StaticArm": [("k#0", "on", 1), ("k#0", "off", 0)],
+            "StaticArm_Taken": [("k#0", "on", 1), ("k#0", "off", 0)],
             "Access": [
                 read("k#0", "a"),
                 read("k#0", "b", "on"),
@@ -24,14 +24,14 @@ def test_access_in_live_and_dead_blocks(run) -> None:
             ],
         }
     )
-    assert out["Used"] == {("k#0", "a"), ("k#0", "b")}
+    assert out["Param_Used"] == {("k#0", "a"), ("k#0", "b")}
 
 
 def test_every_access_kind_counts(run) -> None:
     kinds = ["read", "write", "atomic", "shape", "arg"]
     access = [("k#0", f"p{n}", "root", f"m.py:{n}:1", kind) for n, kind in enumerate(kinds)]
     out = run({"Block_Parent": blocks("k#0"), "Access": access})
-    assert out["Used"] == {("k#0", f"p{n}") for n in range(len(kinds))}
+    assert out["Param_Used"] == {("k#0", f"p{n}") for n in range(len(kinds))}
 
 
 def test_forwarding_chain_through_three_instantiations(run) -> None:
@@ -40,7 +40,7 @@ def test_forwarding_chain_through_three_instantiations(run) -> None:
         {
             "Block_Parent": blocks("k#0", "f#1", "g#2"),
             "Call": [("s1", "k#0", "f#1", "root"), ("s2", "f#1", "g#2", "root")],
-            "Bind": [
+            "Call_Bind": [
                 ("s1", "md.sub.pos", "m.sub.pos"),
                 ("s1", "md.sub.vel", "m.sub.vel"),
                 ("s1", "md.dt", "m.dt"),
@@ -50,7 +50,7 @@ def test_forwarding_chain_through_three_instantiations(run) -> None:
             "Access": [read("g#2", "x.pos")],
         }
     )
-    assert out["Used"] == {("g#2", "x.pos"), ("f#1", "m.sub.pos"), ("k#0", "md.sub.pos")}
+    assert out["Param_Used"] == {("g#2", "x.pos"), ("f#1", "m.sub.pos"), ("k#0", "md.sub.pos")}
 
 
 def test_same_path_bound_to_two_slots(run) -> None:
@@ -59,7 +59,7 @@ def test_same_path_bound_to_two_slots(run) -> None:
         {
             "Block_Parent": blocks("k#0", "f#1"),
             "Call": [("s1", "k#0", "f#1", "root")],
-            "Bind": [
+            "Call_Bind": [
                 ("s1", "md.x", "a.x"),
                 ("s1", "md.x", "b.x"),
                 ("s1", "md.y", "a.y"),
@@ -68,7 +68,7 @@ def test_same_path_bound_to_two_slots(run) -> None:
             "Access": [read("f#1", "b.x")],
         }
     )
-    assert out["Used"] == {("f#1", "b.x"), ("k#0", "md.x")}
+    assert out["Param_Used"] == {("f#1", "b.x"), ("k#0", "md.x")}
 
 
 def test_swapped_slots_at_two_call_sites(run) -> None:
@@ -83,7 +83,7 @@ def test_swapped_slots_at_two_call_sites(run) -> None:
                 ("s3", "h#0", "f#1", "root"),
                 ("s4", "h#0", "f#1", "root"),
             ],
-            "Bind": [
+            "Call_Bind": [
                 ("s1", "u", "p"),
                 ("s1", "v", "q"),
                 ("s2", "v", "p"),
@@ -96,7 +96,7 @@ def test_swapped_slots_at_two_call_sites(run) -> None:
             "Access": [read("f#1", "p")],
         }
     )
-    assert out["Used"] == {("f#1", "p"), ("k#0", "u"), ("k#0", "v"), ("h#0", "u")}
+    assert out["Param_Used"] == {("f#1", "p"), ("k#0", "u"), ("k#0", "v"), ("h#0", "u")}
 
 
 def test_template_instantiations_have_their_own_used_sets(run) -> None:
@@ -114,7 +114,7 @@ def test_template_instantiations_have_their_own_used_sets(run) -> None:
                 ("f#b", "then", "root"),
                 ("f#b", "else", "root"),
             ],
-            "StaticArm": [("f#a", "then", 1), ("f#a", "else", 0), ("f#b", "then", 0), ("f#b", "else", 1)],
+            "StaticArm_Taken": [("f#a", "then", 1), ("f#a", "else", 0), ("f#b", "then", 0), ("f#b", "else", 1)],
             "Access": [
                 read("f#a", "d.x", "then"),
                 read("f#a", "d.y", "else"),
@@ -122,7 +122,7 @@ def test_template_instantiations_have_their_own_used_sets(run) -> None:
                 read("f#b", "d.y", "else"),
             ],
             "Call": [("s1", "ka#0", "f#a", "root"), ("s2", "kb#0", "f#b", "root")],
-            "Bind": [
+            "Call_Bind": [
                 ("s1", "md.x", "d.x"),
                 ("s1", "md.y", "d.y"),
                 ("s2", "md.x", "d.x"),
@@ -130,20 +130,20 @@ def test_template_instantiations_have_their_own_used_sets(run) -> None:
             ],
         }
     )
-    assert out["Used"] == {("f#a", "d.x"), ("f#b", "d.y"), ("ka#0", "md.x"), ("kb#0", "md.y")}
+    assert out["Param_Used"] == {("f#a", "d.x"), ("f#b", "d.y"), ("ka#0", "md.x"), ("kb#0", "md.y")}
 
 
 def test_call_in_dead_block_does_not_forward(run) -> None:
     out = run(
         {
             "Block_Parent": [("k#0", "root", ""), ("k#0", "off", "root"), ("f#1", "root", "")],
-            "StaticArm": [("k#0", "off", 0)],
+            "StaticArm_Taken": [("k#0", "off", 0)],
             "Call": [("s1", "k#0", "f#1", "off")],
-            "Bind": [("s1", "md.x", "x")],
+            "Call_Bind": [("s1", "md.x", "x")],
             "Access": [read("f#1", "x")],
         }
     )
-    assert out["Used"] == {("f#1", "x")}
+    assert out["Param_Used"] == {("f#1", "x")}
 
 
 def test_used_cached_instantiation_is_not_rederived(run) -> None:
@@ -152,11 +152,11 @@ def test_used_cached_instantiation_is_not_rederived(run) -> None:
         {
             "Block_Parent": blocks("k#9", "f#1"),
             "Call": [("s1", "k#9", "f#1", "root"), ("s2", "f#1", "g#2", "root")],
-            "Bind": [("s1", "a", "m.a"), ("s1", "b", "m.b"), ("s2", "m.a", "x"), ("s2", "m.b", "y")],
-            "Used_Cached": [("g#2", "y"), ("g#2", "z")],
+            "Call_Bind": [("s1", "a", "m.a"), ("s1", "b", "m.b"), ("s2", "m.a", "x"), ("s2", "m.b", "y")],
+            "Inst_CachedUsed": [("g#2", "y"), ("g#2", "z")],
         }
     )
-    assert out["Used"] == {("g#2", "y"), ("g#2", "z"), ("f#1", "m.b"), ("k#9", "b")}
+    assert out["Param_Used"] == {("g#2", "y"), ("g#2", "z"), ("f#1", "m.b"), ("k#9", "b")}
 
 
 def test_recursion_terminates_on_cyclic_bindings(run) -> None:
@@ -165,11 +165,11 @@ def test_recursion_terminates_on_cyclic_bindings(run) -> None:
         {
             "Block_Parent": blocks("f#1", "g#1"),
             "Call": [("s1", "f#1", "g#1", "root"), ("s2", "g#1", "f#1", "root")],
-            "Bind": [("s1", "a", "b"), ("s2", "b", "a"), ("s2", "c", "c")],
+            "Call_Bind": [("s1", "a", "b"), ("s2", "b", "a"), ("s2", "c", "c")],
             "Access": [read("g#1", "b")],
         }
     )
-    assert out["Used"] == {("g#1", "b"), ("f#1", "a")}
+    assert out["Param_Used"] == {("g#1", "b"), ("f#1", "a")}
 
 
 def test_call_live_keeps_only_calls_in_live_blocks(run) -> None:
@@ -181,7 +181,7 @@ def test_call_live_keeps_only_calls_in_live_blocks(run) -> None:
                 ("k#0", "off", "root"),
                 ("k#0", "deep", "off"),
             ],
-            "StaticArm": [("k#0", "on", 1), ("k#0", "off", 0)],
+            "StaticArm_Taken": [("k#0", "on", 1), ("k#0", "off", 0)],
             "Call": [
                 ("s1", "k#0", "f#1", "root"),
                 ("s2", "k#0", "f#2", "on"),

@@ -271,9 +271,9 @@ def test_compile_time_members_select_the_variant():
     _check_configured(configured)
 
 
-def test_compile_time_members_with_fastcache(tmp_path):
+def test_compile_time_members_with_fastcache(tmp_path, arch):
     for _ in range(2):
-        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+        qd.init(arch=arch, offline_cache_file_path=str(tmp_path))
 
         @qd.kernel(fastcache=True)
         def configured_cached(c: Config):

@@ -14,8 +14,8 @@ import sys
 import pytest
 import souffle_standin
 
-HERE = pathlib.Path(__file__).resolve().parent
-SUITE = ["test_pruning_809.py", "test_explain.py", "test_incremental_analysis.py"]
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+SUITE = ["semantics/test_pruning_809.py", "analysis/test_explain.py", "analysis/test_incremental_analysis.py"]
 
 
 def run_suite(path_prefix: str | None, **extra: str) -> subprocess.CompletedProcess:
@@ -23,7 +23,7 @@ def run_suite(path_prefix: str | None, **extra: str) -> subprocess.CompletedProc
     if path_prefix:
         env["PATH"] = path_prefix + os.pathsep + env.get("PATH", "")
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           *(str(HERE / f) for f in SUITE)], env=env, capture_output=True, text=True, timeout=900)
+                           *(str(TESTS / f) for f in SUITE)], env=env, capture_output=True, text=True, timeout=900)
 
 
 @pytest.mark.skipif(shutil.which("souffle") is None, reason="no souffle binary on PATH")

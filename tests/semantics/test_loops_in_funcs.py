@@ -39,8 +39,8 @@ def step(w: World, dt: qd.f32) -> qd.f32:
     return dt
 
 
-def test_loops_inside_funcs_run_in_parallel_with_correct_results():
-    qd.init(arch=qd.cpu, cpu_max_num_threads=2)
+def test_loops_inside_funcs_run_in_parallel_with_correct_results(arch):
+    qd.init(arch=arch, cpu_max_num_threads=2)
     n = 400_000
     pos = np.zeros(n, np.float32)
     vel = np.linspace(0, 1, n, dtype=np.float32)

@@ -29,8 +29,8 @@ pytestmark = pytest.mark.parametrize("prune", [True, False], ids=["prune", "nopr
 
 
 @pytest.fixture(autouse=True)
-def _init_prune(prune):
-    qd.init(arch=qd.cpu, prune=prune)
+def _init_prune(prune, arch):
+    qd.init(arch=arch, prune=prune)
 
 
 def _zeros():

@@ -7,7 +7,7 @@ Without debug the same operations wrap silently and the generated code has no ch
 
 import numpy as np
 import pytest
-from _located import check_located
+from _support.located import check_located
 
 import qd
 from qd.targets.cpu import jit

@@ -57,7 +57,7 @@ def test_second_kernel_reuses_used_sets():
     # the helpers were analysed once, for `first`; `second` gets their used sets as input facts
     assert not helpers & analysed_second
     cached = {}
-    for i, p in f2["Used_Cached"]:
+    for i, p in f2["Inst_CachedUsed"]:
         cached.setdefault(i, set()).add(p)
     assert set(cached) == helpers
     assert cached[next(i for i in helpers if i.startswith("shared"))] == {"w.a", "w.b"}

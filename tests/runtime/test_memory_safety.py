@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from _located import check_located
+from _support.located import check_located
 
 import qd
 

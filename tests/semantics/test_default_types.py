@@ -35,8 +35,8 @@ def ints(x: int, f: A[qd.f64, 1], out: A[int, 1], p: Params):
         p.out[i] = p.scale * 3
 
 
-def test_int_means_default_ip():
-    qd.init(arch=qd.cpu, default_ip=qd.i64)
+def test_int_means_default_ip(arch):
+    qd.init(arch=arch, default_ip=qd.i64)
     f = np.array([3e10, -2.5], np.float64)
     out = np.zeros(2, np.int64)
     p = Params(BIG, np.zeros(2, np.int64))
@@ -46,13 +46,13 @@ def test_int_means_default_ip():
     assert qd.cast(3e10, int) == 30000000000
 
 
-def test_int_follows_a_later_init():
+def test_int_follows_a_later_init(arch):
     """Kernels compiled under one default_ip are not reused under another."""
-    qd.init(arch=qd.cpu, default_ip=qd.i64)
+    qd.init(arch=arch, default_ip=qd.i64)
     out = np.zeros(1, np.int64)
     ints(BIG, np.zeros(1), out, Params(1, np.zeros(1, np.int64)))
     assert out[0] == 2 * BIG
-    qd.init(arch=qd.cpu)
+    qd.init(arch=arch)
     out32 = np.zeros(1, np.int32)
     ints(7, np.array([3e10]), out32, Params(1, np.zeros(1, np.int32)))
     assert out32[0] == 14 + 2 ** 31 - 1 - 2 ** 32  # qd.cast(3e10, int) saturates at i32, the sum wraps
@@ -67,8 +67,8 @@ def floats(x: float, i: A[qd.i64, 1], out: A[float, 1]) -> float:
     return x * 1.0
 
 
-def test_float_means_default_fp():
-    qd.init(arch=qd.cpu, default_fp=qd.f64)
+def test_float_means_default_fp(arch):
+    qd.init(arch=arch, default_fp=qd.f64)
     out = np.zeros(2, np.float64)
     r = floats(0.1, np.array([2 ** 53, 1], np.int64), out)
     assert out.tolist() == [0.1 + 2.0 ** 53, 1.1]

@@ -1,7 +1,10 @@
 """Fact export: typed IR of instantiations → input relations of `rules/schema.dl`.
 
+The frontend owns this step (the analysis package sees only the rows, never the IR), so a new
+IR construct changes the facts here and the rules there, and nothing in between.
+
 Only instantiations not analysed before are exported in full; for the others the exporter
-emits their known used sets as `Used_Cached`, so a helper reached from many kernels is
+emits their known used sets as `Inst_CachedUsed`, so a helper reached from many kernels is
 analysed once per process.
 """
 
@@ -9,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from qd.frontend import ir
+from . import ir
 
-RELATIONS = ("Kernel", "Inst_Func", "Param", "Block_Parent", "StaticArm", "StaticArm_Cond", "Access", "Call", "DeadCall", "Bind",
-             "Used_Cached")
+RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond", "Access",
+             "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Site_Loc", "Inst_CachedUsed")
 
 
 def loc_str(loc) -> str:
@@ -24,21 +27,22 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     """Facts for kernel specialisations. `insts` are all instantiations reachable from them;
     those in `cached` (kernels excepted) contribute only their used sets.
 
-    `decision_only` leaves out rows that only the provenance rules read — `Param` of funcs (the
-    prune rules join `Param` with `Kernel`), `Inst_Func` and `DeadCall` — which are most of the
+    `decision_only` leaves out rows that only the provenance rules read — `Inst_Param` of funcs (the
+    prune rules join `Inst_Param` with `Kernel`), `Inst_Func`, `Inst_Template`, `StaticArm_Cond`, `Site_Loc` and `DeadCall*` — which are most of the
     rows in a program with wide dataclasses; explanations export everything."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
-    access, param, blocks, arms = f["Access"], f["Param"], f["Block_Parent"], f["StaticArm"]
-    calls, binds = f["Call"], f["Bind"]
+    access, param, blocks, arms = f["Access"], f["Inst_Param"], f["Block_Parent"], f["StaticArm_Taken"]
+    calls, binds = f["Call"], f["Call_Bind"]
     bound_sites: set[str] = set()  # a site id names its binding list, so its rows go out once
     for inst in insts:
         i = inst.id
         if not inst.is_kernel and i in cached:
-            f["Used_Cached"].extend((i, p) for p in cached[i])
+            f["Inst_CachedUsed"].extend((i, p) for p in cached[i])
             continue
         if not decision_only:
             f["Inst_Func"].append((i, inst.qualname))
+            f["Inst_Template"].extend((i, name, value) for name, value in inst.static)
         if inst.is_kernel or not decision_only:
             param.extend((i, lf.path, n) for n, lf in enumerate(inst.params))
         for b in inst.blocks:
@@ -54,6 +58,15 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
             if site not in bound_sites:
                 bound_sites.add(site)
                 binds.extend((site, a, q) for a, q in c.binds)
+                if not decision_only:
+                    f["Site_Loc"].append((site, loc_str(c.loc)))
         if not decision_only:
             f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
+            f["DeadCall_Arg"].extend((d.site, a) for d in inst.dead_calls for a in d.args)
+            f["Site_Loc"].extend((d.site, loc_str(d.loc)) for d in inst.dead_calls)
     return f
+
+
+def signatures(insts: Iterable[ir.Inst]) -> dict[str, tuple[str, ...]]:
+    """Each instantiation's leaf parameters in signature order: how a plan orders used sets."""
+    return {i.id: tuple(lf.path for lf in i.params) for i in insts}

@@ -1,0 +1,65 @@
+"""The analysis stage as the compiler runs it: facts out of the typed IR, the Datalog rules on
+them, pruning plans back.
+
+`analysis/` works on plain rows and knows nothing of qd's IR; this module is the seam between
+the two. The rules engine is loaded on the first compile or explanation only: `import qd`
+should not pay for parsing and stratifying rules a script may never need.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import MutableMapping, Sequence
+
+from analysis.plan import PruningPlan, all_used
+
+from .errors import QdConfigError, caller_loc
+from .frontend import ir
+from .frontend.facts import export, signatures
+
+
+def _engine():
+    """The analysis driver and the engine's error type, imported on first use (a deliberate
+    lazy load: the embedded engine's import costs about as much as the rest of qd's)."""
+    from analysis import analyze
+
+    return analyze, analyze.EngineUnavailableError
+
+
+def plans(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
+          engine=None, explain: bool = False) -> dict[str, PruningPlan]:
+    """Plans for kernel specialisations from one engine run; `insts` are all instantiations they
+    reach, `analysed` the used sets known from earlier runs (extended with the new ones)."""
+    analyze, unavailable = _engine()
+    t0 = time.perf_counter()
+    facts = export(kernels, insts, analysed, decision_only=not explain)
+    t1 = time.perf_counter()
+    try:
+        out = analyze.analyze_many([k.id for k in kernels], signatures(insts), facts, analysed, engine, explain)
+    except unavailable as e:  # QD_DATALOG_ENGINE names an engine that cannot run
+        raise QdConfigError(str(e), caller_loc()) from None
+    for p in out.values():
+        p.timings = {"export": t1 - t0, **p.timings}
+    return out
+
+
+def plan(kernel: ir.Inst, insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
+         prune: bool = True) -> PruningPlan:
+    """The plan for one kernel specialisation (what a compile needs); every leaf when not `prune`."""
+    if not prune:
+        return all_used(kernel.id, signatures(insts))
+    return plans([kernel], insts, analysed)[kernel.id]
+
+
+def explain_relations(facts: dict[str, list]) -> dict[str, set]:
+    """Every derived relation, provenance included, of the facts of an earlier analysis."""
+    analyze, unavailable = _engine()
+    try:
+        return analyze.explain_relations(facts)
+    except unavailable as e:
+        raise QdConfigError(str(e), caller_loc()) from None
+
+
+def explain_facts(kernel: ir.Inst, insts: Sequence[ir.Inst]) -> tuple[dict, dict]:
+    """Every fact of the instantiations a kernel reaches (no cached used sets) and their files."""
+    return export([kernel], insts, {}), {i.id: (i.loc.file if i.loc else "?") for i in insts}
