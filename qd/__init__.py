@@ -54,8 +54,8 @@ from .lang import (
 )
 from .ndarray import Ndarray, ndarray
 from .types import Template, template
+from .version import __version__
 
-__version__ = "0.1.0"
 i = i32
 f = f32
 

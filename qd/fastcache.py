@@ -30,12 +30,18 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import analysis
+from analysis.rules_path import rule_files
+
+from . import abi
 from . import dtypes as _dt
 from . import fastcache_records as records
 from . import fastcache_trust as trust
-from .codegen.lower_llvm import ARG_HEADER, ArgSlot, KernelModule
+from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
+from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
+from .frontend.source import get_source
 
 MAGIC = b"QDK1"
 FORMAT = 2
@@ -57,9 +63,6 @@ def _compiler_digest() -> str:
     """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
     an entry built by another revision of qd may lack a check or follow an older semantics, and
     the version number does not change with every edit."""
-    import analysis
-    from analysis.rules_path import rule_files
-
     h = hashlib.sha256()
     files = list(rule_files())
     for pkg in (Path(__file__).parent, Path(analysis.__file__).parent):
@@ -73,8 +76,6 @@ def _compiler_digest() -> str:
 def _leaves(specs) -> list:
     """Every runtime leaf of the kernel's parameters with its type: a dataclass edited in
     another file changes this even when no function source does."""
-    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
-
     out = []
     for path, spec in walk_specs(specs):
         if isinstance(spec, ScalarSpec):
@@ -100,8 +101,6 @@ def unstable_part(kernel, spec_key) -> str | None:
 
 
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
-    from .frontend.source import get_source
-
     spec = []
     for part in spec_key:
         if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType):
@@ -226,8 +225,6 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
 def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[Entry, dict, list]:
     """Every header field checked against what this kernel can have: nothing of an entry's
     text reaches generated code unless it is one of the kernel's own leaf paths and types."""
-    from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
-
     _need(header.get("key") == dkey, "it was written for another key")
     open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
     leaves: dict[str, tuple] = {}
@@ -244,7 +241,7 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)
     _need(re.fullmatch(f"qd_{re.escape(ident)}_[0-9a-f]{{12}}", name) is not None, "bad symbol name")
     _need(m["entry"] == f"{name}_run", "bad entry symbol")
-    slots, n, seen = [], ARG_HEADER, set()
+    slots, n, seen = [], abi.ARG_HEADER, set()  # each slot must be where abi.pack puts it
     for row in _list(m["slots"]):
         path, kind, dname, ndim, slot = _list(row)
         _need(path in leaves and path not in seen, f"{path!r} is not a leaf of the kernel")
@@ -253,8 +250,8 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
         dt = _dt.BY_NAME[_str(dname)]
         _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n,
               f"slot of {path!r} does not match the kernel's parameter")
-        slots.append(ArgSlot(path, kind, dt, ndim, slot))
-        n += 1 + (ndim if kind == "array" else 0)
+        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot))
+        n += abi.leaf_width(kind, ndim)
     _need(_int(m["n_slots"]) == n, "bad argument buffer size")
     returns = tuple(_dt.BY_NAME[_str(t)] for t in _list(m["returns"]))
     check_locs = []
@@ -264,7 +261,7 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
         else:
             f, line, col, end = _list(c)
             check_locs.append(SourceLoc(_str(f), _int(line), _int(col), None if end is None else _int(end)))
-    km = KernelModule(name, m["entry"], "", slots, n, returns, check_locs)
+    km = KernelModule(slots, n, returns, name, m["entry"], "", check_locs)
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

@@ -1,9 +1,13 @@
-"""`@qd.kernel` / `@qd.func` and the dispatch from a Python call to a compiled variant."""
+"""`@qd.kernel` / `@qd.func` and the dispatch from a Python call to a compiled variant.
+
+This module sits above the pipeline and the runtime (a first call compiles through
+`pipeline.get_variant`, later calls go to generated launchers and dispatchers); they see a
+kernel only through `runtime.kernel_view.KernelView`, so nothing imports this module back.
+"""
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
 
 from . import config as _config
 from . import variants as _variants
@@ -17,11 +21,16 @@ from .errors import (
     SourceLoc,
     caller_loc,
 )
-from .frontend.registry import type_hints
+from .frontend.registry import free_vars, type_hints
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import get_source
 from .frontend.values import ct_key
 from .ndarray import Ndarray
+from .pipeline import get_variant
+from .runtime.args import array_signature, get_path
+from .runtime.hygiene import Namer, checked_path
+from .runtime.kernel_view import LaunchInfo
+from .runtime.launcher import internal_names, param_list
 
 
 class _Decorated:
@@ -79,18 +88,6 @@ def func(fn=None, **_options):
     return Func(fn)
 
 
-@dataclass
-class LaunchInfo:
-    """What `qd.launch_info(kernel)` reports about the last launch."""
-
-    specialization: tuple
-    kept: tuple[str, ...]
-    pruned: tuple[str, ...]
-    source: str  # "compile" | "memory" | "disk"
-    inst_id: str = ""
-    extra: dict = field(default_factory=dict)
-
-
 class Kernel(_Decorated):
     """A `@qd.kernel`: compiled lazily per specialisation key on first call."""
 
@@ -130,8 +127,6 @@ class Kernel(_Decorated):
 
     def _eval_annotation(self, text: str, name: str):
         """Evaluate one string annotation, so that the one that fails is reported at its parameter."""
-        from .frontend.registry import free_vars
-
         try:
             return eval(text, dict(self.fn.__globals__), free_vars(self.fn))  # noqa: S307 - the user's own annotation
         except QdError as e:
@@ -209,11 +204,9 @@ class Kernel(_Decorated):
         return dict(b.arguments)
 
     def key_of(self, bound: dict) -> tuple:
-        from .runtime.args import array_signature
-
         key = []
         for path, kind, spec in self.key_paths:
-            v = _get_path(bound, path, self)
+            v = get_path(bound, path, self.param_loc)
             if kind == "ct":
                 try:
                     key.append(ct_key(v))
@@ -221,15 +214,13 @@ class Kernel(_Decorated):
                     raise QdArgumentError(f"argument {path!r} is a compile-time parameter: {e}",
                                           self.param_loc(path)) from None
             else:
-                key.append(array_signature(v, spec, path, self))
+                key.append(array_signature(v, spec, path, loc_of=self.param_loc))
         return tuple(key)
 
     def _slow_call(self, args, kwargs):
         """First call of a specialisation (or a call the fast path could not handle). Runs
         under the compile lock, which also guards the lazily computed signature facts, but
         launches after releasing it."""
-        from .pipeline import get_variant
-
         with _variants.compile_lock():
             specs = self.specs
             bound = self.bind(args, kwargs)
@@ -249,9 +240,6 @@ class Kernel(_Decorated):
     def _make_dispatcher(self):
         """Generated code that maps the key-relevant arguments straight to a variant. Its
         internal names live in a prefix no parameter can take (`runtime.hygiene`)."""
-        from .runtime.hygiene import Namer, checked_path
-        from .runtime.launcher import internal_names, param_list
-
         nm = Namer(self.signature.parameters)
         plist, fwd = param_list(self.signature, nm.bind("defaults", self.defaults))
         for name, value in {"table": self.variants, "slow": lambda *a, **k: self._slow_call(a, k),
@@ -285,18 +273,6 @@ def _asig(v):
     if type(v) is Ndarray:
         return (v.dtype, v.ndim)
     return (from_numpy(v.dtype), v.ndim)
-
-
-def _get_path(bound: dict, path: str, kernel):
-    parts = path.split(".")
-    v = bound[parts[0]]
-    for p in parts[1:]:
-        try:
-            v = getattr(v, p)
-        except AttributeError:
-            raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated dataclass)",
-                                  kernel.param_loc(path)) from None
-    return v
 
 
 def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:

@@ -1,11 +1,14 @@
-"""The compile pipeline: frontend → analysis (pruning plan) → codegen → launcher.
+"""The compile pipeline: frontend → analysis (pruning plan) → argument layout (`qd.abi`) →
+codegen (target-neutral) → the target's compile and load → launcher.
 
-Each stage hands plain data to the next; this module only sequences them and owns the
-explicit caches (instantiations, compiled variants) that `qd.init` resets.
+Each stage hands plain data to the next; this module only sequences them, picks the target
+(`target`) and owns the explicit caches (instantiations, compiled variants) that `qd.init`
+resets.
 """
 
 from __future__ import annotations
 
+import traceback
 import uuid
 from dataclasses import dataclass
 
@@ -13,17 +16,20 @@ from analysis.plan import PruningPlan
 
 from . import config as _config
 from . import fastcache, fastcache_records, fastcache_trust, pruning, variants
-from .codegen import jit
-from .codegen.lower_llvm import KernelModule, ModuleGen
+from .abi import KernelModule
+from .abi import layout as arg_layout
+from .codegen.lower_llvm import ModuleGen
 from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
-from .kernel import Kernel, LaunchInfo
-from .runtime import parallel
+from .frontend.signature import ArraySpec, walk_specs
+from .runtime.args import array_signature, get_path
+from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
-
-PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
+from .targets.base import Target
+from .targets.cpu import CpuTarget
+from .version import __version__
 
 
 @dataclass
@@ -37,7 +43,7 @@ class Variant:
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
     stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
-    code: jit.NativeCode | None = None  # its machine code, loaded while this variant or its launcher lives
+    code: object | None = None  # its machine code (the target's), loaded while this variant or its launcher lives
 
     def explain_facts(self) -> tuple[dict, dict]:
         """Facts of every reachable instantiation (no cached used sets) and their source files."""
@@ -53,8 +59,13 @@ def registry() -> InstRegistry:
     cfg = _config.current()
     if _registry["gen"] != cfg.generation or _registry["epoch"] != variants.epoch():
         _registry.update(gen=cfg.generation, epoch=variants.epoch(), reg=InstRegistry(cfg))
-        parallel.configure(cfg.cpu_max_num_threads)
+        target(cfg).configure()
     return _registry["reg"]
+
+
+def target(cfg: _config.Config) -> Target:
+    """The target `cfg` compiles for (the CPU: `qd.init` maps every arch to it)."""
+    return CpuTarget(cfg.cpu_max_num_threads)
 
 
 def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
@@ -75,28 +86,26 @@ def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
     return of(kernel)
 
 
-def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
+def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
     """The variant for `key`: from the disk cache when the kernel opted in and an intact, still
     valid entry exists; compiled otherwise (and then stored)."""
     cfg = _config.current()
     reg = registry()
-    parallel.register()
-    triple, layout, cpu, features = jit.target_info()
+    tgt = target(cfg)
+    tgt.prepare()
     entry_path = dkey = None
     if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
-        from . import __version__
-
-        dkey = fastcache.key(kernel, key, cfg, (triple, cpu, features), __version__)
+        dkey = fastcache.key(kernel, key, cfg, tgt.identity(), __version__)
         if dkey is None:
             _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
         else:
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
             entry = fastcache.load(entry_path, kernel, key, dkey)
             if entry is not None:
-                code = jit.load_object(entry.obj, entry.module.entry)
-                return _finish(kernel, key, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
+                code = tgt.load(entry.obj, entry.module.entry)
+                return _finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
                                entry.written, noalias, None, [], (entry.facts, entry.files)), "disk"
-    inst = lower_kernel(reg, kernel, bound)
+    inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
     insts = ir.reachable(inst, reg.insts)
     plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
     # symbol names must be unique across processes too: a cached object keeps the names it was
@@ -104,17 +113,17 @@ def compile_variant(kernel: Kernel, key, bound: dict, noalias: bool = True) -> t
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
     written = written_leaves(inst, reg.insts)
     try:
-        km = ModuleGen(name, inst, reg.insts, plan.used, cfg.debug, noalias,
-                       PARALLEL_MIN if cfg.cpu_max_num_threads > 1 else 1 << 62).build(triple, layout)
-        obj = jit.emit_object(jit.optimize(km.ir_text))
-        code = jit.load_object(obj, km.entry)
+        km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
+                       noalias).build()
+        obj = tgt.compile(km.ir_text)
+        code = tgt.load(obj, km.entry)
     except QdError:
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
     if entry_path is not None:
         _store(entry_path, dkey, kernel, km, obj, plan, inst, insts, written)
-    return _finish(kernel, key, km, code, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
+    return _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
                    None), "compile"
 
 
@@ -148,7 +157,7 @@ def _not_stored(kernel, what: str) -> None:
                               "re-checked in another process; it is compiled in memory only", kernel.def_loc())
 
 
-def _finish(kernel, key, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
+def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
     """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
 
@@ -162,7 +171,7 @@ def _finish(kernel, key, km, code, kept, pruned, inst_id, written, noalias, plan
                     variants.remember(kernel, (key, "alias"), v)
         return v.launch(*args, **kwargs)
 
-    launch = make_launcher(kernel, km, code.address, written if noalias else set(), on_alias, info)
+    launch = make_launcher(kernel, km, tgt.entry_point(code), written if noalias else set(), on_alias, info)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.
@@ -176,7 +185,15 @@ def _ident(s: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in s)
 
 
-def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
+def _array_types(kernel: KernelView, bound: dict) -> dict[str, tuple]:
+    """(dtype, ndim) of every array argument, checked against its annotation: the frontend
+    types the kernel's leaves from these and never inspects launch values itself."""
+    loc_of = kernel.param_loc
+    return {path: array_signature(get_path(bound, path, loc_of), spec, path, loc_of=loc_of)
+            for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
+
+
+def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
     v = kernel.variants.get(key)
     if v is not None:
         return v, "memory"
@@ -189,8 +206,6 @@ def get_variant(kernel: Kernel, key, bound: dict) -> tuple[Variant, str]:
         except QdError:
             raise
         except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
-            import traceback
-
             err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
                                   f"{type(e).__name__}: {e}", kernel.def_loc())
             err.internal_traceback = traceback.format_exc()
@@ -210,7 +225,7 @@ class Recorded:
     """A variant compiled (or loaded) while `qd-explain` runs a script: it keeps the variant, so
     its facts stay explainable after `qd.init` or eviction drops it from the kernel."""
 
-    kernel: Kernel
+    kernel: KernelView
     variant: Variant
 
 

@@ -6,7 +6,7 @@ process-wide lock serialises whole compiles; a thread that finds the variant com
 meanwhile uses it. Launching a variant that exists never takes the lock.
 
 A variant's machine code is freed once nothing can run it any more (see
-`qd.codegen.jit.NativeCode`); this module decides when a kernel lets go of one: beyond
+`qd.targets.cpu.jit.NativeCode`); this module decides when a kernel lets go of one: beyond
 `MAX_VARIANTS` per kernel (the oldest compiled first, with one warning naming the kernel),
 and for every kernel at `qd.init`.
 """

@@ -22,15 +22,11 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import dtypes as _dt
 from ..errors import QdArgumentError, QdError, QdRuntimeError, SourceLoc
 from ..frontend import ir
+from .emitter import Emitter
 from .llvm_text import ll
-
-if TYPE_CHECKING:
-    from .lower_llvm import StmtGen
 
 BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT = range(1, 8)
 OVERFLOW = {"add": ADD, "sub": SUB, "mul": MUL, "shl": SHL}
@@ -55,10 +51,10 @@ def check_error(kind: int, value: int, loc: SourceLoc | None) -> QdError:
     return QdRuntimeError(f"index {value} is out of bounds", loc)
 
 
-# -- emitting checks into the function a StmtGen is writing -----------------------------------
+# -- emitting checks into the function an Emitter is writing -----------------------------------
 
 
-def record(g: StmtGen, kind: int, loc: SourceLoc | None, value: str) -> None:
+def record(g: Emitter, kind: int, loc: SourceLoc | None, value: str) -> None:
     """Record a failure at the current point of the code (a cold block the caller branched to)."""
     fn = g.fn
     site = len(g.mg.check_locs)
@@ -75,7 +71,7 @@ def record(g: StmtGen, kind: int, loc: SourceLoc | None, value: str) -> None:
     fn.label(done)
 
 
-def fail_if(g: StmtGen, bad: str, kind: int, loc: SourceLoc | None, value: str) -> None:
+def fail_if(g: Emitter, bad: str, kind: int, loc: SourceLoc | None, value: str) -> None:
     """Record a failure when the i1 `bad` is true, then continue either way."""
     fn = g.fn
     fail_l, cont_l = fn.new_label("chkfail"), fn.new_label("chkok")
@@ -86,7 +82,7 @@ def fail_if(g: StmtGen, bad: str, kind: int, loc: SourceLoc | None, value: str) 
     fn.label(cont_l)
 
 
-def overflow(g: StmtGen, e: ir.BinOp, a: str, b: str) -> str:
+def overflow(g: Emitter, e: ir.BinOp, a: str, b: str) -> str:
     """`a op b` for an integer `+ - * <<`, recording an overflow (debug mode)."""
     fn = g.fn
     d = e.lhs.dtype
@@ -112,7 +108,7 @@ def overflow(g: StmtGen, e: ir.BinOp, a: str, b: str) -> str:
     return v
 
 
-def step_nonzero(g: StmtGen, step: str, loc: SourceLoc | None) -> None:
+def step_nonzero(g: Emitter, step: str, loc: SourceLoc | None) -> None:
     """Record a run-time `range()` step of 0 (the loop then runs no iterations)."""
     bad = g.fn.ins(f"icmp eq i64 {step}, 0")
     fail_if(g, bad, STEP, loc, "0")
@@ -143,7 +139,7 @@ def shape_reads(root: ir.Inst, insts: dict[str, ir.Inst]) -> dict[tuple[str, int
     return of(root)
 
 
-def extent_guard(g: StmtGen, reads: dict[tuple[str, int], SourceLoc | None]) -> None:
+def extent_guard(g: Emitter, reads: dict[tuple[str, int], SourceLoc | None]) -> None:
     """At the start of a launch: refuse it (record, return) if an extent read as i32 is too big."""
     fn = g.fn
     for (path, dim), loc in sorted(reads.items(), key=lambda kv: kv[0]):

@@ -41,7 +41,8 @@ def const(d: DType, value) -> str:
 
 
 class Fn:
-    """One function body under construction."""
+    """One function body under construction. `block` is the label of the basic block being
+    written (a phi names the blocks its values come from)."""
 
     def __init__(self, header: str):
         self.header = header
@@ -49,6 +50,7 @@ class Fn:
         self.lines: list[str] = []
         self.n = 0
         self.terminated = False
+        self.block = "entry"
         self.label("entry")
 
     def tmp(self) -> str:
@@ -63,6 +65,7 @@ class Fn:
         if self.lines and not self.terminated:
             self.lines.append(f"  br label %{name}")
         self.lines.append(f"{name}:")
+        self.block = name
         self.terminated = False
 
     def ins(self, text: str) -> str:

@@ -10,7 +10,6 @@ digest), so it must stay exactly as it is for ids to stay stable.
 from __future__ import annotations
 
 from ..errors import QdInternalError
-from ..runtime.args import array_signature
 from . import ir
 from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, fold_spec
 from .values import CT, LeafV, StructV, ct_key
@@ -18,9 +17,10 @@ from .values import CT, LeafV, StructV, ct_key
 __all__ = ["kernel_params"]
 
 
-def kernel_params(kernel, args: dict) -> tuple[list[tuple[str, object]], list[ir.Leaf], tuple]:
+def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, object]], list[ir.Leaf], tuple]:
     """(parameter values by name, leaves in signature order, instantiation key) of `kernel`
-    launched with the bound arguments `args`."""
+    launched with the bound arguments `args`; `arrays` holds the (dtype, ndim) of each array
+    leaf's argument, as the dispatcher checked it against the annotation."""
     leaves: list[ir.Leaf] = []
 
     def leaf(path: str, spec) -> tuple[object, tuple]:
@@ -32,7 +32,7 @@ def kernel_params(kernel, args: dict) -> tuple[list[tuple[str, object]], list[ir
             leaves.append(lf)
             return LeafV(lf), ("s", spec.dtype.name)
         if isinstance(spec, ArraySpec):
-            dt, nd = array_signature(v, spec, path, kernel)
+            dt, nd = arrays[path]
             lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd)
             leaves.append(lf)
             return LeafV(lf), ("a", dt.name, nd)

@@ -390,10 +390,11 @@ class Lowerer(ExprLowerer):
 
 
 
-def lower_kernel(reg: InstRegistry, kernel, args: dict) -> ir.Inst:
+def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst:
     """Lower `kernel` for the bound launch arguments `args` (and every func it calls, into
-    `reg`); the kernel's instantiation is registered and returned."""
-    params, leaves, key = kernel_params(kernel, args)
+    `reg`); `arrays` maps each array leaf's path to the (dtype, ndim) of its argument. The
+    kernel's instantiation is registered and returned."""
+    params, leaves, key = kernel_params(kernel, args, arrays)
     inst_id = ids.inst_id(kernel.fn.__qualname__, (reg.identity(kernel), key))
     src = get_source(kernel.fn)
     ret = None

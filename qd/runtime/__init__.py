@@ -1,1 +1,5 @@
-"""Runtime: argument checks, the launch path and the CPU thread pool."""
+"""Runtime: argument checks and the launch path (generated launchers over the `qd.abi` buffer).
+
+Target-neutral: a launcher runs the code through the `EntryPoint` its target gives it; the
+CPU thread pool lives with the CPU target (`qd.targets.cpu.parallel`).
+"""

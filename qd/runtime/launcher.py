@@ -15,23 +15,19 @@ import re
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..codegen import jit
+from ..abi import ARG_HEADER, STATUS_SLOT, KernelModule, return_slot
 from ..codegen.checks import check_error
-from ..codegen.lower_llvm import ARG_HEADER, STATUS_SLOTS, KernelModule
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
 from ..ndarray import Ndarray
+from ..targets.base import EntryPoint
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
-from .parallel import raise_interrupt
-
-if TYPE_CHECKING:
-    from ..kernel import Kernel, LaunchInfo
+from .kernel_view import KernelView, LaunchInfo
 
 
 def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
@@ -61,40 +57,42 @@ def internal_names(template: str, prefix: str) -> str:
     return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
 
 
-def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str],
+def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
                   on_alias: Callable[..., object], info: LaunchInfo) -> Callable[..., object]:
-    """The launch function of one compiled variant: straight-line code for the fast case, and
-    the checked slow path (`slow_launch`) for anything the fast path does not take."""
+    """The launch function of one compiled variant, run through the target's `entry`:
+    straight-line code for the fast case, and the checked slow path (`slow_launch`) for
+    anything the fast path does not take."""
     try:
         _check_module(kernel, km)
     except QdInternalError as e:
         raise QdInternalError(e.message, kernel.def_loc()) from None
-    n = max(km.n_slots, 2)
+    n = km.buffer_size
     buf = (ctypes.c_int64 * n)()
     fbuf = (ctypes.c_double * n).from_buffer(buf)
-    status = (ctypes.c_int64 * (STATUS_SLOTS + max(1, len(km.returns))))()
+    status = (ctypes.c_int64 * km.status_size)()
     fstatus = (ctypes.c_double * len(status)).from_buffer(status)
     ustatus = (ctypes.c_uint64 * len(status)).from_buffer(status)
-    buf[0] = ctypes.addressof(status)
-    run = jit.ENTRY(addr)
+    buf[STATUS_SLOT] = ctypes.addressof(status)
+    run = entry.run
     sig = kernel.signature
     nm = Namer(sig.parameters)
     plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
     lock = threading.Lock()
-    returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, STATUS_SLOTS + i, t.is_bool)
+    loc_of = kernel.param_loc  # where an argument error points
+    returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, return_slot(i), t.is_bool)
                for i, t in enumerate(km.returns)]
 
     def fail() -> None:
-        _raise_check(km, status)
+        _raise_check(km, status, entry.raise_pending)
 
     def slow(*args, **kwargs):
-        return slow_launch(kernel, km, written, args, kwargs, (buf, fbuf), on_alias,
+        return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
                            lambda: _finish_run(run, buf, kernel, info, status, fail, returns))
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": Ndarray, "npa": np.ndarray,
-                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, kernel, w),
-                        "nptr": lambda v, path, w: _numpy_pointer(v, path, w, kernel),
+                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, loc_of, w),
+                        "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
                         "lock": lock}.items():
@@ -107,7 +105,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
     for s in km.slots:
         k = s.slot
         acc = _accessor(s.path, prefixes, body)
-        if s.kind == "array":
+        if s.is_array:
             nm.bind(f"dt{k}", s.dtype)
             nm.bind(f"np{k}", s.dtype.np)
             w = s.path in written
@@ -119,7 +117,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
                      "  else:",
                      f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}); @nd = False",
                      f"  @i[{k}] = @p{k}"]
-            body += [f"  @i[{k + 1 + d}] = @shp[{d}]" for d in range(s.ndim)]
+            body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
         elif s.dtype.is_float:
             body.append(f"  @f[{k}] = {acc}")
@@ -148,7 +146,7 @@ def make_launcher(kernel: Kernel, km: KernelModule, addr: int, written: set[str]
               "  @run(@argp)", "  @k.last = @info", "  if @st[0]:", "    @fail()"]
     rets = []
     for i, t in enumerate(km.returns):
-        slot = STATUS_SLOTS + i
+        slot = return_slot(i)
         rets.append(f"@sf[{slot}]" if t.is_float else f"@bool(@st[{slot}])" if t.is_bool
                     else f"@st[{slot}]" if t.is_signed else f"@su[{slot}]")
     if len(rets) == 1:
@@ -195,7 +193,7 @@ def _check_module(kernel, km: KernelModule) -> None:
     """Everything of `km` that generated code spells out must be plain: identifiers for paths,
     non-negative ints inside the buffer for slots. `km` may come from a disk-cache entry."""
     what = f"launcher of kernel {kernel.fn.__qualname__}"
-    n = max(checked_int(km.n_slots, f"{what}: slot count"), 2)
+    n = max(checked_int(km.n_slots, f"{what}: slot count"), ARG_HEADER)
     for t in km.returns:
         if t not in ALL_DTYPES:
             raise QdInternalError(f"{what}: return type {t!r} is not a qd dtype")
@@ -203,7 +201,7 @@ def _check_module(kernel, km: KernelModule) -> None:
         checked_path(s.path, kernel.signature.parameters, what)
         if s.dtype not in ALL_DTYPES:
             raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")
-        nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.kind == "array" else 0
+        nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.is_array else 0
         slot = checked_int(s.slot, f"{what}: slot of {s.path!r}", ARG_HEADER)
         if slot + nd >= n:
             raise QdInternalError(f"{what}: slot {slot} of {s.path!r} lies outside the argument buffer")
@@ -223,17 +221,17 @@ def _accessor(path: str, prefixes: dict[str, str], body: list[str]) -> str:
     return expr if len(parts) == 1 else f"{expr}.{parts[-1]}"
 
 
-def _numpy_pointer(v, path: str, writable: bool, kernel) -> int:
+def _numpy_pointer(v, path: str, writable: bool, loc_of) -> int:
     """Data pointer of a numpy array: `c_char.from_buffer` costs a quarter of `.ctypes.data` and
     also proves the buffer is C-contiguous and writable; anything else takes the checked path."""
     try:
         return ctypes.addressof(ctypes.c_char.from_buffer(v))
     except (TypeError, ValueError, BufferError):
-        return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, kernel, writable)[0]
+        return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, loc_of, writable)[0]
 
 
-def _raise_check(km: KernelModule, status) -> None:
-    raise_interrupt(status)  # a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
+def _raise_check(km: KernelModule, status, raise_pending: Callable[[object], None]) -> None:
+    raise_pending(status)  # e.g. a parallel loop of this launch was interrupted (Ctrl-C): re-raise that
     kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None

@@ -10,7 +10,7 @@ import pytest
 from _support.located import check_located
 
 import qd
-from qd.codegen import jit
+from qd.targets.cpu import jit
 
 SIGNED = [qd.i8, qd.i16, qd.i32, qd.i64]
 UNSIGNED = [qd.u8, qd.u16, qd.u32, qd.u64]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import qd
-from qd.runtime import parallel
+from qd.targets.cpu import parallel
 
 
 @qd.kernel

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import qd
-from qd.codegen import jit
+from qd.targets.cpu import jit
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 

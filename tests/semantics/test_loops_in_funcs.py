@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 import qd
-from qd.runtime import parallel
+from qd.targets.cpu import parallel
 
 
 @dataclasses.dataclass

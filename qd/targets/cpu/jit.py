@@ -13,10 +13,9 @@ import os
 import threading
 import weakref
 
-import llvmlite.binding as llvm
-
 _lock = threading.Lock()
 _state: dict = {}
+llvm = None  # llvmlite.binding once `_init` has run (every entry point below calls it first)
 _live: weakref.WeakValueDictionary[int, NativeCode] = weakref.WeakValueDictionary()  # entry address -> code
 
 
@@ -26,6 +25,12 @@ def _init():
     with _lock:
         if _state:
             return _state
+        global llvm
+        # Deliberately lazy: loading LLVM costs ~35 ms that `import qd` (which imports the
+        # pipeline and so this module) should not pay before the first compile or cache load.
+        import llvmlite.binding
+
+        llvm = llvmlite.binding
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         # With `noalias` arrays, GVN's load PRE across loop back-edges turns stencil neighbours

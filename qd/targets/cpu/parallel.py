@@ -24,7 +24,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ..codegen import jit
+from . import jit
 
 TASK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 stats = {"pool_launches": 0}  # how many parallel loops went to the pool (tests, diagnostics)

@@ -1,0 +1,86 @@
+"""What every emitter of one LLVM function shares: the function being written, the values it
+can reach (status block, leaves, frame) and where its variables live.
+
+It is the base of the expression and statement emitters (`exprs`, `stmts`) and what the
+run-time checks (`checks`) and a target's entry and launch code (`qd.targets`) write through;
+it sits below all of them so that none has to import another in a cycle.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ..frontend import ir
+from .llvm_text import Fn, const, ll
+
+
+class Scope(enum.Enum):
+    """Which kind of function is being emitted; it decides where kernel-scope variables live,
+    what a parallel loop and a `return` become."""
+
+    ENTRY = "entry"  # the kernel's serial code: launches its tasks, returns through the status block
+    TASK = "task"  # the body of one parallel loop, over a range of its outer iterations
+    FUNC = "func"  # one func instantiation (internal, always inlined)
+
+    @property
+    def in_kernel(self) -> bool:
+        """Kernel-scope variables live in the launch's frame (shared by entry and tasks)."""
+        return self is not Scope.FUNC
+
+
+class Emitter:
+    """State of one function under construction. `mg` is the module generator (duck-typed:
+    `frame_index`, `check_locs`, `intrinsic`, `declare`, `target`, ...)."""
+
+    def __init__(self, mg, fn: Fn, status: str, leaves: dict, inst: ir.Inst, scope: Scope, frame: str | None):
+        self.mg = mg
+        self.fn = fn
+        self.status = status
+        self.leaves = leaves  # path -> scalar value, or (pointer, [extent values]) for an array
+        self.inst = inst
+        self.scope = scope
+        self.frame = frame
+        self.vars: dict[int, str] = {}  # id(var) -> pointer
+        self.shadow: dict[int, str] = {}  # id(loop var) -> i64 value (index widening)
+
+    def var_ptr(self, var: ir.Var) -> str:
+        p = self.vars.get(id(var))
+        if p is not None:
+            return p
+        fn = self.fn
+        if self.scope.in_kernel and var.home == -1:
+            idx = self.mg.frame_index[id(var)]
+            p = fn.tmp()  # computed in the entry block so it dominates every use
+            fn.allocas.append(f"  {p} = getelementptr i64, ptr {self.frame}, i64 {idx}")
+        else:
+            p = fn.alloca(ll(var.dtype))
+            fn.allocas.append(f"  store {ll(var.dtype)} {const(var.dtype, 0)}, ptr {p}")
+        self.vars[id(var)] = p
+        return p
+
+    def frame_slot(self, idx: int) -> str:
+        return self.fn.ins(f"getelementptr i64, ptr {self.frame}, i64 {idx}")
+
+
+def ident(s: str) -> str:
+    """`s` as a piece of an LLVM name."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in s)
+
+
+def leaf_params(path: str, kind: str, dtype, ndim: int, noalias: bool = False) -> tuple[list[str], object]:
+    """(LLVM parameters, value for `Emitter.leaves`) of a leaf passed to a function: an array
+    is its data pointer and one i64 per extent, a scalar its value (the same leaf shape as the
+    argument buffer's, `qd.abi`)."""
+    name = ident(path)
+    if kind == "array":
+        params = [f"ptr {'noalias ' if noalias else ''}%a.{name}"] + [f"i64 %s{d}.{name}" for d in range(ndim)]
+        return params, (f"%a.{name}", [f"%s{d}.{name}" for d in range(ndim)])
+    return [f"{ll(dtype)} %v.{name}"], f"%v.{name}"
+
+
+def leaf_args(kind: str, dtype, value) -> list[str]:
+    """The call arguments that pass a leaf's value (see `leaf_params`)."""
+    if kind == "array":
+        ptr, shape = value
+        return [f"ptr {ptr}", *(f"i64 {x}" for x in shape)]
+    return [f"{ll(dtype)} {value}"]

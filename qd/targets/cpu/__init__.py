@@ -1,0 +1,11 @@
+"""The CPU target: native code for the host, run on a thread pool.
+
+Everything CPU-specific lives in this package: the entry and task ABI over the packed
+argument buffer and the choice between running a task inline and on the pool (`target`),
+LLVM setup, optimisation and MCJIT loading (`jit`), and the thread pool behind
+`qd_parallel_for` (`parallel`).
+"""
+
+from .target import CpuTarget
+
+__all__ = ["CpuTarget"]

@@ -1,0 +1,150 @@
+"""`CpuTarget`: how a kernel variant is entered, launches its tasks, and becomes host code.
+
+ABI (over the `qd.abi` buffer):
+- `<k>_run(ptr args)`: the kernel's entry; it reads the status pointer and the kept leaves
+  from the buffer, allocates the frame and stores its address in the buffer's frame slot,
+  so the tasks find the kernel-scope variables and loop bounds there;
+- `<k>_task<n>(ptr args, i64 begin, i64 end)`: one chunk of parallel loop n; it unpacks the
+  buffer the same way and calls the loop's body function;
+- a parallel loop whose estimated work is below `PARALLEL_MIN` iterations calls its task
+  inline over the whole range (a thread hand-off costs ≈ 30-45 µs); a larger one goes to
+  `qd_parallel_for` (`parallel`), which runs chunks on the pool.
+"""
+
+from __future__ import annotations
+
+from ...abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
+from ...codegen.emitter import Emitter, leaf_args
+from ...codegen.llvm_text import Fn, ll
+from ...codegen.lower_llvm import ModuleGen
+from ...dtypes import DType
+from ...errors import QdInternalError
+from ..base import EntryPoint, Target
+from . import jit, parallel
+
+PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
+_NEVER = 1 << 62  # with one thread every loop runs inline
+
+# qd math name -> LLVM intrinsic family; the dtype adds the .f32 / .f64 suffix
+MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "pow": "pow",
+        "floor": "floor", "ceil": "ceil", "copysign": "copysign", "abs": "fabs", "min": "minnum", "max": "maxnum"}
+
+
+class CpuTarget(Target):
+    """The host CPU, with `threads` threads for parallel loops."""
+
+    name = "cpu"
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        self.parallel_min = PARALLEL_MIN if threads > 1 else _NEVER
+
+    # -- identity --------------------------------------------------------------------------
+
+    def identity(self) -> tuple[str, ...]:
+        triple, _layout, cpu, features = jit.target_info()
+        return triple, cpu, features
+
+    # -- module and entry ABI --------------------------------------------------------------
+
+    def module_header(self) -> list[str]:
+        triple, datalayout, _cpu, _features = jit.target_info()
+        return [f'target triple = "{triple}"', f'target datalayout = "{datalayout}"']
+
+    def entry_symbol(self, name: str) -> str:
+        return f"{name}_run"
+
+    def task_symbol(self, name: str, task: int) -> str:
+        return f"{name}_task{task}"
+
+    def emit_entry(self, mg: ModuleGen) -> str:
+        fn = Fn(f"define void @{self.entry_symbol(mg.name)}(ptr %args) #1")
+        status, leaves = _unpack(fn, mg.layout)
+        frame = fn.alloca(f"[{mg.frame_size} x i64]")
+        p = fn.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
+        fn.op(f"store ptr {frame}, ptr {p}, align 8")
+        return mg.entry_body(fn, status, leaves, frame)
+
+    def emit_task_entry(self, mg: ModuleGen, task: int, body: str) -> str:
+        w = Fn(f"define internal void @{self.task_symbol(mg.name, task)}(ptr %args, i64 %begin, i64 %end) #1")
+        status, lv = _unpack(w, mg.layout)
+        p = w.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
+        frame = w.ins(f"load ptr, ptr {p}, align 8")
+        args = [f"ptr {status}", f"ptr {frame}", "i64 %begin", "i64 %end"]
+        for s in mg.layout.slots:
+            args += leaf_args(s.kind, s.dtype, lv[s.path])
+        w.op(f"call void @{body}({', '.join(args)})")
+        return w.finish("ret void")
+
+    # -- task launch -----------------------------------------------------------------------
+
+    def emit_launch(self, g: Emitter, task: int, count: str, work: str) -> None:
+        fn = g.fn
+        sym = f"@{self.task_symbol(g.mg.name, task)}"
+        small = fn.ins(f"icmp slt i64 {work}, {self.parallel_min}")
+        a_l, b_l, end_l = fn.new_label("inline"), fn.new_label("pool"), fn.new_label("tdone")
+        fn.term(f"br i1 {small}, label %{a_l}, label %{b_l}")
+        fn.label(a_l)
+        fn.op(f"call void {sym}(ptr %args, i64 0, i64 {count})")
+        fn.term(f"br label %{end_l}")
+        fn.label(b_l)
+        g.mg.declare("declare void @qd_parallel_for(ptr, ptr, i64, i64)")
+        fn.op(f"call void @qd_parallel_for(ptr {sym}, ptr %args, i64 0, i64 {count})")
+        fn.term(f"br label %{end_l}")
+        fn.label(end_l)
+
+    # -- math ------------------------------------------------------------------------------
+
+    def math_symbol(self, name: str, dtype: DType) -> str:
+        family = MATH.get(name)
+        if family is None:
+            raise QdInternalError(f"codegen: no CPU math function {name!r}")
+        return f"llvm.{family}.{'f32' if dtype.bits == 32 else 'f64'}"
+
+    # -- compile, load, invoke -------------------------------------------------------------
+
+    def prepare(self) -> None:
+        parallel.register()
+
+    def configure(self) -> None:
+        parallel.configure(self.threads)
+
+    def compile(self, ir_text: str) -> bytes:
+        return jit.emit_object(jit.optimize(ir_text))
+
+    def load(self, obj: bytes, entry: str) -> jit.NativeCode:
+        return jit.load_object(obj, entry)
+
+    def entry_point(self, code: jit.NativeCode) -> EntryPoint:
+        return EntryPoint(jit.ENTRY(code.address), parallel.raise_interrupt)
+
+
+def _unpack(fn: Fn, layout: ArgLayout) -> tuple[str, dict]:
+    """The argument prologue: the status pointer and every kept leaf's value out of the
+    buffer (`qd.abi`: floats as double, integers and u1 as i64)."""
+    p = fn.ins(f"getelementptr i64, ptr %args, i64 {STATUS_SLOT}")
+    status = fn.ins(f"load ptr, ptr {p}, align 8")
+    leaves = {}
+    for s in layout.slots:
+        if s.is_array:
+            p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
+            ptr = fn.ins(f"load ptr, ptr {p}, align 8")
+            shape = []
+            for d in range(s.ndim):
+                q = fn.ins(f"getelementptr i64, ptr %args, i64 {s.extent_slot(d)}")
+                shape.append(fn.ins(f"load i64, ptr {q}, align 8"))
+            leaves[s.path] = (ptr, shape)
+        else:
+            p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
+            if s.dtype.is_float:
+                v = fn.ins(f"load double, ptr {p}, align 8")
+                if s.dtype.bits == 32:
+                    v = fn.ins(f"fptrunc double {v} to float")
+            else:
+                v = fn.ins(f"load i64, ptr {p}, align 8")
+                if s.dtype.is_bool:
+                    v = fn.ins(f"icmp ne i64 {v}, 0")
+                elif s.dtype.bits < 64:
+                    v = fn.ins(f"trunc i64 {v} to {ll(s.dtype)}")
+            leaves[s.path] = v
+    return status, leaves
