@@ -7,6 +7,7 @@ outside kernels.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -28,8 +29,6 @@ class ndrange:
         self.dims = tuple((0, d) if not isinstance(d, tuple) else d for d in dims)
 
     def __iter__(self):
-        import itertools
-
         try:
             return itertools.product(*(range(a, b) for a, b in self.dims))
         except TypeError as e:  # qd.ndrange(2, 'a') iterated from Python

@@ -21,7 +21,7 @@ from .frontend.facts import export, signatures
 def _engine():
     """The analysis driver and the engine's error type, imported on first use (a deliberate
     lazy load: the embedded engine's import costs about as much as the rest of qd's)."""
-    from analysis import analyze
+    from analysis import analyze  # lazy: the engine loads on the first compile or explanation
 
     return analyze, analyze.EngineUnavailableError
 
