@@ -47,7 +47,7 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
     if variant is None:
         raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)",
                       caller_loc())
-    facts, files = variant.explain_facts()
+    facts = variant.explain_facts()
     ex = Explainer(pruning.explain_relations(facts), facts)
     k = variant.inst_id
     params = ex.params.get(k, [])

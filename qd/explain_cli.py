@@ -108,19 +108,19 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None, fmt: str 
         return 1
     if not recorded:
         print("qd-explain: the script compiled no kernel", file=sys.stderr)
-    found = [(r.kernel.fn.__qualname__, r.variant.inst_id, *r.variant.explain_facts()) for r in chosen]
+    found = [(r.kernel.fn.__qualname__, r.variant.inst_id, r.variant.explain_facts()) for r in chosen]
     return _explain(found, param, fmt)
 
 
 def _explain(found, param: str | None, fmt: str, where=None) -> int:
-    """Explain kernel specialisations given as (kernel name, instantiation id, facts, files) in
+    """Explain kernel specialisations given as (kernel name, instantiation id, facts) in
     the chosen format; `where(n)` says where the n-th came from (a cache entry), for the text.
     Returns the exit code: 1 when --param names a leaf none of them has, 2 when the rules
     engine cannot run."""
     doc: list[dict] = []
     text: list[str] = []
     missing_param = param is not None
-    for n, (name, inst, facts, _files) in enumerate(found):
+    for n, (name, inst, facts) in enumerate(found):
         try:
             ex = Explainer(pruning.explain_relations(facts), facts)
         except QdConfigError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
@@ -190,7 +190,7 @@ def explain_cache(argv: list[str]) -> int:
               "@qd.kernel(fastcache=True) are stored. `qd-explain SCRIPT.py` runs a program and explains "
               "every kernel it compiles", file=sys.stderr)
         return 1
-    found = [(h["kernel"], h["inst_id"], {k: [tuple(r) for r in v] for k, v in h["facts"].items()}, h["files"])
+    found = [(h["kernel"], h["inst_id"], {k: [tuple(r) for r in v] for k, v in h["facts"].items()})
              for _p, h in entries]
     return _explain(found, args.path, _format(args), where=lambda n: entries[n][0].name)
 

@@ -40,6 +40,7 @@ from . import fastcache_trust as trust
 from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
+from .frontend import ids
 from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
 from .frontend.source import get_source
 
@@ -134,15 +135,10 @@ class Entry:
     inst_id: str
     written: set[str]
     facts: dict
-    files: dict  # inst id -> source file (for explanations)
 
 
 def _loc(loc: SourceLoc | None):
     return None if loc is None else [loc.file, loc.line, loc.col, loc.end_col]
-
-
-def km_kernel_name(inst_id: str) -> str:
-    return inst_id.split("#", 1)[0]
 
 
 def usable(cfg, loc=None) -> bool:
@@ -151,7 +147,7 @@ def usable(cfg, loc=None) -> bool:
     return trust.secret(loc) is not None and trust.usable_dir(cache_dir(cfg), True, loc)
 
 
-def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts, files,
+def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts,
           sources: dict, caps: list) -> None:
     header = {
         "key": dkey,
@@ -161,9 +157,9 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
             "returns": [t.name for t in km.returns],
             "check_locs": [_loc(c) for c in km.check_locs],
         },
-        "kernel": km_kernel_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
+        "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
         "written": sorted(written),
-        "facts": facts, "files": files, "sources": sources, "captures": caps,
+        "facts": facts, "sources": sources, "captures": caps,
     }
     blob = json.dumps(header).encode()
     body = MAGIC + struct.pack("<Q", len(blob)) + blob + obj
@@ -271,10 +267,9 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
     _need(written <= set(leaves), "written leaves are not leaves of the kernel")
     facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in _dict(header["facts"]).items()}
     _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int}, "bad fact values")
-    files = {_str(k): _str(v) for k, v in _dict(header["files"]).items()}
     sources = {_str(k): _str(v) for k, v in _dict(header["sources"]).items()}
     caps = [_list(c) for c in _list(header["captures"])]
-    return Entry(km, obj, kept, pruned, _str(header["inst_id"]), written, facts, files), sources, caps
+    return Entry(km, obj, kept, pruned, _str(header["inst_id"]), written, facts), sources, caps
 
 
 def _need(ok: bool, why: str) -> None:

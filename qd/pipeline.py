@@ -42,11 +42,11 @@ class Variant:
     info: LaunchInfo
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
-    stored: tuple | None = None  # (facts, files) of a disk-cache entry, for explanations
+    stored: dict | None = None  # the facts of a disk-cache entry, for explanations
     code: object | None = None  # its machine code (the target's), loaded while this variant or its launcher lives
 
-    def explain_facts(self) -> tuple[dict, dict]:
-        """Facts of every reachable instantiation (no cached used sets) and their source files."""
+    def explain_facts(self) -> dict[str, list]:
+        """Facts of every reachable instantiation (no cached used sets)."""
         if self.stored is not None:
             return self.stored
         return pruning.explain_facts(self.insts[0], self.insts)
@@ -104,7 +104,7 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
             if entry is not None:
                 code = tgt.load(entry.obj, entry.module.entry)
                 return _finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
-                               entry.written, noalias, None, [], (entry.facts, entry.files)), "disk"
+                               entry.written, noalias, None, [], entry.facts), "disk"
     inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
     insts = ir.reachable(inst, reg.insts)
     plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
@@ -141,11 +141,11 @@ def _store(path, dkey, kernel, km, obj, plan, inst, insts, written) -> None:
     if problem is not None:
         _not_stored(kernel, problem)  # froze something that cannot be re-checked later
         return
-    facts, files = pruning.explain_facts(inst, insts)
+    facts = pruning.explain_facts(inst, insts)
     facts = {k: [list(r) for r in v] for k, v in facts.items()}
     try:
         fastcache.store(path, dkey, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
-                        facts=facts, files=files, sources=sources, caps=caps)
+                        facts=facts, sources=sources, caps=caps)
     except OSError as e:
         fastcache_trust.warn_once(("write", str(path)), f"qd fastcache: could not write {path}: {e}", kernel.def_loc())
 

@@ -60,6 +60,6 @@ def explain_relations(facts: dict[str, list]) -> dict[str, set]:
         raise QdConfigError(str(e), caller_loc()) from None
 
 
-def explain_facts(kernel: ir.Inst, insts: Sequence[ir.Inst]) -> tuple[dict, dict]:
-    """Every fact of the instantiations a kernel reaches (no cached used sets) and their files."""
-    return export([kernel], insts, {}), {i.id: (i.loc.file if i.loc else "?") for i in insts}
+def explain_facts(kernel: ir.Inst, insts: Sequence[ir.Inst]) -> dict[str, list]:
+    """Every fact of the instantiations a kernel reaches (no cached used sets)."""
+    return export([kernel], insts, {})

@@ -25,142 +25,17 @@ Where the time goes, and what is done about it:
 from __future__ import annotations
 
 import gc
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import groupby
-from operator import itemgetter
 from typing import Any
 
 from .errors import DatalogError
+from .indexes import RUNTIME, IndexKey, Row
 from .program import Program
 from .stratify import Stratum
 from .syntax import Atom, Compare, Const, Literal, Rule, Term, Var, Wildcard
 
-Row = tuple[Any, ...]
-IndexKey = tuple[str, tuple[int, ...]]
-
 _MAX_LOOP_DEPTH = 19  # CPython refuses more than 20 statically nested blocks
-
-
-# ---------------------------------------------------------------------------------------------
-# runtime helpers (called from generated code)
-
-
-def _build_index(
-    rows: Iterable[Row], cols: tuple[int, ...], hints: dict[IndexKey, str], hint_key: IndexKey
-) -> dict[Any, Any]:
-    """Index a complete relation on ``cols``: key (a value, or a tuple for several columns) -> rows.
-
-    Building indexes dominates the cost of a run, so three strategies are tried in the order
-    the previous run of the same program found right for this index:
-
-    * ``unique``: the key identifies the row (a site and callee parameter in a binding relation); built at
-      C speed with ``dict(zip(...))``, each key mapping to a 1-tuple.
-    * ``grouped``: rows with equal keys are adjacent, as exporters naturally write them
-      (the parameters of one instantiation together); built with ``itertools.groupby``.
-    * ``scattered``: the general case, one dict lookup and list append per row.
-
-    A strategy that does not fit is detected (sizes disagree) and the next one is used.
-    """
-    if not isinstance(rows, (list, tuple)):
-        rows = list(rows)
-    keyf = itemgetter(*cols)
-    hint = hints.get(hint_key) or ("unique" if len(cols) > 1 else "grouped")
-    if hint == "unique":
-        index: dict[Any, Any] = dict(zip(map(keyf, rows), zip(rows)))
-        if len(index) == len(rows):
-            return index
-        hint = "grouped"
-    if hint == "grouped":
-        groups = 0
-        index = {}
-        for key, group in groupby(rows, keyf):
-            index[key] = list(group)
-            groups += 1
-        if groups == len(index):
-            hints[hint_key] = "unique" if groups == len(rows) else "grouped"
-            return index
-    buckets: defaultdict[Any, list[Row]] = defaultdict(list)
-    for key, row in zip(map(keyf, rows), rows):
-        buckets[key].append(row)
-    hints[hint_key] = "unique" if len(buckets) == len(rows) else "scattered"
-    return buckets
-
-
-def _group(rows: Any, col: int, hints: dict[IndexKey, str], hint_key: IndexKey) -> dict[Any, Any]:
-    """Rows grouped by one column (adjacent-group fast path, as in :func:`_build_index`)."""
-    return _build_index(rows, (col,), hints, hint_key)
-
-
-def _build_nested(
-    rows: Any, cols: tuple[int, ...], hints: dict[IndexKey, str], hint_key: IndexKey, outer: Any = None
-) -> dict[Any, dict[Any, Any]]:
-    """Nested index: first key column -> (remaining key -> rows).
-
-    ``outer`` may be an already built single-column index on the first key column, which is
-    then reused instead of grouping the rows again.
-    """
-    if outer is None:
-        outer = _group(rows, cols[0], hints, (hint_key[0], (cols[0],)))
-    restf = itemgetter(*cols[1:])
-    nested: dict[Any, dict[Any, Any]] = {}
-    for key, group in outer.items():
-        inner: dict[Any, Any] = dict(zip(map(restf, group), zip(group)))
-        if len(inner) != len(group):
-            buckets: defaultdict[Any, list[Row]] = defaultdict(list)
-            for row in group:
-                buckets[restf(row)].append(row)
-            inner = buckets
-        nested[key] = inner
-    return nested
-
-
-def _build_projection(
-    rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], hints: dict[IndexKey, str], hint_key: IndexKey
-) -> dict[Any, set[Any]]:
-    """Projection index: outer key -> set of inner keys."""
-    innerf = itemgetter(*inner)
-    if len(outer) == 1:
-        groups = _group(rows, outer[0], hints, (hint_key[0], outer))
-        return {key: set(map(innerf, group)) for key, group in groups.items()}
-    outerf = itemgetter(*outer)
-    proj: defaultdict[Any, set[Any]] = defaultdict(set)
-    for row in rows:
-        proj[outerf(row)].add(innerf(row))
-    return proj
-
-
-def _new_projection(
-    rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]
-) -> defaultdict[Any, set[Any]]:
-    """Start a projection index that grows with its relation (see :func:`_build_projection`)."""
-    proj: defaultdict[Any, set[Any]] = defaultdict(set)
-    _extend_projection(proj, rows, outer, inner)
-    return proj
-
-
-def _extend_projection(
-    proj: defaultdict[Any, set[Any]], rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]
-) -> None:
-    """Add newly derived rows to a growing projection index."""
-    outerf, innerf = itemgetter(*outer), itemgetter(*inner)
-    for row in rows:
-        proj[outerf(row)].add(innerf(row))
-
-
-def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
-    """Start an index that will grow while its (recursive) relation is being computed."""
-    index: defaultdict[Any, list[Row]] = defaultdict(list)
-    _extend_index(index, rows, cols)
-    return index
-
-
-def _extend_index(index: defaultdict[Any, list[Row]], rows: Iterable[Row], cols: tuple[int, ...]) -> None:
-    """Add newly derived rows to a growing index."""
-    keyf = itemgetter(*cols)
-    for row in rows:
-        index[keyf(row)].append(row)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -697,15 +572,9 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
     source = "\n".join([*pro, *body, f"    return {{{outs}}}"]) + "\n"
     hints: dict[IndexKey, str] = {}
     namespace: dict[str, Any] = {
-        "_build_index": _build_index,
-        "_build_nested": _build_nested,
-        "_build_projection": _build_projection,
-        "_new_projection": _new_projection,
-        "_extend_projection": _extend_projection,
+        **RUNTIME,
         "EMPTY_MAP": {},
         "EMPTY_SET": frozenset(),
-        "_new_index": _new_index,
-        "_extend_index": _extend_index,
         "HINTS": hints,
         **consts,
     }

@@ -109,7 +109,7 @@ def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
 
     dead_and_live(make())
     variant = dead_and_live.variants[dead_and_live.last.specialization]
-    facts, files = variant.explain_facts()
+    facts = variant.explain_facts()
     sources = [(str(f), f.read_text()) for f in rule_files()]
     cut = [(name, re.sub(r"(?ms)^Why_AccessInArm\(.*?\)\.$", "", text)) for name, text in sources]
     assert cut != sources
