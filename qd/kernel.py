@@ -3,6 +3,8 @@
 This module sits above the pipeline and the runtime (a first call compiles through
 `pipeline.get_variant`, later calls go to generated launchers and dispatchers); they see a
 kernel only through `runtime.kernel_view.KernelView`, so nothing imports this module back.
+The pipeline (frontend, analysis seam, fastcache) is loaded on the first compile, so that
+`import qd` stays cheap for a script that only defines kernels or loads them from the cache.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_
 from .frontend.source import get_source
 from .frontend.values import ct_key
 from .ndarray import Ndarray
-from .pipeline import get_variant
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path
 from .runtime.kernel_view import LaunchInfo
@@ -228,6 +229,8 @@ class Kernel(_Decorated):
                 if isinstance(spec, StructSpec):
                     _check_struct_arg(bound[name], spec, name, self)
             key = self.key_of(bound)
+            from .pipeline import get_variant  # lazy: `import qd` need not load the compiler
+
             variant, source = get_variant(self, key, bound)
             if not self.key_paths:
                 self._fast = variant.launch
