@@ -3,7 +3,7 @@
 A result must not depend on whether an operand is known at compile time (a literal, a
 `qd.template()` value, a typed constant such as `qd.i8(3)`) or only at run time: making an
 argument a template must not change what a kernel computes. So the frontend folds typed
-constant expressions with these functions, and `qd/codegen/lower_llvm.py` emits code that
+constant expressions with these functions, and `qd/codegen/exprs.py` emits code that
 computes the same values (LLVM may fold that code again; the emitted form is chosen so that
 its folding agrees too). The rules, where LLVM leaves something undefined or Python raises:
 
