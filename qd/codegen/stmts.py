@@ -44,23 +44,35 @@ class StmtGen(ExprGen):
         t = ll(e.dtype)
         v = self.expr(e.value)
         cur = fn.ins(f"load {t}, ptr {acc}")
-        op = "add" if e.op == "sub" else e.op
-        if op in ("min", "max"):
-            new = self.intrinsic(ir.Intrinsic(e.dtype, op, [RawValue(e.dtype, cur), RawValue(e.dtype, v)]))
-        elif e.dtype.is_float:
-            new = fn.ins(f"fadd {t} {cur}, {v}")
-        else:
-            new = fn.ins(f"{op} {t} {cur}, {v}")
+        new = self.combine(e, cur, v)
         fn.op(f"store {t} {new}, ptr {acc}")
 
+    def combine(self, e, cur: str, v: str) -> str:
+        """Two partial results of reduction `e` combined (a `sub` accumulates a sum that the
+        final atomic subtracts)."""
+        fn = self.fn
+        t = ll(e.dtype)
+        op = "add" if e.op == "sub" else e.op
+        if op in ("min", "max"):
+            return self.intrinsic(ir.Intrinsic(e.dtype, op, [RawValue(e.dtype, cur), RawValue(e.dtype, v)]))
+        if e.dtype.is_float:
+            return fn.ins(f"fadd {t} {cur}, {v}")
+        return fn.ins(f"{op} {t} {cur}, {v}")
+
     def flush_reductions(self) -> None:
+        """Each accumulator of this task into its target; the target decides how (CPU: one
+        atomic per chunk; CUDA: a block reduction first)."""
         fn = self.fn
         for e, acc in self.reduction_targets:
             v = fn.ins(f"load {ll(e.dtype)}, ptr {acc}")
-            if isinstance(e, ir.AtomicVar):
-                self.expr(ir.AtomicVar(e.dtype, e.op, e.var, RawValue(e.dtype, v)))
-            else:
-                self.atomic(ir.AtomicRMW(e.dtype, e.op, e.path, e.indices, RawValue(e.dtype, v), e.loc))
+            self.mg.target.flush_reduction(self, e, v)
+
+    def reduce_into(self, e, v: str) -> None:
+        """One atomic update of reduction `e`'s target by the partial result `v`."""
+        if isinstance(e, ir.AtomicVar):
+            self.expr(ir.AtomicVar(e.dtype, e.op, e.var, RawValue(e.dtype, v)))
+        else:
+            self.atomic(ir.AtomicRMW(e.dtype, e.op, e.path, e.indices, RawValue(e.dtype, v), e.loc))
 
     def snapshot_frame(self, loop: ir.For) -> None:
         """Copy kernel-scope variables the task only reads into registers, so array stores in
@@ -166,7 +178,7 @@ class StmtGen(ExprGen):
                         if e.dtype.bits < 64:
                             v = fn.ins(f"{'sext' if e.dtype.is_signed else 'zext'} {ll(e.dtype)} {v} to i64")
                         fn.op(f"store i64 {v}, ptr {p}")
-            fn.term("ret void")
+            self.mg.target.entry_return(self)
             return
         if st.value is None:
             fn.term("ret void")
