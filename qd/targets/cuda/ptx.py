@@ -43,28 +43,33 @@ def compile_ptx(kernel: Kernel, *args, sm: str = "sm_90", **kwargs) -> PtxVarian
     """The CUDA variant of `kernel` for these arguments (see the module docstring)."""
     if not isinstance(kernel, Kernel):
         raise QdArgumentError(f"qd.ptx expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
-    target = CudaTarget(sm)
     try:
         with variants.compile_lock():
             kernel._reset()  # signature facts follow the current qd.init (default_ip, default_fp)
-            cfg = _config.current()
-            reg = pipeline.registry()
             bound = kernel.bind(args, kwargs)
             for name, spec in kernel.specs:
                 if isinstance(spec, StructSpec):
                     _check_struct_arg(bound[name], spec, name, kernel)
-            types = {path: array_signature(get_path(bound, path, kernel.param_loc), spec, path,
-                                           loc_of=kernel.param_loc)
-                     for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
-            inst = lower_kernel(reg, kernel, bound, types)
-            insts = ir.reachable(inst, reg.insts)
-            plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
-            name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
-            km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), target,
-                           cfg.debug, True).build()
-            module = compile_module(km.ir_text, sm)
+            return compile_bound(kernel, bound, sm)
     except QdError as e:
         raise e.with_traceback(None) from None
+
+
+def compile_bound(kernel: Kernel, bound: dict, sm: str = "sm_90") -> PtxVariant:
+    """`compile_ptx` for arguments already bound to the kernel's parameters (as a launch
+    binds them); the caller holds the compile lock."""
+    target = CudaTarget(sm)
+    cfg = _config.current()
+    reg = pipeline.registry()
+    types = {path: array_signature(get_path(bound, path, kernel.param_loc), spec, path, loc_of=kernel.param_loc)
+             for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
+    inst = lower_kernel(reg, kernel, bound, types)
+    insts = ir.reachable(inst, reg.insts)
+    plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
+    name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
+    km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), target,
+                   cfg.debug, True).build()
+    module = compile_module(km.ir_text, sm)
     return PtxVariant(km, module, inst, tuple(plan.kept), tuple(plan.pruned))
 
 

@@ -115,8 +115,10 @@ class CudaTarget(Target):
     def _step(self, mg: ModuleGen, task: ir.Task) -> str:
         fn = Fn(f"define ptx_kernel void @{step_symbol(mg.name, task.index)}(ptr %args) #1")
         status, leaves = unpack_args(fn, mg.layout)
-        p = fn.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
-        frame = fn.ins(f"load ptr, ptr {p}, align 8")
+        # the frame pointer is loaded first thing: kernel-scope variables' addresses are
+        # computed from it in the entry block (`Emitter.var_ptr`)
+        p, frame = fn.tmp(), fn.tmp()
+        fn.allocas += [f"  {p} = getelementptr i64, ptr %args, i64 {FRAME_SLOT}", f"  {frame} = load ptr, ptr {p}, align 8"]
         q = fn.ins(f"getelementptr i64, ptr {frame}, i64 {mg.frame_size}")
         done = fn.ins(f"load i64, ptr {q}, align 8")
         skip = fn.ins(f"icmp ne i64 {done}, 0")
