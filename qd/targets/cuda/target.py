@@ -241,7 +241,7 @@ def compile_module(ir_text: str, sm: str) -> CudaModule:
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
     if libdevice.uses(ir_text):
-        libdevice.link(llvm, mod)
+        libdevice.link(llvm, mod, tm)
     entries = {t.entry for t in tasks}
     for f in mod.functions:
         if not f.is_declaration and f.name not in entries:
