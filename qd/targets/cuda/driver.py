@@ -165,9 +165,11 @@ class Driver:
     # -- memory ------------------------------------------------------------------------------
 
     def alloc(self, nbytes: int, kernel: str | None = None) -> int:
+        self.current()
         return int(self.call("cuMemAlloc", max(1, int(nbytes)), kernel=kernel))
 
     def free(self, ptr: int) -> None:
+        self.current()
         self.call("cuMemFree", ptr)
 
     def htod(self, dst: int, src: int, nbytes: int, kernel: str | None = None) -> None:
@@ -179,8 +181,14 @@ class Driver:
         if nbytes:
             self.call("cuMemcpyDtoHAsync", dst, src, nbytes, self.stream, kernel=kernel)
 
+    def zero(self, dst: int, nbytes: int) -> None:
+        if nbytes:
+            self.current()
+            self.call("cuMemsetD8Async", dst, 0, nbytes, self.stream)
+
     def dtod(self, dst: int, src: int, nbytes: int) -> None:
         if nbytes:
+            self.current()
             self.call("cuMemcpyDtoDAsync", dst, src, nbytes, self.stream)
 
     # -- launch ------------------------------------------------------------------------------
