@@ -18,7 +18,6 @@ exact calls a launch makes without a GPU.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
@@ -205,13 +204,17 @@ class Driver:
         self.call("cuStreamSynchronize", self.stream, kernel=kernel)
 
 
+# the PTX ISA each CUDA 12 release introduced (12.6 kept 8.5); CUDA 13.x has ISA 9.x
+_PTX_ISA_12 = {0: "8.0", 1: "8.1", 2: "8.2", 3: "8.3", 4: "8.4", 5: "8.5", 6: "8.5", 7: "8.6", 8: "8.7", 9: "8.8"}
+
+
 def ptx_isa_of(version: int) -> str:
     """The PTX ISA that ships with CUDA `version` (cuDriverGetVersion: 1000*major + 10*minor)."""
     major, minor = version // 1000, (version % 1000) // 10
     if major >= 13:
-        return f"9.{minor}"
+        return f"{major - 4}.{minor}"
     if major == 12:
-        return f"8.{min(minor, 9)}" if minor else "8.0"
+        return _PTX_ISA_12.get(minor, "8.8")
     if major == 11:
         return f"7.{min(minor, 8)}"
     return "6.0"
@@ -262,6 +265,10 @@ def active() -> Driver | None:
     return _active["driver"]
 
 
-def address(buf) -> int:
-    """The address of a ctypes buffer (for copies from and into it)."""
-    return ctypes.addressof(buf)
+def sync() -> None:
+    """`qd.sync()`: wait until qd's stream is idle if CUDA is in use (a no-op otherwise).
+    Launches already wait for their status block, so this matters for copies only."""
+    drv = _active["driver"]
+    if drv is not None:
+        drv.current()
+        drv.sync()

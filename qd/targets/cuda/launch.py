@@ -54,6 +54,8 @@ def unpack(obj: bytes) -> tuple[CudaModule, bytes | None]:
     code generation returns."""
     if obj.startswith(CACHE_MAGIC):
         head = len(CACHE_MAGIC) + 8
+        if len(obj) < head:
+            raise ValueError("truncated CUDA module")
         (n,) = struct.unpack("<Q", obj[len(CACHE_MAGIC):head])
         if head + n > len(obj):
             raise ValueError("truncated CUDA module")
@@ -181,11 +183,3 @@ def entry_point(code: DeviceCode, layout: ArgLayout, written: set[str], kernel: 
     name errors and the transfer warning give."""
     launch = Launch(code, layout, written, kernel)
     return EntryPoint(launch.run, _no_pending)
-
-
-def sync() -> None:
-    """`qd.sync()`: wait for qd's stream if CUDA is in use (a no-op otherwise)."""
-    drv = _driver.active()
-    if drv is not None:
-        drv.current()
-        drv.sync()
