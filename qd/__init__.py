@@ -53,6 +53,7 @@ from .lang import (
     tan,
 )
 from .ndarray import Ndarray, ndarray
+from .targets.cuda.ptx import ptx
 from .types import Template, template
 from .version import __version__
 
@@ -67,5 +68,5 @@ __all__ = [
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
-    "ndarray", "Ndarray", "template", "Template", "__version__",
+    "ndarray", "Ndarray", "template", "Template", "ptx", "__version__",
 ]

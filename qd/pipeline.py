@@ -19,7 +19,7 @@ from . import fastcache, fastcache_records, fastcache_trust, pruning, variants
 from .abi import KernelModule
 from .abi import layout as arg_layout
 from .codegen.lower_llvm import ModuleGen
-from .errors import QdConfigError, QdError, QdInternalError
+from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
@@ -28,11 +28,11 @@ from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
-from .targets import cuda as _cuda_codegen
 from .targets.base import EntryPoint, Target
 from .targets.cpu import CpuTarget
 from .targets.cuda import driver as _cuda_driver
 from .targets.cuda import launch as _cuda_launch
+from .targets.cuda.target import CudaTarget
 from .version import __version__
 
 
@@ -71,11 +71,7 @@ def target(cfg: _config.Config) -> Target:
     """The target `cfg` compiles for: the CPU, or CUDA (`qd.init` has started the driver, so
     the device's `sm_XX` is known)."""
     if cfg.arch == _config.cuda:
-        cls = getattr(_cuda_codegen, "CudaTarget", None)
-        if cls is None:
-            raise QdConfigError("arch=qd.cuda: this build of qd has no CUDA code generation (qd.targets.cuda."
-                                "CudaTarget); use qd.cpu")
-        return cls(sm=_cuda_driver.open_driver().sm)
+        return CudaTarget(sm=_cuda_driver.open_driver().sm)
     return CpuTarget(cfg.cpu_max_num_threads)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 
+from ..abi import STATUS_SLOT, ArgLayout
 from ..frontend import ir
 from .llvm_text import Fn, const, ll
 
@@ -84,3 +85,34 @@ def leaf_args(kind: str, dtype, value) -> list[str]:
         ptr, shape = value
         return [f"ptr {ptr}", *(f"i64 {x}" for x in shape)]
     return [f"{ll(dtype)} {value}"]
+
+
+def unpack_args(fn: Fn, layout: ArgLayout) -> tuple[str, dict]:
+    """The argument prologue every target's entries share: the status pointer and every kept
+    leaf's value out of the `qd.abi` buffer `%args` (floats as double, integers and u1 as i64)."""
+    p = fn.ins(f"getelementptr i64, ptr %args, i64 {STATUS_SLOT}")
+    status = fn.ins(f"load ptr, ptr {p}, align 8")
+    leaves = {}
+    for s in layout.slots:
+        if s.is_array:
+            p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
+            ptr = fn.ins(f"load ptr, ptr {p}, align 8")
+            shape = []
+            for d in range(s.ndim):
+                q = fn.ins(f"getelementptr i64, ptr %args, i64 {s.extent_slot(d)}")
+                shape.append(fn.ins(f"load i64, ptr {q}, align 8"))
+            leaves[s.path] = (ptr, shape)
+        else:
+            p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
+            if s.dtype.is_float:
+                v = fn.ins(f"load double, ptr {p}, align 8")
+                if s.dtype.bits == 32:
+                    v = fn.ins(f"fptrunc double {v} to float")
+            else:
+                v = fn.ins(f"load i64, ptr {p}, align 8")
+                if s.dtype.is_bool:
+                    v = fn.ins(f"icmp ne i64 {v}, 0")
+                elif s.dtype.bits < 64:
+                    v = fn.ins(f"trunc i64 {v} to {ll(s.dtype)}")
+            leaves[s.path] = v
+    return status, leaves

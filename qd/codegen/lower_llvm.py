@@ -1,9 +1,11 @@
 """Typed IR → LLVM IR text for one kernel specialisation (the module; target-neutral).
 
 What this stage produces:
-- the kernel's entry function: its serial code, where every top-level loop becomes a
-  launch of a task. The target writes the entry's signature and argument prologue and decides
-  how a task runs (`Target.emit_entry`, `Target.emit_launch`); the body is written here;
+- the kernel's entry functions, as the target lays them out (`Target.emit_kernel`): on the CPU
+  one entry runs the serial code, where every top-level loop becomes a launch of a task; the
+  target writes the entry's signature and argument prologue and decides how a task runs
+  (`Target.emit_entry`, `Target.emit_launch`); the body is written here (`entry_body`);
+  a target may instead emit one entry per launch step (CUDA), with the same statement code;
 - per parallel loop n, a body function `<k>_body<n>(status, frame, begin, end, leaves...)`
   over a range of the outer iterations, with `noalias` arrays, and the target's task entry
   that calls it (`Target.emit_task_entry`);
@@ -58,7 +60,7 @@ class ModuleGen:
                 nslot += 3 * len(st.dims)
         self.frame_size = max(1, nslot)
         tasks = [st for st in ir.walk_stmts(k.body) if isinstance(st, ir.For) and st.task >= 0]
-        bodies = [self.target.emit_entry(self)] + [self.gen_task(t) for t in tasks]
+        bodies = self.target.emit_kernel(self, tasks)
         head = [*self.target.module_header(), ""]
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
         text += "\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"

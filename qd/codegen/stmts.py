@@ -44,23 +44,35 @@ class StmtGen(ExprGen):
         t = ll(e.dtype)
         v = self.expr(e.value)
         cur = fn.ins(f"load {t}, ptr {acc}")
-        op = "add" if e.op == "sub" else e.op
-        if op in ("min", "max"):
-            new = self.intrinsic(ir.Intrinsic(e.dtype, op, [RawValue(e.dtype, cur), RawValue(e.dtype, v)]))
-        elif e.dtype.is_float:
-            new = fn.ins(f"fadd {t} {cur}, {v}")
-        else:
-            new = fn.ins(f"{op} {t} {cur}, {v}")
+        new = self.combine(e, cur, v)
         fn.op(f"store {t} {new}, ptr {acc}")
 
+    def combine(self, e, cur: str, v: str) -> str:
+        """Two partial results of reduction `e` combined (a `sub` accumulates a sum that the
+        final atomic subtracts)."""
+        fn = self.fn
+        t = ll(e.dtype)
+        op = "add" if e.op == "sub" else e.op
+        if op in ("min", "max"):
+            return self.intrinsic(ir.Intrinsic(e.dtype, op, [RawValue(e.dtype, cur), RawValue(e.dtype, v)]))
+        if e.dtype.is_float:
+            return fn.ins(f"fadd {t} {cur}, {v}")
+        return fn.ins(f"{op} {t} {cur}, {v}")
+
     def flush_reductions(self) -> None:
+        """Each accumulator of this task into its target; the target decides how (CPU: one
+        atomic per chunk; CUDA: a block reduction first)."""
         fn = self.fn
         for e, acc in self.reduction_targets:
             v = fn.ins(f"load {ll(e.dtype)}, ptr {acc}")
-            if isinstance(e, ir.AtomicVar):
-                self.expr(ir.AtomicVar(e.dtype, e.op, e.var, RawValue(e.dtype, v)))
-            else:
-                self.atomic(ir.AtomicRMW(e.dtype, e.op, e.path, e.indices, RawValue(e.dtype, v), e.loc))
+            self.mg.target.flush_reduction(self, e, v)
+
+    def reduce_into(self, e, v: str) -> None:
+        """One atomic update of reduction `e`'s target by the partial result `v`."""
+        if isinstance(e, ir.AtomicVar):
+            self.expr(ir.AtomicVar(e.dtype, e.op, e.var, RawValue(e.dtype, v)))
+        else:
+            self.atomic(ir.AtomicRMW(e.dtype, e.op, e.path, e.indices, RawValue(e.dtype, v), e.loc))
 
     def snapshot_frame(self, loop: ir.For) -> None:
         """Copy kernel-scope variables the task only reads into registers, so array stores in
@@ -166,7 +178,7 @@ class StmtGen(ExprGen):
                         if e.dtype.bits < 64:
                             v = fn.ins(f"{'sext' if e.dtype.is_signed else 'zext'} {ll(e.dtype)} {v} to i64")
                         fn.op(f"store i64 {v}, ptr {p}")
-            fn.term("ret void")
+            self.mg.target.entry_return(self)
             return
         if st.value is None:
             fn.term("ret void")
@@ -298,6 +310,54 @@ class StmtGen(ExprGen):
             cnt = None if i == 0 else fn.ins(f"load i64, ptr {self.frame_slot(base + 3 * i + 2)}")
             dims.append((sv, stv, cnt))
         self.nested_loops(loop, dims, "%begin", "%end")
+
+    def grid_loop(self, loop: ir.For, first: str, stride: str) -> None:
+        """Body of a task as a grid-stride loop (GPU targets): the loop's bounds are evaluated
+        here, its dimensions flattened (the last one fastest, as the nested loops run), and
+        this thread visits the flat indices first, first + stride, ... (i64 values)."""
+        fn = self.fn
+        dims = self.dims_values(loop)
+        total = dims[0][3]
+        for _s, _e, _st, cnt in dims[1:]:
+            total = fn.ins(f"mul i64 {total}, {cnt}")
+        assigned = ir.assigned_vars(loop.body)
+        kp = fn.alloca("i64")
+        fn.op(f"store i64 {first}, ptr {kp}")
+        cond_l, body_l, latch_l, exit_l = (fn.new_label(x) for x in ("gcond", "gbody", "glatch", "gexit"))
+        fn.term(f"br label %{cond_l}")
+        fn.label(cond_l)
+        k = fn.ins(f"load i64, ptr {kp}")
+        c = fn.ins(f"icmp slt i64 {k}, {total}")
+        fn.term(f"br i1 {c}, label %{body_l}, label %{exit_l}")
+        fn.label(body_l)
+        rest = k
+        for i in reversed(range(len(dims))):
+            sv, _e, stv, cnt = dims[i]
+            if i > 0:
+                ki = fn.ins(f"urem i64 {rest}, {cnt}")
+                rest = fn.ins(f"udiv i64 {rest}, {cnt}")
+            else:
+                ki = rest
+            mul = ki if stv == "1" else fn.ins(f"mul i64 {ki}, {stv}")
+            iv = mul if sv == "0" else fn.ins(f"add i64 {sv}, {mul}")
+            var = loop.vars[i]
+            t = ll(var.dtype)
+            v = iv if t == "i64" else fn.ins(f"trunc i64 {iv} to {t}")
+            fn.op(f"store {t} {v}, ptr {self.var_ptr(var)}")
+            if id(var) not in assigned:
+                self.shadow[id(var)] = iv
+        self.loops.append((latch_l, exit_l))
+        self.block(loop.body)
+        self.loops.pop()
+        if not fn.terminated:
+            fn.term(f"br label %{latch_l}")
+        fn.label(latch_l)
+        k2 = fn.ins(f"load i64, ptr {kp}")
+        fn.op(f"store i64 {fn.ins(f'add i64 {k2}, {stride}')}, ptr {kp}")
+        fn.term(f"br label %{cond_l}")
+        fn.label(exit_l)
+        for var in loop.vars:
+            self.shadow.pop(id(var), None)
 
     def serial_for(self, loop: ir.For) -> None:
         vals = self.dims_values(loop)

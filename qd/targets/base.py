@@ -3,12 +3,15 @@
 `qd.codegen` writes every function of a kernel variant without knowing the machine; where the
 machine matters it asks the `Target` it was given:
 
-- module and entry ABI: the module header (triple, data layout), the kernel's entry function
-  with its argument prologue (how the `qd.abi` buffer reaches the code), and each parallel
-  task's entry;
+- module and entry ABI: the module header (triple, data layout), the kernel's entry functions
+  (`emit_kernel`: by default one entry with its argument prologue, how the `qd.abi` buffer
+  reaches the code, and one entry per parallel task; a target may lay out one entry per
+  launch step instead), what a kernel-level `return` does after storing its results;
 - task launch: what a parallel loop in the entry function becomes (CPU: inline for small
   ranges, else chunks on a thread pool);
 - the math-function table: which symbol implements `sqrt`, `sin`, ... for a dtype;
+- reductions: how a parallel task's accumulated partial result reaches its target
+  (`flush_reduction`: by default one atomic);
 - compile / load / invoke: IR text to an object, an object to loaded code, loaded code to
   the callable a launcher runs (and how it reports a pending interruption);
 - identity: what of the target goes into disk-cache keys (triple, CPU name and features).
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from ..codegen.emitter import Emitter
 from ..codegen.lower_llvm import ModuleGen
 from ..dtypes import DType
+from ..frontend import ir
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,17 @@ class Target(abc.ABC):
     def entry_symbol(self, name: str) -> str:
         """The symbol of the entry function of the module called `name`."""
 
+    def emit_kernel(self, mg: ModuleGen, tasks: list[ir.For]) -> list[str]:
+        """Every entry function of the variant and its task functions, as IR text. By default
+        the one entry (`emit_entry`) that runs the serial code and launches the parallel
+        `tasks` (the kernel's top-level loops), then each task (`mg.gen_task`)."""
+        return [self.emit_entry(mg)] + [mg.gen_task(t) for t in tasks]
+
+    def entry_return(self, g: Emitter) -> None:
+        """End the launch at a kernel-level `return`, after its results are in the status
+        block (`g` writes the entry function)."""
+        g.fn.term("ret void")
+
     @abc.abstractmethod
     def emit_entry(self, mg: ModuleGen) -> str:
         """The kernel's entry function: its signature and argument prologue (status block,
@@ -81,6 +96,14 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def math_symbol(self, name: str, dtype: DType) -> str:
         """The LLVM function (intrinsic or library symbol) computing float math `name`."""
+
+    # -- reductions ------------------------------------------------------------------------
+
+    def flush_reduction(self, g: Emitter, e: ir.Expr, value: str) -> None:
+        """At the end of a task chunk: fold the partial result `value` of reduction `e` (an
+        `AtomicRMW`/`AtomicVar` the task accumulated) into its target; `g` is a
+        `codegen.stmts.StmtGen`. By default one atomic update per chunk."""
+        g.reduce_into(e, value)
 
     # -- compile, load, invoke -------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 `FakeCu` answers every driver call qd makes with `(CUresult, *values)` tuples, as the real
 bindings do. Device memory is host bytearrays at fake device addresses above anything a host
-pointer can be (bit 52 set), so a host address leaking into a device slot is caught. Copies
+pointer can be (bit 52 set), so a host address leaking into a device slot is caught; with
+`real=True` it is ctypes buffers at real addresses instead, for kernels emulated on the CPU. Copies
 move real bytes between host addresses and that memory; `calls` records every call in order
 and `launches` each launch with the argument buffer as the device saw it. A launch runs the
 Python function registered for its entry name in `kernels`, with the fake device memory, so a
@@ -43,7 +44,8 @@ OK = CUresult.CUDA_SUCCESS
 class FakeCu:
     """One fake device with `sm_count` multiprocessors of compute capability `cc`."""
 
-    def __init__(self, sm_count: int = 132, cc: tuple[int, int] = (9, 0), version: int = 12080, devices: int = 1):
+    def __init__(self, sm_count: int = 132, cc: tuple[int, int] = (9, 0), version: int = 12080, devices: int = 1,
+                 real: bool = False):
         self.CUresult = CUresult
         self.CUdevice_attribute = types.SimpleNamespace(
             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR="major", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR="minor",
@@ -58,6 +60,7 @@ class FakeCu:
         self.fail: dict[str, CUresult] = {}  # call name -> the error it returns
         self.modules: dict[int, bytes] = {}
         self.handles = 0
+        self.real = real  # device memory at real host addresses, so emulated kernels can use it
 
     def __getattr__(self, name):  # a call qd makes that this fake does not know is a test failure
         raise AttributeError(f"FakeCu has no {name}")
@@ -68,20 +71,27 @@ class FakeCu:
 
     # -- device memory ---------------------------------------------------------------------
 
-    def block(self, ptr: int) -> tuple[bytearray, int]:
-        """(block, offset) of a fake device address."""
+    def block(self, ptr: int) -> tuple[int, int]:
+        """(start, size) of the fake device block holding `ptr`."""
         for start, b in self.mem.items():
             if start <= ptr < start + max(1, len(b)):
-                return b, ptr - start
+                return start, len(b)
         raise AssertionError(f"{ptr:#x} is not fake device memory")
 
     def read(self, ptr: int, n: int) -> bytes:
-        b, off = self.block(ptr)
-        return bytes(b[off:off + n])
+        start, size = self.block(ptr)
+        assert ptr + n <= start + size, "read past the end of a device block"
+        if self.real:
+            return ctypes.string_at(ptr, n)
+        return bytes(self.mem[start][ptr - start:ptr - start + n])
 
     def write(self, ptr: int, data: bytes) -> None:
-        b, off = self.block(ptr)
-        b[off:off + len(data)] = data
+        start, size = self.block(ptr)
+        assert ptr + len(data) <= start + size, "write past the end of a device block"
+        if self.real:
+            ctypes.memmove(ptr, data, len(data))
+        else:
+            self.mem[start][ptr - start:ptr - start + len(data)] = data
 
     # -- the driver API qd uses -----------------------------------------------------------------
 
@@ -136,9 +146,13 @@ class FakeCu:
         err = self._rec("cuMemAlloc", n)
         if err:
             return (err, 0)
-        ptr = self.next
-        self.next += (n + 255) // 256 * 256 + 256
-        self.mem[ptr] = bytearray(n)
+        if self.real:
+            b = (ctypes.c_char * n)()
+            ptr = ctypes.addressof(b)
+        else:
+            b, ptr = bytearray(n), self.next
+            self.next += (n + 255) // 256 * 256 + 256
+        self.mem[ptr] = b
         return (OK, ptr)
 
     def cuMemFree(self, ptr):
@@ -171,9 +185,9 @@ class FakeCu:
         if err:
             return (err,)
         argp = ctypes.c_uint64.from_address(ctypes.c_void_p.from_address(params).value).value
-        b, off = self.block(argp)
+        start, size = self.block(argp)
         self.launches.append({"entry": fn, "grid": (gx, gy, gz), "block": (bx, by, bz), "args": argp,
-                              "buffer": bytes(b[off:])})
+                              "buffer": self.read(argp, start + size - argp)})
         run = self.kernels.get(fn)
         if run is not None:
             run(self, argp)

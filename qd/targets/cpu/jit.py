@@ -51,6 +51,13 @@ def _init():
     return _state
 
 
+def binding():
+    """`llvmlite.binding`, loaded on first use: the one lazy load of LLVM, which the other
+    targets share (the CUDA target adds its NVPTX backend to it)."""
+    _init()
+    return llvm
+
+
 def target_info() -> tuple[str, str, str, str]:
     """(triple, data layout, cpu name, cpu features): the part of cache keys that names the machine."""
     s = _init()

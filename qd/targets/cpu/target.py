@@ -13,9 +13,9 @@ ABI (over the `qd.abi` buffer):
 
 from __future__ import annotations
 
-from ...abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
-from ...codegen.emitter import Emitter, leaf_args
-from ...codegen.llvm_text import Fn, ll
+from ...abi import FRAME_SLOT
+from ...codegen.emitter import Emitter, leaf_args, unpack_args
+from ...codegen.llvm_text import Fn
 from ...codegen.lower_llvm import ModuleGen
 from ...dtypes import DType
 from ...errors import QdInternalError
@@ -59,7 +59,7 @@ class CpuTarget(Target):
 
     def emit_entry(self, mg: ModuleGen) -> str:
         fn = Fn(f"define void @{self.entry_symbol(mg.name)}(ptr %args) #1")
-        status, leaves = _unpack(fn, mg.layout)
+        status, leaves = unpack_args(fn, mg.layout)
         frame = fn.alloca(f"[{mg.frame_size} x i64]")
         p = fn.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
         fn.op(f"store ptr {frame}, ptr {p}, align 8")
@@ -67,7 +67,7 @@ class CpuTarget(Target):
 
     def emit_task_entry(self, mg: ModuleGen, task: int, body: str) -> str:
         w = Fn(f"define internal void @{self.task_symbol(mg.name, task)}(ptr %args, i64 %begin, i64 %end) #1")
-        status, lv = _unpack(w, mg.layout)
+        status, lv = unpack_args(w, mg.layout)
         p = w.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
         frame = w.ins(f"load ptr, ptr {p}, align 8")
         args = [f"ptr {status}", f"ptr {frame}", "i64 %begin", "i64 %end"]
@@ -118,33 +118,3 @@ class CpuTarget(Target):
     def entry_point(self, code: jit.NativeCode) -> EntryPoint:
         return EntryPoint(jit.ENTRY(code.address), parallel.raise_interrupt)
 
-
-def _unpack(fn: Fn, layout: ArgLayout) -> tuple[str, dict]:
-    """The argument prologue: the status pointer and every kept leaf's value out of the
-    buffer (`qd.abi`: floats as double, integers and u1 as i64)."""
-    p = fn.ins(f"getelementptr i64, ptr %args, i64 {STATUS_SLOT}")
-    status = fn.ins(f"load ptr, ptr {p}, align 8")
-    leaves = {}
-    for s in layout.slots:
-        if s.is_array:
-            p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
-            ptr = fn.ins(f"load ptr, ptr {p}, align 8")
-            shape = []
-            for d in range(s.ndim):
-                q = fn.ins(f"getelementptr i64, ptr %args, i64 {s.extent_slot(d)}")
-                shape.append(fn.ins(f"load i64, ptr {q}, align 8"))
-            leaves[s.path] = (ptr, shape)
-        else:
-            p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
-            if s.dtype.is_float:
-                v = fn.ins(f"load double, ptr {p}, align 8")
-                if s.dtype.bits == 32:
-                    v = fn.ins(f"fptrunc double {v} to float")
-            else:
-                v = fn.ins(f"load i64, ptr {p}, align 8")
-                if s.dtype.is_bool:
-                    v = fn.ins(f"icmp ne i64 {v}, 0")
-                elif s.dtype.bits < 64:
-                    v = fn.ins(f"trunc i64 {v} to {ll(s.dtype)}")
-            leaves[s.path] = v
-    return status, leaves
