@@ -5,55 +5,30 @@ Everything is real except the device: `qd.init(arch=qd.cuda)`, the CUDA code gen
 launches. The driver is `FakeCu(real=True)`, whose device memory lies at real addresses, and
 each launched entry runs the same module's IR retargeted to the host (`_support.ptx_emu`)
 over a small grid, so results, return values, failed checks and host-array copies can be
-compared with numpy and with the CPU target.
+compared with numpy and with the CPU target. (`-p _support.cuda_emu_plugin` runs the whole
+language suite this way; see that module.)
 """
 
 from __future__ import annotations
 
-import ctypes
 import shutil
 import warnings
 
 import numpy as np
 import pytest
-from _support import ptx_emu
+from _support.cuda_emu import emulating
 from _support.fake_cuda import FakeCu
 
 import qd
-from qd.targets.cpu import jit
 from qd.targets.cuda import driver
-from qd.targets.cuda.module import CudaModule
 from qd.targets.cuda.target import CudaTarget
-
-BLOCKS = 3  # the emulated grid: one thread per block (block reductions need that here)
 
 
 @pytest.fixture
 def cuda(monkeypatch, qd_cache_dir):
     cu = FakeCu(real=True)
     old = driver.use(driver.Driver(cu))
-    cu.code = []
-    compile_ = CudaTarget.compile
-
-    def compile_and_emulate(self, ir_text):
-        obj = compile_(self, ir_text)
-        mod = CudaModule.from_bytes(obj)
-        code = jit.load_object(jit.emit_object(jit.optimize(ptx_emu._host_ir(ir_text))), mod.tasks[0].entry)
-        cu.code.append(code)
-        sreg = (ctypes.c_int32 * 4).from_address(code._engine.get_global_value_address("emu_sreg"))
-        for t in mod.tasks:
-            f = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(code._engine.get_function_address(t.entry))
-
-            def run(cu, argp, f=f, parallel=t.parallel):
-                blocks = BLOCKS if parallel else 1
-                sreg[2], sreg[3] = 1, blocks
-                for b in range(blocks):
-                    sreg[0], sreg[1] = 0, b
-                    f(argp)
-            cu.kernels[t.entry] = run
-        return obj
-
-    monkeypatch.setattr(CudaTarget, "compile", compile_and_emulate)
+    monkeypatch.setattr(CudaTarget, "compile", emulating(cu, CudaTarget.compile))
     qd.init(arch=qd.cuda, offline_cache_file_path=str(qd_cache_dir))
     yield cu
     qd.init(arch=qd.cpu)
