@@ -4,6 +4,8 @@
 accumulated in a register per task chunk and written with one atomic at the end: a contended
 atomic per iteration costs about a hundred times more. Only targets that nothing else in the
 loop reads, writes or passes to a func qualify, so no iteration can observe a partial value.
+How a chunk's partial result reaches memory is the target's (`Target.flush_reduction`): one
+atomic on the CPU, a block reduction before one atomic per block on CUDA.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 Target-neutral: a parallel loop met in the kernel's entry function is handed to the target
 (`mg.target.emit_launch`), which decides how its task runs.
+A GPU target instead runs a task's body as a grid-stride loop (`StmtGen.grid_loop`).
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def test_libdevice_symbols_cover_qd_math():
 def test_libdevice_linked_only_when_used(monkeypatch):
     calls = []
     real = libdevice.link
-    monkeypatch.setattr(libdevice, "link", lambda llvm, mod: (calls.append(1), real(llvm, mod)))
+    monkeypatch.setattr(libdevice, "link", lambda llvm, mod, tm: (calls.append(1), real(llvm, mod, tm)))
 
     @qd.kernel
     def plain(x: qd.types.NDArray[qd.f32, 1]):

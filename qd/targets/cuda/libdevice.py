@@ -72,13 +72,22 @@ def uses(ir_text: str) -> bool:
     return f"@{PREFIX}" in ir_text
 
 
-def link(llvm, mod) -> None:
-    """Link libdevice into `mod` (an llvmlite module); the parsed library is kept for the
-    next module."""
+def link(llvm, mod, tm) -> None:
+    """Link libdevice into `mod` (an llvmlite module; `tm` the NVPTX target machine). The
+    first call parses the library and keeps only the functions `MATH` names and what they
+    call (~1/10 of it), so later links clone a small module instead of the whole library."""
     with _lock:
         lib = _parsed.get("module")
         if lib is None:
             path = locate()
             lib = llvm.parse_bitcode(path.read_bytes())
+            wanted = {symbol(name, bits) for name in MATH for bits in (32, 64)}
+            for f in lib.functions:
+                if not f.is_declaration and f.name not in wanted:
+                    f.linkage = "internal"
+            lib.triple, lib.data_layout = mod.triple, mod.data_layout
+            pm = llvm.create_new_module_pass_manager()
+            pm.add_global_dead_code_eliminate_pass()
+            pm.run(lib, llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0)))
             _parsed.update(path=path, module=lib)
         mod.link_in(lib, preserve=True)

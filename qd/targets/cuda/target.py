@@ -54,7 +54,11 @@ _META = re.compile(r"^; qd\.cuda (\{.*\})$", re.M)
 
 
 class CudaRuntime(Protocol):
-    """What the host side provides to run compiled modules."""
+    """What the host side provides to run compiled modules: `identity` names what else code
+    depends on (e.g. the driver's PTX ISA version) for disk-cache keys, `load` makes a module
+    launchable, `entry_point` says how a launcher runs it."""
+
+    def identity(self) -> tuple[str, ...]: ...
 
     def load(self, module: CudaModule) -> object: ...
 
@@ -90,7 +94,8 @@ class CudaTarget(Target):
     # -- identity --------------------------------------------------------------------------
 
     def identity(self) -> tuple[str, ...]:
-        return TRIPLE, self.sm
+        extra = () if self.runtime is None else tuple(self.runtime.identity())
+        return (TRIPLE, self.sm, *extra)
 
     # -- module and entry ABI --------------------------------------------------------------
 
@@ -236,7 +241,7 @@ def compile_module(ir_text: str, sm: str) -> CudaModule:
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
     if libdevice.uses(ir_text):
-        libdevice.link(llvm, mod)
+        libdevice.link(llvm, mod, tm)
     entries = {t.entry for t in tasks}
     for f in mod.functions:
         if not f.is_declaration and f.name not in entries:
