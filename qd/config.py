@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from . import dtypes as _dt
 from . import variants as _variants
 from .errors import QdArgumentError, QdConfigError, caller_loc, show, warn_at
+from .targets.cuda import driver as _cuda_driver
 
 
 class Arch(str):
@@ -81,6 +82,29 @@ def _thread_count(value, source: str) -> int:
     return value
 
 
+def _select(arch: Arch) -> Arch:
+    """The arch qd runs on for the requested one. `qd.cuda` starts the CUDA driver now, so a
+    machine without bindings, driver or device fails here with one `QdConfigError` saying what
+    is missing, not at the first launch; `qd.gpu` takes CUDA when it starts, else the CPU with
+    one warning; the other GPU backends are not implemented and run on the CPU, warned once."""
+    if arch in (x64, arm64, cpu):
+        return cpu
+    if arch == cuda:
+        _cuda_driver.open_driver()
+        return cuda
+    if arch == gpu:
+        try:
+            _cuda_driver.open_driver()
+            return cuda
+        except QdConfigError as e:
+            reason = e.message.removeprefix("qd.init: ").removeprefix("arch=qd.cuda")
+            _warn_once("arch:gpu", f"qd.init: arch=qd.gpu: no usable CUDA GPU ({reason.lstrip(': ')}); "
+                       "running on the CPU")
+            return cpu
+    _warn_once(f"arch:{arch}", f"qd.init: arch={arch} is not available in this build; running on the CPU")
+    return cpu
+
+
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
          offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
          prune: bool = True, cpu_max_num_threads: int | None = None, **kwargs) -> None:
@@ -89,11 +113,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
     arch = cpu if arch is None else arch
     if not isinstance(arch, str) or arch not in _KNOWN_ARCHS:
         raise QdConfigError(f"qd.init: unknown arch {show(arch)} (qd.cpu, qd.cuda, qd.gpu, ...)", caller_loc())
-    if arch in (x64, arm64):
-        arch = cpu
-    if arch != cpu:
-        _warn_once(f"arch:{arch}", f"qd.init: arch={arch} is not available in this build; running on the CPU")
-        arch = cpu
+    arch = _select(arch)
     fp = _dt.as_dtype(default_fp) if default_fp is not None else _dt.f32
     if fp is None or not fp.is_float:
         raise QdConfigError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {show(default_fp)}", caller_loc())

@@ -184,7 +184,7 @@ def split(data: bytes) -> tuple[dict, bytes]:
     return header, body[12 + n:]
 
 
-def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
+def load(path: Path, kernel, spec_key, dkey: str, entry_symbol=lambda name: f"{name}_run") -> Entry | None:
     """The entry at `path` if it exists, is this user's own and intact, was written for `dkey`,
     fits the kernel's own parameters, and is still valid for the current sources and values."""
     loc = kernel.def_loc  # found only when there is something to warn about
@@ -200,7 +200,7 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
         return None
     try:
         header, obj = split(data)
-        entry, sources, caps = _entry_from(header, obj, kernel, spec_key, dkey)
+        entry, sources, caps = _entry_from(header, obj, kernel, spec_key, dkey, entry_symbol)
         for record, digest_hex in sources.items():
             if not records.source_still_matches(record, digest_hex):
                 return None
@@ -218,9 +218,10 @@ def load(path: Path, kernel, spec_key, dkey: str) -> Entry | None:
     return entry
 
 
-def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[Entry, dict, list]:
+def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_symbol) -> tuple[Entry, dict, list]:
     """Every header field checked against what this kernel can have: nothing of an entry's
-    text reaches generated code unless it is one of the kernel's own leaf paths and types."""
+    text reaches generated code unless it is one of the kernel's own leaf paths and types;
+    `entry_symbol` is the target's name for a module's entry (`Target.entry_symbol`)."""
     _need(header.get("key") == dkey, "it was written for another key")
     open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
     leaves: dict[str, tuple] = {}
@@ -236,7 +237,7 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str) -> tuple[
     name = _str(m["name"])
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)
     _need(re.fullmatch(f"qd_{re.escape(ident)}_[0-9a-f]{{12}}", name) is not None, "bad symbol name")
-    _need(m["entry"] == f"{name}_run", "bad entry symbol")
+    _need(m["entry"] == entry_symbol(name), "bad entry symbol")
     slots, n, seen = [], abi.ARG_HEADER, set()  # each slot must be where abi.pack puts it
     for row in _list(m["slots"]):
         path, kind, dname, ndim, slot = _list(row)

@@ -27,7 +27,7 @@ from .frontend.registry import free_vars, type_hints
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import get_source
 from .frontend.values import ct_key
-from .ndarray import Ndarray
+from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path
 from .runtime.kernel_view import LaunchInfo
@@ -273,7 +273,7 @@ class Kernel(_Decorated):
 
 
 def _asig(v):
-    if type(v) is Ndarray:
+    if type(v) is Ndarray or type(v) is DeviceNdarray:
         return (v.dtype, v.ndim)
     return (from_numpy(v.dtype), v.ndim)
 

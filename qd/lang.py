@@ -15,6 +15,7 @@ import numpy as np
 from . import dtypes as _dt
 from .errors import QdCallError, QdTypeError, caller_loc
 from .frontend import semantics as _semantics
+from .targets.cuda import driver as _cuda_driver
 
 
 def static(x, *rest):
@@ -51,7 +52,8 @@ def cast(x, dtype):
 
 
 def sync() -> None:
-    """Launches are synchronous on the CPU; kept for source compatibility."""
+    """Wait for queued device work (`arch=qd.cuda`); CPU launches are synchronous already."""
+    _cuda_driver.sync()
 
 
 def _atomic(op):

@@ -24,11 +24,15 @@ from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
 from .frontend.signature import ArraySpec, walk_specs
+from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
-from .targets.base import Target
+from .targets.base import EntryPoint, Target
 from .targets.cpu import CpuTarget
+from .targets.cuda import driver as _cuda_driver
+from .targets.cuda import launch as _cuda_launch
+from .targets.cuda.target import CudaTarget
 from .version import __version__
 
 
@@ -64,8 +68,35 @@ def registry() -> InstRegistry:
 
 
 def target(cfg: _config.Config) -> Target:
-    """The target `cfg` compiles for (the CPU: `qd.init` maps every arch to it)."""
+    """The target `cfg` compiles for: the CPU, or CUDA (`qd.init` has started the driver, so
+    the device's `sm_XX` is known)."""
+    if cfg.arch == _config.cuda:
+        return CudaTarget(sm=_cuda_driver.open_driver().sm)
     return CpuTarget(cfg.cpu_max_num_threads)
+
+
+# The CUDA host side (`qd.targets.cuda.launch`) loads and launches what CUDA code generation
+# compiled; the CPU target does both itself. These three keep that choice in one place.
+
+def _load(cfg: _config.Config, tgt: Target, obj: bytes, entry: str) -> object:
+    return _cuda_launch.load(obj) if cfg.arch == _config.cuda else tgt.load(obj, entry)
+
+
+def _identity(cfg: _config.Config, tgt: Target) -> tuple[str, ...]:
+    """What names the machine in disk-cache keys; for CUDA also the device's `sm_XX` and the
+    newest PTX ISA its driver accepts (a cubin or PTX built for another is a miss)."""
+    if cfg.arch == _config.cuda:
+        drv = _cuda_driver.open_driver()
+        return (*tgt.identity(), drv.sm, f"ptx-isa-{drv.ptx_isa()}")
+    return tgt.identity()
+
+
+def _entry_point(tgt: Target, code: object, km: KernelModule, written: set[str], kernel: KernelView) \
+        -> tuple[EntryPoint, type]:
+    """How the launcher runs `code`, and the `qd.ndarray` class it may pass without a copy."""
+    if isinstance(code, _cuda_launch.DeviceCode):
+        return _cuda_launch.entry_point(code, km, written, kernel.fn.__qualname__), DeviceNdarray
+    return tgt.entry_point(code), Ndarray
 
 
 def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
@@ -95,14 +126,14 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     tgt.prepare()
     entry_path = dkey = None
     if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
-        dkey = fastcache.key(kernel, key, cfg, tgt.identity(), __version__)
+        dkey = fastcache.key(kernel, key, cfg, _identity(cfg, tgt), __version__)
         if dkey is None:
             _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
         else:
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
-            entry = fastcache.load(entry_path, kernel, key, dkey)
+            entry = fastcache.load(entry_path, kernel, key, dkey, tgt.entry_symbol)
             if entry is not None:
-                code = tgt.load(entry.obj, entry.module.entry)
+                code = _load(cfg, tgt, entry.obj, entry.module.entry)
                 return _finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
                                entry.written, noalias, None, [], entry.facts), "disk"
     inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
@@ -116,7 +147,9 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
         km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
                        noalias).build()
         obj = tgt.compile(km.ir_text)
-        code = tgt.load(obj, km.entry)
+        code = _load(cfg, tgt, obj, km.entry)
+        if isinstance(code, _cuda_launch.DeviceCode):
+            obj = code.cache_bytes()  # the PTX with the cubin assembled from it
     except QdError:
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
@@ -171,7 +204,8 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
                     variants.remember(kernel, (key, "alias"), v)
         return v.launch(*args, **kwargs)
 
-    launch = make_launcher(kernel, km, tgt.entry_point(code), written if noalias else set(), on_alias, info)
+    entry, array_type = _entry_point(tgt, code, km, written, kernel)
+    launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.

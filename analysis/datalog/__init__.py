@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError, EngineUnavailableError
 from .program import Program, load_program, parse_program
+from .souffle import SouffleEngine
 from .syntax import Decl
 
 
@@ -46,8 +47,6 @@ def get_engine(name: str | None = None) -> Engine:
     if name == "embedded":
         return _EMBEDDED
     if name == "souffle":
-        from .souffle import SouffleEngine  # lazy: only a run that asks for souffle needs its driver
-
         return SouffleEngine()
     raise EngineUnavailableError(f"unknown Datalog engine {name!r} in QD_DATALOG_ENGINE (choose 'embedded' or "
                                  "'souffle')")

@@ -52,12 +52,18 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple[_dt.DType, in
     return dt, nd
 
 
-def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable: bool = True) -> tuple[int, int, tuple]:
-    """(data pointer, end pointer, shape) of an array argument, with full checks."""
+def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable: bool = True,
+              device_ok: bool = False) -> tuple[int, int, tuple]:
+    """(data pointer, end pointer, shape) of an array argument, with full checks; `device_ok`:
+    the kernel runs on the CUDA device, so a device `qd.ndarray` is passed as it is."""
     if isinstance(v, Ndarray):
         if v.dtype != dtype or v.ndim != ndim:
             raise QdArgumentError(f"argument {path!r} must be NDArray[{dtype}, {ndim}], got NDArray[{v.dtype}, "
                                   f"{v.ndim}]", loc_of(path))
+        if v.on_device and not device_ok:
+            raise QdArgumentError(f"argument {path!r} is a qd.ndarray in CUDA device memory (created under "
+                                  "arch=qd.cuda), but this kernel runs on the CPU; copy it with .to_numpy() or "
+                                  "create it after qd.init(arch=qd.cpu)", loc_of(path))
         return v._ptr, v._end, v.shape
     if isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
@@ -119,7 +125,8 @@ def alias_checked(km, written: set[str]) -> bool:
 
 
 def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written: set[str], args: tuple,
-                kwargs: dict, bufs: tuple, on_alias: Callable[..., object], finish: Callable[[], object]) -> object:
+                kwargs: dict, bufs: tuple, on_alias: Callable[..., object], finish: Callable[[], object],
+                device_ok: bool = False) -> object:
     """The checked twin of a generated launcher, for calls its fast path does not take.
 
     The call is bound with `bind` (the kernel's own binding, which explains a bad call); every
@@ -134,7 +141,7 @@ def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written:
     for s in km.slots:
         v = get_path(bound, s.path, loc_of)
         if s.is_array:
-            p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written)
+            p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written, device_ok)
             ibuf[s.slot] = p
             for d in range(s.ndim):
                 ibuf[s.extent_slot(d)] = shape[d]

@@ -58,10 +58,13 @@ def internal_names(template: str, prefix: str) -> str:
 
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
-                  on_alias: Callable[..., object], info: LaunchInfo) -> Callable[..., object]:
+                  on_alias: Callable[..., object], info: LaunchInfo,
+                  array_type: type = Ndarray) -> Callable[..., object]:
     """The launch function of one compiled variant, run through the target's `entry`:
     straight-line code for the fast case, and the checked slow path (`slow_launch`) for
-    anything the fast path does not take."""
+    anything the fast path does not take. `array_type` is the `qd.ndarray` class whose
+    pointer the target's code can use directly (the fast path takes only it: a host array
+    for the CPU, a `DeviceNdarray` for CUDA); other arrays go through `array_arg`."""
     try:
         _check_module(kernel, km)
     except QdInternalError as e:
@@ -79,6 +82,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
     lock = threading.Lock()
     loc_of = kernel.param_loc  # where an argument error points
+    device_ok = array_type is not Ndarray
     returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, return_slot(i), t.is_bool)
                for i, t in enumerate(km.returns)]
 
@@ -87,11 +91,11 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
 
     def slow(*args, **kwargs):
         return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
-                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns))
+                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns), device_ok)
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
-                        "argp": ctypes.addressof(buf), "Nd": Ndarray, "npa": np.ndarray,
-                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, loc_of, w),
+                        "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
+                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, loc_of, w, device_ok),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,

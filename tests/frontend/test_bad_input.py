@@ -334,7 +334,7 @@ def test_init_warnings_point_at_the_callers_line():
     qd.config._warned.clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        qd.init(arch=qd.cuda, verbose=True)  # at:init-warn
+        qd.init(arch=qd.metal, verbose=True)  # at:init-warn
     assert len(caught) == 2, [str(w.message) for w in caught]
     for w in caught:
         assert issubclass(w.category, qd.QdWarning)

@@ -16,22 +16,36 @@ can). Tests of an unavailable target are skipped with that reason, never run els
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
 
 import qd
+from qd.targets.cuda import driver as cuda_driver
 
 
 def _always_available() -> str | None:
     return None
 
 
+def _cuda_device() -> str | None:
+    """None when a CUDA device, driver and bindings exist; else what `qd.init` says is missing."""
+    try:
+        cuda_driver.open_driver()
+    except qd.QdError as e:
+        return f"no CUDA device ({e.message})"
+    return None
+
+
 # name -> probe: None when the target can run here, else the reason its tests are skipped.
-# A new target adds one line, e.g. "cuda": lambda: None if <a device is present> else "no CUDA device".
+# QD_TEST_TARGETS=cuda (comma-separated names) runs only those targets (bench/gpu_check.py).
 TARGETS: dict[str, Callable[[], str | None]] = {
     "cpu": _always_available,
+    "cuda": _cuda_device,
 }
+if os.environ.get("QD_TEST_TARGETS"):
+    TARGETS = {name: TARGETS[name] for name in os.environ["QD_TEST_TARGETS"].split(",") if name in TARGETS}
 
 
 @pytest.fixture(scope="session", params=list(TARGETS))

@@ -47,7 +47,8 @@ def test_loops_inside_funcs_run_in_parallel_with_correct_results(arch):
     w = World(pos, vel.copy(), np.zeros(1, np.float32))
     before = parallel.stats["pool_launches"]
     ret = step(w, 0.5)
-    assert parallel.stats["pool_launches"] - before == 3  # three top-level loops reached through funcs
+    if arch == qd.cpu:  # the CPU's thread pool: three top-level loops reached through funcs
+        assert parallel.stats["pool_launches"] - before == 3
     ref_pos = vel * np.float32(0.5) + vel * np.float32(0.5)
     np.testing.assert_allclose(w.pos, ref_pos, rtol=1e-6)
     np.testing.assert_allclose(w.vel, vel * 0.5, rtol=1e-6)

@@ -1,0 +1,185 @@
+"""Loading a compiled CUDA variant onto the device and launching it.
+
+The launcher (`qd.runtime.launcher`) packs the `qd.abi` argument buffer exactly as for the
+CPU; what differs is only what its `run(buffer address)` does. Here, per launch:
+
+1. copy the packed host buffer into a host staging area laid out as
+   [argument buffer | status block | frame], the status block and frame zeroed;
+2. point slot 0 (status) and slot 1 (frame) at the device copies of those blocks;
+3. leave array slots that already hold device pointers (a `qd.ndarray` created under
+   `arch=qd.cuda`); copy every other array (numpy, host `qd.ndarray`) to device scratch
+   space of this variant and put the scratch pointer in its slot — the extents and scalars
+   stay as packed, so the device reads the same buffer the CPU would, pointers aside;
+4. one host-to-device copy of the whole staging area, then the module's tasks in order on
+   qd's stream (a parallel task: a grid of `BLOCKS_PER_SM` x SM-count blocks of `BLOCK`
+   threads, each a grid-stride loop; a serial task: one block of one thread);
+5. copy the status block back into the launcher's host status block (failed check, return
+   values), copy every written host array back, and wait for the stream. The launcher then
+   raises a failed check as the same `qd` error as on the CPU.
+
+Host arrays cost two transfers per launch (in, and out when the kernel writes them); the
+first launch of a kernel that stages one warns once. Two arguments that are the same host
+array share one device copy; host arrays that only partly overlap are copied separately.
+
+A compiled variant on disk (`pack`) holds the `CudaModule` bytes and, when `ptxas` was found,
+the cubin, so a cache hit loads without assembling again; without `ptxas` the driver
+JIT-compiles the PTX at load time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import weakref
+from collections.abc import Callable
+
+from ...abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
+from ...errors import warn_at
+from ..base import EntryPoint
+from . import driver as _driver
+from .memory import DeviceBuffer, on_device
+from .module import CudaModule
+
+CACHE_MAGIC = b"QDCU1"  # a packed module: magic, u64 length of the module bytes, module bytes, cubin
+
+
+def pack(module: CudaModule, cubin: bytes | None) -> bytes:
+    """What the disk cache stores for a CUDA variant."""
+    body = module.to_bytes()
+    return CACHE_MAGIC + struct.pack("<Q", len(body)) + body + (cubin or b"")
+
+
+def unpack(obj: bytes) -> tuple[CudaModule, bytes | None]:
+    """(module, cubin or None) from `pack`'s form, or from the bare `CudaModule.to_bytes()` that
+    code generation returns."""
+    if obj.startswith(CACHE_MAGIC):
+        head = len(CACHE_MAGIC) + 8
+        if len(obj) < head:
+            raise ValueError("truncated CUDA module")
+        (n,) = struct.unpack("<Q", obj[len(CACHE_MAGIC):head])
+        if head + n > len(obj):
+            raise ValueError("truncated CUDA module")
+        return CudaModule.from_bytes(obj[head:head + n]), (obj[head + n:] or None)
+    return CudaModule.from_bytes(obj), None
+
+
+class DeviceCode:
+    """A variant's module loaded into qd's context, one function per launch step; the module
+    is unloaded when the last holder (variant, entry point) lets go."""
+
+    __slots__ = ("module", "cubin", "driver", "handle", "functions", "__weakref__")
+
+    def __init__(self, module: CudaModule, cubin: bytes | None, drv: _driver.Driver):
+        self.module, self.cubin, self.driver = module, cubin, drv
+        image = cubin if cubin is not None else module.ptx.encode() + b"\0"
+        drv.current()
+        self.handle = drv.load_module(image, module.name)
+        weakref.finalize(self, _unload, drv, self.handle)
+        self.functions = [(drv.function(self.handle, t.entry, module.name), t.parallel) for t in module.tasks]
+
+    def cache_bytes(self) -> bytes:
+        return pack(self.module, self.cubin)
+
+
+def _unload(drv: _driver.Driver, handle) -> None:
+    try:
+        drv.unload(handle)
+    except Exception:  # noqa: BLE001 - at interpreter exit the context may be gone already
+        pass
+
+
+def load(obj: bytes, drv: _driver.Driver | None = None,
+         assemble: Callable[[str, str], bytes | None] = _driver.cubin) -> DeviceCode:
+    """Load a compiled variant: its cubin if the entry has one, else one assembled now by
+    `assemble` (ptxas when on PATH), else its PTX for the driver to JIT."""
+    drv = drv or _driver.open_driver()
+    module, cubin = unpack(obj)
+    if cubin is None:
+        cubin = assemble(module.ptx, module.sm)
+    return DeviceCode(module, cubin, drv)
+
+
+_warned_kernels: set[str] = set()
+
+
+class Launch:
+    """The device side of one variant's launches: its device buffer (arguments, status block,
+    frame), the host staging area it is filled from and the scratch space of host arrays.
+    Launches of one variant are serialised by the launcher's lock, so one of each suffices."""
+
+    def __init__(self, code: DeviceCode, layout: ArgLayout, written: set[str], kernel: str):
+        self.code, self.kernel, self.drv = code, kernel, code.driver
+        self.n_args = layout.buffer_size
+        self.n_status = layout.status_size
+        n_frame = max(1, code.module.frame_slots)
+        total = self.n_args + self.n_status + n_frame
+        self.stage = (ctypes.c_int64 * total)()
+        self.stage_addr = ctypes.addressof(self.stage)
+        self.nbytes = 8 * total
+        self.device = DeviceBuffer(self.drv, self.nbytes)
+        self.dev_status = self.device.ptr + 8 * self.n_args
+        self.dev_frame = self.dev_status + 8 * self.n_status
+        # cuLaunchKernel's `void *kernelParams[]`: one pointer to the one `.u64` parameter
+        self.param = ctypes.c_uint64(self.device.ptr)
+        self.params = (ctypes.c_void_p * 1)(ctypes.addressof(self.param))
+        self.params_addr = ctypes.addressof(self.params)
+        self.arrays = [(s.slot, [s.extent_slot(d) for d in range(s.ndim)], s.dtype.bits // 8 or 1,
+                        s.path in written, s.path) for s in layout.arrays]
+        self.scratch: dict[int, DeviceBuffer] = {}
+        self.grid = self.drv.parallel_grid()
+        self.steps = [(fn, self.grid if parallel else 1, _driver.BLOCK if parallel else 1)
+                      for fn, parallel in code.functions]
+
+    def _scratch(self, slot: int, nbytes: int) -> int:
+        buf = self.scratch.get(slot)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self.scratch[slot] = DeviceBuffer(self.drv, nbytes)
+        return buf.ptr
+
+    def run(self, argp: int) -> None:
+        drv, stage, kernel = self.drv, self.stage, self.kernel
+        drv.current()
+        ctypes.memmove(self.stage_addr, argp, 8 * self.n_args)
+        ctypes.memset(self.stage_addr + 8 * self.n_args, 0, self.nbytes - 8 * self.n_args)
+        host_status = stage[STATUS_SLOT]
+        stage[STATUS_SLOT] = self.dev_status
+        stage[FRAME_SLOT] = self.dev_frame
+        staged: dict[int, int] = {}  # host address -> its device copy, this launch
+        out = []
+        for slot, extents, itemsize, written, path in self.arrays:
+            p = stage[slot]
+            if on_device(p):
+                continue
+            if p not in staged:
+                nbytes = itemsize
+                for e in extents:
+                    nbytes *= stage[e]
+                d = staged[p] = self._scratch(slot, nbytes)
+                drv.htod(d, p, nbytes, kernel)
+                if written:
+                    out.append((p, d, nbytes))
+                if kernel not in _warned_kernels:
+                    _warned_kernels.add(kernel)
+                    warn_at(f"qd: kernel {kernel} runs on CUDA but argument {path!r} is a host array (numpy or a "
+                            "qd.ndarray created for the CPU): every launch copies it to the device and back; "
+                            "pass a qd.ndarray created under arch=qd.cuda to keep it on the device")
+            stage[slot] = staged[p]
+        drv.htod(self.device.ptr, self.stage_addr, self.nbytes, kernel)
+        for fn, grid, block in self.steps:
+            drv.launch(fn, grid, block, self.params_addr, kernel)
+        drv.dtoh(host_status, self.dev_status, 8 * self.n_status, kernel)
+        for p, d, nbytes in out:
+            drv.dtoh(p, d, nbytes, kernel)
+        drv.sync(kernel)
+
+
+def _no_pending(_status) -> None:
+    """Nothing on the device records an exception beside the status block itself."""
+
+
+def entry_point(code: DeviceCode, layout: ArgLayout, written: set[str], kernel: str) -> EntryPoint:
+    """How the launcher runs `code` for a kernel whose buffer has `layout`: `written` names the
+    leaves the kernel stores to (only those host arrays are copied back), `kernel` is the
+    name errors and the transfer warning give."""
+    launch = Launch(code, layout, written, kernel)
+    return EntryPoint(launch.run, _no_pending)
