@@ -26,7 +26,7 @@ from .errors import (
     QdWarning,
 )
 from .explain import explain
-from .kernel import func, kernel, launch_info
+from .kernel import func, kernel, launch_info, ptx
 from .lang import (
     abs,
     atomic_add,
@@ -53,7 +53,6 @@ from .lang import (
     tan,
 )
 from .ndarray import Ndarray, ndarray
-from .targets.cuda.ptx import ptx
 from .types import Template, template
 from .version import __version__
 

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from analysis.explain import Explainer, record_text, to_dot
-
-from . import pruning
 from .errors import QdArgumentError, QdError, caller_loc
-from .kernel import Kernel
+from .kernel import Kernel, load_compiler
 
 
 class Explanation(str):
@@ -28,7 +25,7 @@ class Explanation(str):
         return copy.deepcopy(self._record)
 
     def to_dot(self) -> str:
-        return to_dot([self._record])
+        return load_compiler().to_dot([self._record])
 
 
 def explain(kernel: Kernel, path: str | None = None) -> Explanation:
@@ -48,11 +45,12 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
         raise QdError(f"the variant of {kernel.fn.__qualname__} last launched is no longer compiled (qd.init?)",
                       caller_loc())
     facts = variant.explain_facts()
-    ex = Explainer(pruning.explain_relations(facts), facts)
+    c = load_compiler()
+    ex = c.Explainer(c.explain_relations(facts), facts)
     k = variant.inst_id
     params = ex.params.get(k, [])
     if path is not None and path not in params:
         raise QdError(f"{path!r} is not a runtime parameter of {kernel.fn.__qualname__}; its leaves are: "
                       + ", ".join(params), caller_loc())
     record = ex.kernel_record(kernel.fn.__qualname__, k, path)
-    return Explanation(record_text(record), record)
+    return Explanation(c.record_text(record), record)

@@ -29,9 +29,8 @@ from .frontend.source import get_source
 from .frontend.values import ct_key
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
-from .runtime.hygiene import Namer, checked_path
+from .runtime.hygiene import Namer, checked_path, internal_names, param_list
 from .runtime.kernel_view import LaunchInfo
-from .runtime.launcher import internal_names, param_list
 
 
 class _Decorated:
@@ -204,6 +203,14 @@ class Kernel(_Decorated):
         b.apply_defaults()
         return dict(b.arguments)
 
+    def bind_checked(self, args, kwargs) -> dict:
+        """`bind`, then every dataclass argument checked against its annotated class."""
+        bound = self.bind(args, kwargs)
+        for name, spec in self.specs:
+            if isinstance(spec, StructSpec):
+                _check_struct_arg(bound[name], spec, name, self)
+        return bound
+
     def key_of(self, bound: dict) -> tuple:
         key = []
         for path, kind, spec in self.key_paths:
@@ -223,14 +230,8 @@ class Kernel(_Decorated):
         under the compile lock, which also guards the lazily computed signature facts, but
         launches after releasing it."""
         with _variants.compile_lock():
-            specs = self.specs
-            bound = self.bind(args, kwargs)
-            for name, spec in specs:
-                if isinstance(spec, StructSpec):
-                    _check_struct_arg(bound[name], spec, name, self)
+            bound = self.bind_checked(args, kwargs)
             key = self.key_of(bound)
-            from .pipeline import get_variant  # lazy: `import qd` need not load the compiler
-
             variant, source = get_variant(self, key, bound)
             if not self.key_paths:
                 self._fast = variant.launch
@@ -276,6 +277,24 @@ def _asig(v):
     if type(v) is Ndarray or type(v) is DeviceNdarray:
         return (v.dtype, v.ndim)
     return (from_numpy(v.dtype), v.ndim)
+
+
+def load_compiler():
+    """The compiler (`qd.compiler`), imported on first use: `import qd` stays cheap."""
+    from . import compiler  # lazy: loads the frontend, analysis, codegen and targets
+
+    return compiler
+
+
+def get_variant(kernel, key, bound: dict):
+    """(variant, source) for a specialisation key, compiling it on its first launch."""
+    return load_compiler().get_variant(kernel, key, bound)
+
+
+def ptx(kernel, *args, sm: str = "sm_90", **kwargs) -> str:
+    """The PTX text of `kernel`'s specialisation for these arguments, for CUDA `sm` (no GPU
+    or driver needed)."""
+    return load_compiler().ptx(kernel, *args, sm=sm, **kwargs)
 
 
 def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:

@@ -15,7 +15,9 @@ damaged input, never something to paste into `exec`.
 from __future__ import annotations
 
 import builtins
+import inspect
 import keyword
+import re
 from collections.abc import Iterable
 
 from ..errors import QdInternalError
@@ -76,3 +78,30 @@ def checked_int(value: object, what: str, low: int = 0) -> int:
     if type(value) is not int or value < low:
         raise QdInternalError(f"{what}: {value!r} is not an integer >= {low}")
     return value
+
+
+def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
+    """(parameter list for `def`, argument list to forward the same call); `defaults` is the
+    generated code's name for the kernel's default values."""
+    params, fwd = [], []
+    star = False
+    slash = any(p.kind is p.POSITIONAL_ONLY for p in sig.parameters.values())  # a "/" still to write
+    for p in sig.parameters.values():
+        if not is_plain_identifier(p.name):
+            raise QdInternalError(f"parameter name {p.name!r} is not an identifier")
+        if slash and p.kind is not p.POSITIONAL_ONLY:
+            params.append("/")
+            slash = False
+        if p.kind is p.KEYWORD_ONLY and not star:
+            params.append("*")
+            star = True
+        params.append(p.name if p.default is p.empty else f"{p.name}={defaults}[{p.name!r}]")
+        fwd.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    if slash:
+        params.append("/")
+    return ", ".join(params), ", ".join(fwd)
+
+
+def internal_names(template: str, prefix: str) -> str:
+    """Generated source with every `@tag` spelled `prefix + tag` (see the module docstring)."""
+    return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)

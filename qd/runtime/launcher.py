@@ -9,9 +9,7 @@ brings a launch down to a few microseconds.
 from __future__ import annotations
 
 import ctypes
-import inspect
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable
@@ -24,37 +22,10 @@ from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
 from ..ndarray import Ndarray
-from ..targets.base import EntryPoint
 from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
-from .hygiene import Namer, checked_int, checked_path, is_plain_identifier
+from .entry import EntryPoint
+from .hygiene import Namer, checked_int, checked_path, internal_names, param_list
 from .kernel_view import KernelView, LaunchInfo
-
-
-def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
-    """(parameter list for `def`, argument list to forward the same call); `defaults` is the
-    generated code's name for the kernel's default values."""
-    params, fwd = [], []
-    star = False
-    slash = any(p.kind is p.POSITIONAL_ONLY for p in sig.parameters.values())  # a "/" still to write
-    for p in sig.parameters.values():
-        if not is_plain_identifier(p.name):
-            raise QdInternalError(f"parameter name {p.name!r} is not an identifier")
-        if slash and p.kind is not p.POSITIONAL_ONLY:
-            params.append("/")
-            slash = False
-        if p.kind is p.KEYWORD_ONLY and not star:
-            params.append("*")
-            star = True
-        params.append(p.name if p.default is p.empty else f"{p.name}={defaults}[{p.name!r}]")
-        fwd.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
-    if slash:
-        params.append("/")
-    return ", ".join(params), ", ".join(fwd)
-
-
-def internal_names(template: str, prefix: str) -> str:
-    """Generated source with every `@tag` spelled `prefix + tag` (see `hygiene`)."""
-    return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
 
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],

@@ -23,24 +23,12 @@ pipeline chooses one.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..codegen.emitter import Emitter
 from ..codegen.lower_llvm import ModuleGen
 from ..dtypes import DType
 from ..frontend import ir
-
-
-@dataclass(frozen=True)
-class EntryPoint:
-    """How a launcher runs one loaded variant: `run(address of the argument buffer)`, and
-    `raise_pending(status block)`, called when the status block reports a failure, which
-    re-raises an exception the target recorded against that launch (e.g. a Ctrl-C that
-    interrupted a parallel loop) and returns if there is none."""
-
-    run: Callable[[int], object]
-    raise_pending: Callable[[object], None]
+from ..runtime.entry import EntryPoint
 
 
 class Target(abc.ABC):

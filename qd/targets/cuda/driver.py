@@ -18,11 +18,7 @@ exact calls a launch makes without a GPU.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 
 from ...errors import QdConfigError, QdRuntimeError, caller_loc
@@ -218,24 +214,6 @@ def ptx_isa_of(version: int) -> str:
     if major == 11:
         return f"7.{min(minor, 8)}"
     return "6.0"
-
-
-def cubin(ptx: str, sm: str) -> bytes | None:
-    """The PTX assembled by `ptxas` for `sm`, or None without `ptxas` on PATH (the driver then
-    JIT-compiles the PTX at load time). A ptxas failure is not swallowed: it is a qd bug and
-    its message says which PTX line is wrong."""
-    exe = shutil.which("ptxas")
-    if exe is None:
-        return None
-    with tempfile.TemporaryDirectory(prefix="qd-ptxas-") as d:
-        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
-        with open(src, "w") as f:
-            f.write(ptx)
-        r = subprocess.run([exe, f"-arch={sm}", "-o", out, src], capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise CudaError(f"ptxas rejected the generated PTX for {sm}: {r.stderr.strip() or r.stdout.strip()}")
-        with open(out, "rb") as f:
-            return f.read()
 
 
 _active: dict = {"driver": None}

@@ -29,7 +29,11 @@ JIT-compiles the PTX at load time.
 from __future__ import annotations
 
 import ctypes
+import os
+import shutil
 import struct
+import subprocess
+import tempfile
 import weakref
 from collections.abc import Callable
 
@@ -88,14 +92,32 @@ def _unload(drv: _driver.Driver, handle) -> None:
         pass
 
 
+def assemble_cubin(ptx: str, sm: str) -> bytes | None:
+    """The PTX assembled by `ptxas` for `sm`, or None without `ptxas` on PATH (the driver then
+    JIT-compiles the PTX at load time). A ptxas failure is not swallowed: it is a qd bug and
+    its message says which PTX line is wrong."""
+    exe = shutil.which("ptxas")
+    if exe is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="qd-ptxas-") as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([exe, f"-arch={sm}", "-o", out, src], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise _driver.CudaError(f"ptxas rejected the generated PTX for {sm}: {r.stderr.strip() or r.stdout.strip()}")
+        with open(out, "rb") as f:
+            return f.read()
+
+
 def load(obj: bytes, drv: _driver.Driver | None = None,
-         assemble: Callable[[str, str], bytes | None] = _driver.cubin) -> DeviceCode:
+         assemble: Callable[[str, str], bytes | None] | None = None) -> DeviceCode:
     """Load a compiled variant: its cubin if the entry has one, else one assembled now by
     `assemble` (ptxas when on PATH), else its PTX for the driver to JIT."""
     drv = drv or _driver.open_driver()
     module, cubin = unpack(obj)
     if cubin is None:
-        cubin = assemble(module.ptx, module.sm)
+        cubin = (assemble or assemble_cubin)(module.ptx, module.sm)
     return DeviceCode(module, cubin, drv)
 
 

@@ -20,9 +20,9 @@ from ...codegen.lower_llvm import ModuleGen
 from ...errors import QdArgumentError, QdError, caller_loc
 from ...frontend import ir
 from ...frontend.lower import lower_kernel
-from ...frontend.signature import ArraySpec, StructSpec, walk_specs
-from ...kernel import Kernel, _check_struct_arg
+from ...frontend.signature import ArraySpec, walk_specs
 from ...runtime.args import array_signature, get_path
+from ...runtime.kernel_view import KernelView
 from .module import CudaModule
 from .target import CudaTarget, compile_module
 
@@ -39,23 +39,19 @@ class PtxVariant:
     pruned: tuple[str, ...]
 
 
-def compile_ptx(kernel: Kernel, *args, sm: str = "sm_90", **kwargs) -> PtxVariant:
+def compile_ptx(kernel, *args, sm: str = "sm_90", **kwargs) -> PtxVariant:
     """The CUDA variant of `kernel` for these arguments (see the module docstring)."""
-    if not isinstance(kernel, Kernel):
+    if not getattr(type(kernel), "is_qd_kernel", False):
         raise QdArgumentError(f"qd.ptx expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
     try:
         with variants.compile_lock():
             kernel._reset()  # signature facts follow the current qd.init (default_ip, default_fp)
-            bound = kernel.bind(args, kwargs)
-            for name, spec in kernel.specs:
-                if isinstance(spec, StructSpec):
-                    _check_struct_arg(bound[name], spec, name, kernel)
-            return compile_bound(kernel, bound, sm)
+            return compile_bound(kernel, kernel.bind_checked(args, kwargs), sm)
     except QdError as e:
         raise e.with_traceback(None) from None
 
 
-def compile_bound(kernel: Kernel, bound: dict, sm: str = "sm_90") -> PtxVariant:
+def compile_bound(kernel: KernelView, bound: dict, sm: str = "sm_90") -> PtxVariant:
     """`compile_ptx` for arguments already bound to the kernel's parameters (as a launch
     binds them); the caller holds the compile lock."""
     target = CudaTarget(sm)
@@ -73,7 +69,7 @@ def compile_bound(kernel: Kernel, bound: dict, sm: str = "sm_90") -> PtxVariant:
     return PtxVariant(km, module, inst, tuple(plan.kept), tuple(plan.pruned))
 
 
-def ptx(kernel: Kernel, *args, sm: str = "sm_90", **kwargs) -> str:
+def ptx(kernel: KernelView, *args, sm: str = "sm_90", **kwargs) -> str:
     """The PTX text of `kernel`'s specialisation for these arguments, for CUDA `sm`."""
     return compile_ptx(kernel, *args, sm=sm, **kwargs).module.ptx
 
