@@ -46,7 +46,7 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
             used[i] = cached[i]
             continue
         s = by_inst.get(i)
-        used[i] = tuple(p for p in leaves if p in s) if s else ()
+        used[i] = tuple(filter(s.__contains__, leaves)) if s else ()
     kept_by: dict[str, set[str]] = {}
     for k, p in out["Param_Kept"]:
         kept_by.setdefault(k, set()).add(p)

@@ -11,6 +11,7 @@ analysed once per process.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 
 from . import ir
 
@@ -69,4 +70,5 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
 
 def signatures(insts: Iterable[ir.Inst]) -> dict[str, tuple[str, ...]]:
     """Each instantiation's leaf parameters in signature order: how a plan orders used sets."""
-    return {i.id: tuple(lf.path for lf in i.params) for i in insts}
+    path = attrgetter("path")
+    return {i.id: tuple(map(path, i.params)) for i in insts}
