@@ -6,7 +6,7 @@ Source-compatible with the common subset of the quadrants API: replace
 
 from __future__ import annotations
 
-from . import types
+from . import math, types
 from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
 from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .errors import (
@@ -52,6 +52,7 @@ from .lang import (
     sync,
     tan,
 )
+from .matrix import Matrix, Vector
 from .ndarray import Ndarray, ndarray
 from .types import Template, template
 from .version import __version__
@@ -60,7 +61,7 @@ i = i32
 f = f32
 
 __all__ = [
-    "types", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
+    "types", "math", "Matrix", "Vector", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
     "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError", "QdInternalError", "QdWarning",

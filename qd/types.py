@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from . import dtypes as _dt
 from .errors import QdTypeError, caller_loc, show
+from .matrix import MatrixType, VectorType, matrix, vector  # noqa: F401 - qd.types.vector / matrix
 
 
 @dataclass(frozen=True)
