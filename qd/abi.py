@@ -45,6 +45,7 @@ class ArgSlot:
     dtype: DType
     ndim: int
     slot: int
+    element_shape: tuple = ()  # the shape its last dimensions must have (an array of vectors or matrices)
 
     @property
     def is_array(self) -> bool:
@@ -63,6 +64,7 @@ class ArgLayout:
     slots: list[ArgSlot]
     n_slots: int
     returns: tuple
+    ret_shape: tuple | None = None  # a vector or matrix result: its shape (`returns` are its components)
 
     @property
     def buffer_size(self) -> int:
@@ -83,21 +85,23 @@ def return_slot(i: int) -> int:
     return STATUS_SLOTS + i
 
 
-def pack(leaves: Iterable[tuple[str, str, DType, int]], returns: tuple) -> ArgLayout:
-    """The layout of (path, kind, dtype, ndim) leaves packed in order after the header."""
+def pack(leaves: Iterable[tuple], returns: tuple, ret_shape: tuple | None = None) -> ArgLayout:
+    """The layout of (path, kind, dtype, ndim[, element shape]) leaves packed in order after
+    the header."""
     slots = []
     n = ARG_HEADER
-    for path, kind, dtype, ndim in leaves:
-        slots.append(ArgSlot(path, kind, dtype, ndim, n))
+    for path, kind, dtype, ndim, *elem in leaves:
+        slots.append(ArgSlot(path, kind, dtype, ndim, n, tuple(elem[0]) if elem else ()))
         n += leaf_width(kind, ndim)
-    return ArgLayout(slots, n, tuple(returns))
+    return ArgLayout(slots, n, tuple(returns), ret_shape)
 
 
 def layout(kernel: ir.Inst, kept: Iterable[str]) -> ArgLayout:
     """The layout of a kernel instantiation whose plan keeps the leaves `kept` (in order)."""
     by_path = {lf.path: lf for lf in kernel.params}
     leaves = [by_path[p] for p in kept]
-    return pack(((lf.path, lf.kind, lf.dtype, lf.ndim) for lf in leaves), kernel.returns)
+    return pack(((lf.path, lf.kind, lf.dtype, lf.ndim, getattr(lf, "element_shape", ())) for lf in leaves),
+                kernel.returns, kernel.ret_shape)
 
 
 @dataclass
@@ -114,4 +118,4 @@ class KernelModule(ArgLayout):
     @classmethod
     def of(cls, lay: ArgLayout, name: str, entry: str, ir_text: str,
            check_locs: list[SourceLoc | None]) -> KernelModule:
-        return cls(lay.slots, lay.n_slots, lay.returns, name, entry, ir_text, check_locs)
+        return cls(lay.slots, lay.n_slots, lay.returns, lay.ret_shape, name, entry, ir_text, check_locs)

@@ -41,8 +41,17 @@ from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
 from .frontend import ids
-from .frontend.signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, walk_specs
+from .frontend.signature import (
+    ArraySpec,
+    ConstSpec,
+    ScalarSpec,
+    StructSpec,
+    VecSpec,
+    return_shape,
+    walk_specs,
+)
 from .frontend.source import get_source
+from .runtime.args import leaf_type
 
 MAGIC = b"QDK1"
 FORMAT = 2
@@ -82,9 +91,12 @@ def _leaves(specs) -> list:
         if isinstance(spec, ScalarSpec):
             out.append([path, "s", spec.dtype.name])
         elif isinstance(spec, ArraySpec):
-            out.append([path, "a", spec.dtype.name if spec.dtype else None, spec.ndim])
+            out.append([path, "a", spec.dtype.name if spec.dtype else None, spec.ndim,
+                        None if spec.element_shape is None else list(spec.element_shape)])
         elif isinstance(spec, ConstSpec):
             out.append([path, "c"])
+        elif isinstance(spec, VecSpec):
+            out.append([path, "v", list(spec.shape), spec.dtype.name])
         elif isinstance(spec, StructSpec):
             out.append([path, "struct", spec.cls.__module__, spec.cls.__qualname__])
     return out
@@ -95,7 +107,7 @@ def unstable_part(kernel, spec_key) -> str | None:
     variant cannot be stored), described for a warning; None when every part is stable."""
     paths = [p for p, _kind, _spec in kernel.key_paths]
     for path, part in zip(paths, spec_key):
-        if not (isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType)) \
+        if not (isinstance(part, tuple) and len(part) in (2, 3) and isinstance(part[0], _dt.DType)) \
                 and stable_key(part) is None:
             return f"the compile-time argument {path!r}"
     return None
@@ -104,8 +116,8 @@ def unstable_part(kernel, spec_key) -> str | None:
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
     spec = []
     for part in spec_key:
-        if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], _dt.DType):
-            spec.append(["array", part[0].name, part[1]])
+        if isinstance(part, tuple) and len(part) in (2, 3) and isinstance(part[0], _dt.DType):
+            spec.append(["array", part[0].name, part[1], *([list(part[2])] if len(part) == 3 else [])])
             continue
         s = stable_key(part)
         if s is None:
@@ -153,8 +165,9 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
         "key": dkey,
         "module": {
             "name": km.name, "entry": km.entry, "n_slots": km.n_slots,
-            "slots": [[s.path, s.kind, s.dtype.name, s.ndim, s.slot] for s in km.slots],
+            "slots": [[s.path, s.kind, s.dtype.name, s.ndim, s.slot, list(s.element_shape)] for s in km.slots],
             "returns": [t.name for t in km.returns],
+            "ret_shape": None if km.ret_shape is None else list(km.ret_shape),
             "check_locs": [_loc(c) for c in km.check_locs],
         },
         "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
@@ -227,10 +240,20 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
     leaves: dict[str, tuple] = {}
     for path, spec in walk_specs(kernel.specs):
         if isinstance(spec, ScalarSpec):
-            leaves[path] = ("scalar", spec.dtype, 0)
+            leaves[path] = ("scalar", spec.dtype, 0, ())
+        elif isinstance(spec, VecSpec):
+            count = 1
+            for d in spec.shape:
+                count *= d
+            for k in range(count):
+                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, ())
         elif isinstance(spec, ArraySpec):
-            dt, nd = open_arrays.get(path, (spec.dtype, spec.ndim))
-            leaves[path] = ("array", dt, nd)
+            part = open_arrays.get(path)
+            if part is None:  # fixed by the annotation: its ndim counts outer dimensions
+                elem = tuple(spec.element_shape or ())
+                leaves[path] = ("array", spec.dtype, spec.ndim + len(elem), elem)
+            else:
+                leaves[path] = ("array", *leaf_type(part, spec))
         elif not isinstance(spec, (ConstSpec, StructSpec)):
             raise ValueError(f"unexpected parameter spec {spec!r}")
     m = _dict(header["module"])
@@ -240,14 +263,15 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
     _need(m["entry"] == entry_symbol(name), "bad entry symbol")
     slots, n, seen = [], abi.ARG_HEADER, set()  # each slot must be where abi.pack puts it
     for row in _list(m["slots"]):
-        path, kind, dname, ndim, slot = _list(row)
+        path, kind, dname, ndim, slot, elem = _list(row)
         _need(path in leaves and path not in seen, f"{path!r} is not a leaf of the kernel")
         seen.add(path)
-        want_kind, want_dt, want_nd = leaves[path]
+        want_kind, want_dt, want_nd, want_elem = leaves[path]
         dt = _dt.BY_NAME[_str(dname)]
-        _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n,
-              f"slot of {path!r} does not match the kernel's parameter")
-        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot))
+        elem = tuple(_int(e) for e in _list(elem))
+        _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n
+              and elem == want_elem, f"slot of {path!r} does not match the kernel's parameter")
+        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot, elem))
         n += abi.leaf_width(kind, ndim)
     _need(_int(m["n_slots"]) == n, "bad argument buffer size")
     returns = tuple(_dt.BY_NAME[_str(t)] for t in _list(m["returns"]))
@@ -258,7 +282,10 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
         else:
             f, line, col, end = _list(c)
             check_locs.append(SourceLoc(_str(f), _int(line), _int(col), None if end is None else _int(end)))
-    km = KernelModule(slots, n, returns, name, m["entry"], "", check_locs)
+    rs = m.get("ret_shape")
+    ret_shape = None if rs is None else tuple(_int(d) for d in _list(rs))
+    _need(ret_shape == return_shape(kernel.hints.get("return")), "its result shape is not the kernel's")
+    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs)
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

@@ -136,7 +136,7 @@ class Kernel(_Decorated):
                                   f"{type(e).__name__}: {e}", self.param_loc(name)) from None
 
     def param_loc(self, path: str) -> SourceLoc | None:
-        root = path.split(".")[0]
+        root = path.split(".")[0].split("[")[0]
         try:
             src = get_source(self.fn)
         except QdError:
@@ -275,7 +275,7 @@ class Kernel(_Decorated):
 
 def _asig(v):
     if type(v) is Ndarray or type(v) is DeviceNdarray:
-        return (v.dtype, v.ndim)
+        return (v._dtype, v._ndim, v.element_shape) if v.element_shape else (v._dtype, v._ndim)
     return (from_numpy(v.dtype), v.ndim)
 
 

@@ -50,8 +50,18 @@ def _dtype_of(dtype) -> _dt.DType:
     return d
 
 
+def _set_layout(a, d: _dt.DType, shape: tuple, element_shape: tuple) -> None:
+    """What the launcher reads of an array: the component dtype, the full shape of its
+    components (outer shape, then the element's) and their count of dimensions."""
+    a._dtype = d
+    a.element_shape = tuple(element_shape)
+    a._dims = tuple(shape) + a.element_shape
+    a._ndim = len(a._dims)
+
+
 class Ndarray:
-    __slots__ = ("_arr", "dtype", "shape", "ndim", "_ptr", "_end", "__weakref__")
+    __slots__ = ("_arr", "dtype", "shape", "ndim", "_ptr", "_end", "_dtype", "_ndim", "_dims", "element_shape",
+                 "__weakref__")
     on_device = False
 
     def __init__(self, dtype, shape):
@@ -66,6 +76,7 @@ class Ndarray:
         self.ndim = len(shape)
         self._ptr = self._arr.ctypes.data
         self._end = self._ptr + self._arr.nbytes
+        _set_layout(self, d, shape, ())
 
     def to_numpy(self) -> np.ndarray:
         return self._arr.copy()
@@ -162,6 +173,7 @@ class DeviceNdarray(Ndarray):
         drv = driver or _cuda_driver.open_driver()
         nbytes = int(np.prod(shape, dtype=np.int64)) * d.np.itemsize
         self.dtype, self.shape, self.ndim = d, shape, len(shape)
+        _set_layout(self, d, shape, ())
         self._arr = DeviceBuffer(drv, nbytes)
         self._ptr = self._arr.ptr
         self._end = self._ptr + nbytes

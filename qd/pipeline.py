@@ -25,7 +25,7 @@ from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
 from .frontend.signature import ArraySpec, walk_specs
 from .ndarray import DeviceNdarray, Ndarray
-from .runtime.args import array_signature, get_path
+from .runtime.args import array_signature, get_path, leaf_type
 from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
 from .targets.base import EntryPoint, Target
@@ -223,7 +223,7 @@ def _array_types(kernel: KernelView, bound: dict) -> dict[str, tuple]:
     """(dtype, ndim) of every array argument, checked against its annotation: the frontend
     types the kernel's leaves from these and never inspects launch values itself."""
     loc_of = kernel.param_loc
-    return {path: array_signature(get_path(bound, path, loc_of), spec, path, loc_of=loc_of)
+    return {path: leaf_type(array_signature(get_path(bound, path, loc_of), spec, path, loc_of=loc_of), spec)
             for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
 
 

@@ -48,6 +48,8 @@ class _NDArrayAnnotation:
             if not any(value == a and type(value) is type(a) for a in allowed):
                 raise QdTypeError(f"qd.types.ndarray: {name}={show(value)} is not supported by qd "
                                   f"(only {' / '.join(repr(a) for a in allowed)})", caller_loc())
+        if isinstance(dtype, (VectorType, MatrixType)):
+            return NDArrayType(dtype, ndim)
         d = None if dtype is None else _dt.as_dtype(dtype)
         if dtype is not None and d is None:
             raise QdTypeError(f"qd.types.NDArray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",

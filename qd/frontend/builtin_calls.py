@@ -25,8 +25,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lang
+from .. import matrix as _matrix
 from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import ir, semantics
+from . import ir, math_calls, semantics, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, RangeV, TupleV
 
@@ -97,6 +98,11 @@ def _ndrange(low, f, node, args, kwargs):
 def _atomic(low, f, node, args, kwargs):
     op = lang.ATOMICS[f]
     tnode = node.args[0]
+    p = vectors.place(low, tnode) if isinstance(tnode, (ast.Subscript, ast.Attribute)) else None
+    if p is not None and p.leaf is not None:
+        if op in ("and", "or", "xor") and p.leaf.dtype.is_float:
+            raise QdTypeError(f"qd.atomic_{op} needs an integer array")
+        return vectors.atomic(low, op, p, low.expr(node.args[1]), node)
     if not isinstance(tnode, ast.Subscript):
         raise QdTypeError(f"the target of qd.atomic_{op} must be an array element like a[i]", low.loc(tnode))
     arr, idx = low.subscript_parts(tnode)
@@ -128,6 +134,8 @@ def _conversion(low, f, node, args, kwargs):
 
 def _math(low, f, node, args, kwargs):
     name = _MATH_NAMES[f]
+    if any(vectors.is_mat(a) for a in args):
+        return math(low, name, args, node)
     if not all(isinstance(a, CT) for a in args):
         return math(low, name, args, node)
     if not kwargs and any(rules.is_typed(a.value) for a in args):
@@ -145,18 +153,56 @@ def _math(low, f, node, args, kwargs):
         raise QdTypeError(f"compile-time {name}() failed: {e}") from None
 
 
+def _vector(low, f, node, args, kwargs):
+    return vectors.construct(low, f, node, list(args), dict(kwargs))
+
+
+def _filled(value):
+    def handler(low, f, node, args, kwargs):
+        a = list(args) + [kwargs[k] for k in ("dt", "n", "m") if k in kwargs]
+        if len(a) < 2:
+            raise QdTypeError("needs a dtype and a size")
+        dt = vectors.dtype_arg(low, a[0], node)
+        dims = tuple(_ct_int(x) for x in a[1:])
+        return vectors.filled(low, dims, dt, CT(value), node)
+    return handler
+
+
+def _identity(low, f, node, args, kwargs):
+    a = list(args) + [kwargs[k] for k in ("dt", "n") if k in kwargs]
+    return vectors.identity(low, vectors.dtype_arg(low, a[0], node), _ct_int(a[1]), node)
+
+
+def _unit(low, f, node, args, kwargs):
+    a = list(args) + [kwargs[k] for k in ("n", "i", "dt") if k in kwargs]
+    dt = vectors.dtype_arg(low, a[2], node) if len(a) > 2 else None
+    return vectors.unit(low, _ct_int(a[0]), _ct_int(a[1]), dt, node)
+
+
+def _ct_int(v) -> int:
+    if not (isinstance(v, CT) and isinstance(v.value, int)):
+        raise QdTypeError("vector sizes and indices must be compile-time integers")
+    return v.value
+
+
 def _len(low, f, node, args, kwargs):
     if len(args) == 1 and isinstance(args[0], LeafV):
         low.access(args[0].leaf.path, node, "shape")
         return ir.Shape(_dt.i32, args[0].leaf.path, 0, low.loc(node))
     if len(args) == 1 and isinstance(args[0], TupleV):
         return CT(len(args[0].items))
+    if len(args) == 1 and vectors.is_mat(args[0]):
+        return CT(vectors.as_mat(low, args[0], node).n)
     return FALLBACK
 
 
 def math(low, name: str, args: list, node: ast.Call) -> ir.Expr:
     """`name(*args)` on run-time (or typed constant) operands; `min`/`max` of several operands
-    fold left, promoting pairwise."""
+    fold left, promoting pairwise; vector arguments apply it per component."""
+    if any(vectors.is_mat(a) for a in args):
+        if name in ("min", "max") and len(args) == 1:
+            return vectors.method(low, vectors.as_mat(low, args[0], node), name, [], {}, node)
+        return vectors.elementwise(low, lambda comps: math(low, name, comps, node), args, node)
     if name in ("min", "max"):
         if len(args) < 2:
             raise QdTypeError(f"{name}() needs at least two arguments inside kernels")
@@ -209,8 +255,21 @@ for _f in (*_dt.ALL, builtins.int, builtins.float, builtins.bool):
                             arity_error=f"{_f.__name__ if isinstance(_f, type) else _f}() takes one argument"))
 _register(list(_MATH_NAMES), Builtin("math", _math, "a math function of scalars (folded for constants)"))
 _register([builtins.len], Builtin("len", _len, "the first extent of an array, the length of a tuple"))
+_register([_matrix.Vector, _matrix.Matrix, _matrix.VectorType, _matrix.MatrixType],
+          Builtin("vector", _vector, "a vector or matrix from its components"))
+for _cls in (_matrix.Vector, _matrix.Matrix):
+    for _name, _handler in (("zero", _filled(0)), ("one", _filled(1)), ("identity", _identity), ("unit", _unit)):
+        _f = getattr(_cls, _name, None)
+        if _f is not None:
+            _register([_f], Builtin(f"qd.{_cls.__name__}.{_name}", _handler, "a constant vector or matrix"))
+
+
+for _f, _name, _handler in math_calls.entries():
+    _register([_f], Builtin(f"qd.math.{_name}", _handler, "a qd.math function, on the components"))
 
 
 def lookup(f: object) -> Builtin | None:
-    """The table's entry for callable `f`, or None for a plain Python function."""
-    return _TABLE.get(f)
+    """The table's entry for callable `f` (or for its type: vector and matrix types), or None
+    for a plain Python function."""
+    hit = _TABLE.get(f)
+    return hit if hit is not None else _TABLE.get(type(f))

@@ -18,11 +18,21 @@ import ast
 from dataclasses import dataclass, field
 
 from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
-from . import ids, ir
+from . import ids, ir, vectors
 from .registry import free_vars
-from .signature import AnySpec, ArraySpec, ConstSpec, ScalarSpec, StructSpec, return_types, spec_of
+from .signature import (
+    AnySpec,
+    ArraySpec,
+    ConstSpec,
+    ScalarSpec,
+    StructSpec,
+    VecSpec,
+    return_shape,
+    return_types,
+    spec_of,
+)
 from .source import get_source
-from .values import CT, LeafV, StructV, TupleV, ct_key, template_values
+from .values import CT, LeafV, MatV, StructV, TupleV, ct_key, template_values
 
 __all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_func", "expand_call",
            "expands_in_kernel"]
@@ -72,7 +82,7 @@ def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
     bound.apply_defaults()
     out = []
     for name, value in bound.arguments.items():
-        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV)):
+        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV, MatV)):
             value = CT(value)  # a default from the signature
         ann = f.hints.get(name)
         spec = spec_of(ann)
@@ -102,6 +112,10 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))
     if isinstance(value, TupleV) and (inplace or open_spec):
         raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
+    if isinstance(value, CT) and isinstance(spec, VecSpec):
+        value = vectors.as_mat(low, value, node) or value
+    if isinstance(value, MatV) or isinstance(spec, VecSpec):
+        return _bind_vector(low, where, spec, value, name, node, site)
     if open_spec:
         if isinstance(value, (LeafV, StructV)):
             if inplace:
@@ -133,6 +147,35 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
             site.values.append((name, low.cast(low.scalar(value, node), spec.dtype)))
         return LeafV(leaf), ("s", spec.dtype.name)
     raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(node))
+
+
+def _bind_vector(low, where: str, spec, value, name: str, node, site: CallSite | None):
+    """A vector or matrix argument: instantiated, one scalar leaf per component (`v[0]`, ...),
+    each bound to the caller's component leaf or fed its value; expanded in place, the
+    caller's value itself (converted when the parameter's type differs)."""
+    if not isinstance(value, MatV):
+        raise QdTypeError(f"{where} expects a {spec.shape} vector, got {low.describe(value)}", low.loc(node))
+    if isinstance(spec, VecSpec):
+        if spec.shape != value.shape:
+            raise QdTypeError(f"{where} expects a {vectors._shape_text(spec.shape)} value, got "
+                              f"{low.describe(value)}", low.loc(node))
+        dtype = spec.dtype
+    else:
+        dtype = value.dtype
+    if site is None:
+        if dtype == value.dtype and value.vars is None:
+            return value
+        return vectors.new_vars(low, f"_{name}", value, dtype, low.loc(node))
+    entries = []
+    for k, e in enumerate(value.entries):
+        leaf = ir.ScalarLeaf(f"{name}[{k}]", dtype)
+        site.leaves.append(leaf)
+        if isinstance(e, LeafV) and e.leaf.dtype == dtype:
+            site.binds.append((e.leaf.path, leaf.path))
+        else:
+            site.values.append((leaf.path, low.cast(low.scalar(e, node), dtype)))
+        entries.append(LeafV(leaf))
+    return MatV(value.shape, tuple(entries)), ("v", value.shape, dtype.name)
 
 
 def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
@@ -239,7 +282,10 @@ def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
     if len(ret) > 1:
         tmps = [low.new_var(None, t) for t in ret]
         low.emit(ir.Unpack(low.loc(node), tmps, call))
-        return TupleV(tuple(ir.VarRead(t.dtype, t) for t in tmps))
+        items = tuple(ir.VarRead(t.dtype, t) for t in tmps)
+        return MatV(callee.ret_shape, items) if callee.ret_shape is not None else TupleV(items)
+    if callee.ret_shape is not None:
+        return MatV(callee.ret_shape, (call,))
     return call
 
 
@@ -249,7 +295,9 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
         src = get_source(f.fn)
         ret_ann = f.hints.get("return")
         ret = return_types(ret_ann, src) if ret_ann is not None else None
-        inst = type(low)(reg, f, src, inst_id, False, params, leaves, ret).run()
+        callee = type(low)(reg, f, src, inst_id, False, params, leaves, ret)
+        callee.inst.ret_shape = return_shape(ret_ann)
+        inst = callee.run()
     inst.static = template_values(params)
     reg.insts[inst_id] = inst
     return inst

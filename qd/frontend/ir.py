@@ -50,13 +50,19 @@ class ScalarLeaf(Leaf):
 
 @dataclass(frozen=True)
 class ArrayLeaf(Leaf):
-    """An array of `ndim` dimensions whose elements are `dtype` values of `element_shape`
-    (`()`: scalar elements, the only kind so far)."""
+    """An array of `dtype` components with `ndim` dimensions, the last `len(element_shape)` of
+    which make up one element (`()`: scalar elements; `(3,)`: vec3 elements)."""
 
     ndim: int = 0
     element_shape: tuple[int, ...] = ()
 
     is_array: ClassVar[bool] = True
+
+    @property
+    def outer_ndim(self) -> int:
+        """Dimensions indexed to reach one element: `ndim` counts the element's own
+        dimensions too (a vec3 array of shape (n,) is the (n, 3) array of its components)."""
+        return self.ndim - len(self.element_shape)
 
 
 def leaf_like(leaf: Leaf, path: str) -> Leaf:
@@ -356,6 +362,7 @@ class Inst:
     captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
     expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
     static: tuple[tuple[str, str], ...] = ()  # (parameter path, repr) of its compile-time values, for explanations
+    ret_shape: tuple | None = None  # the shape of a vector or matrix result (`returns` holds its components)
 
 
 # ---------------------------------------------------------------- queries

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from ..errors import QdInternalError
 from . import ir
-from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, fold_spec
-from .values import CT, LeafV, StructV, ct_key
+from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, VecSpec, fold_spec
+from .values import CT, LeafV, MatV, StructV, ct_key
 
 __all__ = ["kernel_params"]
 
 
 def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, object]], list[ir.Leaf], tuple]:
     """(parameter values by name, leaves in signature order, instantiation key) of `kernel`
-    launched with the bound arguments `args`; `arrays` holds the (dtype, ndim) of each array
+    launched with the bound arguments `args`; `arrays` holds the (dtype, ndim, element shape) of each array
     leaf's argument, as the dispatcher checked it against the annotation."""
     leaves: list[ir.Leaf] = []
 
@@ -32,10 +32,17 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             leaves.append(lf)
             return LeafV(lf), ("s", spec.dtype.name)
         if isinstance(spec, ArraySpec):
-            dt, nd = arrays[path]
-            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd)
+            dt, nd, elem = arrays[path]
+            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem)
             leaves.append(lf)
-            return LeafV(lf), ("a", dt.name, nd)
+            return LeafV(lf), ("a", dt.name, nd, elem) if elem else ("a", dt.name, nd)
+        if isinstance(spec, VecSpec):  # one scalar leaf per component: `v[0]`, `v[1]`, ...
+            count = 1
+            for s in spec.shape:
+                count *= s
+            comps = [ir.ScalarLeaf(f"{path}[{k}]", spec.dtype, kernel.param_loc(path)) for k in range(count)]
+            leaves.extend(comps)
+            return MatV(spec.shape, tuple(LeafV(lf) for lf in comps)), ("v", spec.shape, spec.dtype.name)
         raise QdInternalError(f"unsupported kernel parameter spec {spec!r}")
 
     def struct(path: str, spec: StructSpec, members: list) -> tuple[object, tuple]:

@@ -18,15 +18,15 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import calls, ids, ir
+from . import calls, ids, ir, vectors
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
 from .lower_expr import BINOPS, ExprLowerer, located, relocated
 from .registry import InstRegistry
-from .signature import return_types
+from .signature import return_shape, return_types
 from .source import FuncSource, get_source
-from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV, template_values
+from .values import _NUMERIC, CT, LeafV, MatV, RangeV, StructV, TupleV, template_values
 
 __all__ = ["Lowerer", "lower_kernel"]
 
@@ -109,6 +109,17 @@ class Lowerer(ExprLowerer):
         if not isinstance(node.target, ast.Name):
             raise self.syntax(node, "an annotated assignment to anything but a name")
         ann = self.static_value(node.annotation)
+        if isinstance(ann, (vectors.VectorType, vectors.MatrixType)):
+            if node.value is None:
+                raise QdTypeError("a vector variable needs an initial value")
+            v = self.expr(node.value)
+            mat = vectors.as_mat(self, v, node.value)
+            if mat is None:
+                mat = vectors.filled(self, ann.shape, ann.resolved_dtype(), v, node.value)
+            if mat.shape != ann.shape:
+                raise QdTypeError(f"cannot initialise a {ann!r} variable with {self.describe(mat)}", self.loc(node))
+            vectors.new_vars(self, node.target.id, mat, ann.resolved_dtype(), self.loc(node))
+            return
         d = _dt.as_dtype(ann)
         if d is None:
             raise QdTypeError(f"local variable annotation must be a qd dtype, got {ann!r}", self.loc(node.annotation))
@@ -124,6 +135,25 @@ class Lowerer(ExprLowerer):
         if op is None:
             raise self.syntax(node, "this augmented assignment operator")
         t = node.target
+        p = vectors.place(self, t) if isinstance(t, (ast.Name, ast.Subscript, ast.Attribute)) else None
+        if p is not None:
+            rhs = self.expr(node.value)
+            if self.task >= 0 and op in _ATOMIC_AUG and p.leaf is not None:
+                r = vectors.atomic(self, _ATOMIC_AUG[op], p, rhs, node)
+                for e in (r.entries if isinstance(r, MatV) else (r,)):
+                    self.emit(ir.ExprStmt(self.loc(node), e))
+                return
+            if self.task >= 0 and p.vars is not None and self.is_kernel and op in _ATOMIC_AUG \
+                    and any(v.home == -1 for v in p.vars):
+                m = vectors.as_mat(self, rhs, node.value)
+                items = list(m.entries) if m is not None else [rhs] * len(p.vars)
+                for var, it in zip(p.vars, items):
+                    self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(var.dtype, op, var,
+                                                                       self.cast(self.scalar(it, node), var.dtype))))
+                return
+            new = located(self.binop(op, p.read(self, t), rhs, node), self.loc(node))
+            vectors.store(self, p, new, node, self.loc(node))
+            return
         if isinstance(t, ast.Subscript):
             arr, idx = self.subscript_parts(t)
             leaf = arr.leaf
@@ -156,6 +186,10 @@ class Lowerer(ExprLowerer):
         raise self.syntax(node, "augmented assignment to this target")
 
     def assign(self, target, value, node) -> None:
+        p = vectors.place(self, target) if isinstance(target, (ast.Subscript, ast.Attribute)) else None
+        if p is not None:
+            vectors.store(self, p, value, node, self.loc(target))
+            return
         if isinstance(target, ast.Name):
             self.assign_name(target.id, value, target)
         elif isinstance(target, ast.Subscript):
@@ -195,6 +229,17 @@ class Lowerer(ExprLowerer):
 
     def assign_name(self, name: str, value, node) -> None:
         cur = self.scope.get(name)
+        if isinstance(value, MatV):
+            if isinstance(cur, MatV) and cur.vars is not None and cur.shape == value.shape \
+                    and vectors.is_visible(self, cur):
+                vectors.store(self, vectors.Place(cur.shape, list(cur.vars)), value, node, self.loc(node))
+                return
+            if isinstance(cur, ir.Var):
+                raise QdTypeError(f"cannot assign {self.describe(value)} to scalar variable {name!r}", self.loc(node))
+            vectors.new_vars(self, name, value, None, self.loc(node))
+            return
+        if isinstance(cur, MatV) and cur.vars is not None and vectors.is_visible(self, cur):
+            raise QdTypeError(f"cannot assign {self.describe(value)} to vector variable {name!r}", self.loc(node))
         if isinstance(value, CT) and not isinstance(value.value, _NUMERIC):
             if isinstance(cur, ir.Var):
                 raise QdTypeError(f"cannot assign {self.describe(value)} to runtime variable {name!r}", self.loc(node))
@@ -273,7 +318,18 @@ class Lowerer(ExprLowerer):
         if self.is_kernel and not self._returns_fixed:
             raise QdTypeError("a kernel that returns a value needs a return type annotation, e.g. `-> qd.f32`")
         v = self.expr(node.value)
-        items = v.items if isinstance(v, TupleV) else (v,)
+        mat = vectors.as_mat(self, v, node.value)
+        if mat is not None:
+            if self.inst.ret_shape is not None and self.inst.ret_shape != mat.shape:
+                raise QdTypeError(f"returns {self.describe(mat)}, but the function returns a "
+                                  f"{vectors._shape_text(self.inst.ret_shape)} value")
+            self.inst.ret_shape = mat.shape
+            items = mat.entries
+        elif self.inst.ret_shape is not None:
+            raise QdTypeError(f"returns {self.describe(v)}, but the function returns a "
+                              f"{vectors._shape_text(self.inst.ret_shape)} value")
+        else:
+            items = v.items if isinstance(v, TupleV) else (v,)
         exprs = [self.scalar(x, node.value) for x in items]
         self.returned_value = True
         if not self._returns_fixed:
@@ -365,7 +421,8 @@ class Lowerer(ExprLowerer):
             self.task = saved_task
         if parallel:  # loop variables and task-local names are not visible after the task
             for k, v in list(self.scope.items()):
-                if isinstance(v, ir.Var) and v.home >= 0:
+                if (isinstance(v, ir.Var) and v.home >= 0) or \
+                        (isinstance(v, MatV) and v.vars is not None and any(x.home >= 0 for x in v.vars)):
                     del self.scope[k]
             for k, v in saved_scope.items():
                 if v is not None:
@@ -403,6 +460,7 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst
         ret = return_types(ann, src)
     with reg.compiling(kernel, inst_id):
         low = Lowerer(reg, kernel, src, inst_id, True, params, leaves, ret)
+        low.inst.ret_shape = return_shape(ann)
         try:
             inst = low.run()
         except QdError:

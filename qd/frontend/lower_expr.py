@@ -30,11 +30,11 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import builtin_calls, calls, captures, ir, semantics
+from . import builtin_calls, calls, captures, ir, semantics, vectors
 from . import typing_rules as rules
 from .registry import InstRegistry, free_vars
 from .source import FuncSource
-from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV
+from .values import _NUMERIC, CT, LeafV, MatV, RangeV, StructV, TupleV
 
 __all__ = ["BINOPS", "ExprLowerer", "located"]
 
@@ -134,7 +134,7 @@ class ExprLowerer:
         return not self.is_kernel or var.home == -1 or var.home == self.task
 
     def wrap_static(self, item):
-        return item if isinstance(item, (LeafV, StructV, TupleV)) else CT(item)
+        return item if isinstance(item, (LeafV, StructV, TupleV, MatV)) else CT(item)
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ class ExprLowerer:
     def lookup(self, name: str, node):
         if name in self.scope:
             v = self.scope[name]
-            if isinstance(v, ir.Var) and not self.visible(v):
+            if (isinstance(v, ir.Var) and not self.visible(v)) or (isinstance(v, MatV) and not vectors.is_visible(self, v)):
                 raise QdNameError(f"variable {name!r} belongs to another parallel loop and is not visible here",
                                   self.loc(node))
             return v
@@ -184,6 +184,11 @@ class ExprLowerer:
         if base is None:
             base = self.expr(node.value)
         name = node.attr
+        if isinstance(base, MatV):
+            r = vectors.attribute(self, base, name, node)
+            if r is None:
+                raise QdTypeError(f"{name} is a method: call it, `.{name}()`")
+            return r
         if isinstance(base, StructV):
             m = base.member(name)
             if m is None:
@@ -193,11 +198,13 @@ class ExprLowerer:
             leaf = base.leaf
             if name == "shape":
                 self.access(leaf.path, node, "shape")
-                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d, self.loc(node)) for d in range(leaf.ndim)))
+                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d, self.loc(node)) for d in range(leaf.outer_ndim)))
             if name == "dtype":
                 return CT(leaf.dtype)
             if name == "ndim":
-                return CT(leaf.ndim)
+                return CT(leaf.outer_ndim)
+            if name == "element_shape":
+                return CT(leaf.element_shape)
             raise QdTypeError(f"arrays have no attribute {name!r} inside kernels")
         if isinstance(base, CT):
             try:
@@ -211,9 +218,14 @@ class ExprLowerer:
         base = self.expr(node.value)
         if isinstance(base, LeafV) and base.leaf.is_array:
             arr, idx = self.subscript_parts(node, base)
+            if arr.leaf.element_shape:
+                return vectors.place(self, node).read(self, node)
             self.access(arr.leaf.path, node, "read")
             return ir.Load(arr.leaf.dtype, arr.leaf.path, idx, self.loc(node))
         index = self.expr(node.slice)
+        mat = vectors.as_mat(self, base, node)
+        if mat is not None:
+            return vectors.index(self, mat, index, node)
         if isinstance(base, TupleV):
             if not isinstance(index, CT) or not isinstance(index.value, int):
                 raise QdTypeError("tuples can only be indexed with compile-time integers", self.loc(node.slice))
@@ -249,7 +261,7 @@ class ExprLowerer:
             else:
                 vals.append(v)
                 nodes.append(it)
-        ndim = base.leaf.ndim
+        ndim = base.leaf.outer_ndim
         if len(vals) != ndim:
             raise QdTypeError(f"array {base.leaf.path!r} has {ndim} dimension(s) but is indexed with {len(vals)} "
                               f"index(es)", self.loc(node))
@@ -272,7 +284,60 @@ class ExprLowerer:
 
     expr_List = expr_Tuple
 
+    def expr_Slice(self, node):
+        parts = []
+        for part in (node.lower, node.upper, node.step):
+            v = None if part is None else self.expr(part)
+            if v is not None and not (isinstance(v, CT) and isinstance(v.value, int)):
+                raise QdTypeError("slices of vectors need compile-time bounds", self.loc(part))
+            parts.append(None if v is None else v.value)
+        return CT(slice(*parts))
+
+    def expr_ListComp(self, node):
+        """`[e for i in range(3)]` over compile-time iterables (`range` of constants, `qd.static`):
+        unrolled into a tuple, as quadrants does for vector constructors."""
+        out = []
+        saved = dict(self.scope)
+
+        def gen(k):
+            if k == len(node.generators):
+                out.append(self.expr(node.elt))
+                return
+            g = node.generators[k]
+            arg = self.static_call_arg(g.iter)
+            seq = self.static_value(arg) if arg is not None else self.expr(g.iter)
+            if isinstance(seq, CT):
+                seq = seq.value
+            if isinstance(seq, TupleV):
+                seq = seq.items
+            try:
+                items = list(seq)
+            except TypeError:
+                raise QdTypeError("comprehensions inside kernels must iterate over compile-time ranges",
+                                  self.loc(g.iter)) from None
+            for item in items:
+                self.bind_static_target(g.target, item)
+                if all(rules.ct_truth(self.static_value(c), self.loc(c)) for c in g.ifs):
+                    gen(k + 1)
+
+        try:
+            gen(0)
+        finally:
+            self.scope = saved
+        return TupleV(tuple(out))
+
+    def bind_static_target(self, target, item) -> None:
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = self.wrap_static(item)
+        elif isinstance(target, ast.Tuple) and isinstance(item, (tuple, list)) and len(item) == len(target.elts):
+            for t, x in zip(target.elts, item):
+                self.bind_static_target(t, x)
+        else:
+            raise QdStaticError("cannot unpack the static loop item", self.loc(target))
+
     def expr_BinOp(self, node):
+        if isinstance(node.op, ast.MatMult):
+            return vectors.matmul(self, self.expr(node.left), self.expr(node.right), node)
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
@@ -281,6 +346,9 @@ class ExprLowerer:
     def expr_UnaryOp(self, node):
         op = _UNARY[type(node.op)]
         v = self.expr(node.operand)
+        mat = vectors.as_mat(self, v, node)
+        if mat is not None:
+            return vectors.unary(self, op, mat, node)
         if isinstance(v, CT) and not rules.is_typed(v.value):
             return CT(rules.static_unary(op, v.value))
         if isinstance(v, CT):
@@ -288,12 +356,27 @@ class ExprLowerer:
         return self._unary(op, node, self.scalar(v, node.operand))
 
     def _unary(self, op: str, node, e: ir.Expr) -> ir.Expr:
+        return self.unary_scalar(op, e, node.operand)
+
+    def unary_scalar(self, op: str, v, node) -> ir.Expr:
+        """A unary operator on one run-time scalar (`node`: where the operand is written)."""
+        e = self.scalar(v, node)
         ir_op, t, result = rules.unary_type(op, e.dtype, self.cfg.default_ip)
         if ir_op == "pos":
             return e
         if op == "not":
-            return ir.UnaryOp(result, "not", self.truth(e, node.operand))
+            return ir.UnaryOp(result, "not", self.truth(e, node))
         return ir.UnaryOp(result, ir_op, self.cast(e, t))
+
+    def math_call(self, name: str, args: list, node) -> ir.Expr:
+        return builtin_calls.math(self, name, args, node)
+
+    def minmax(self, op: str, a, b, node) -> ir.Expr:
+        return builtin_calls.math(self, op, [a, b], node)
+
+    def const_as(self, value, d: _dt.DType, node) -> ir.Expr:
+        """A compile-time number converted to `d` (a vector constructor's literal component)."""
+        return self.cast(self.const(value, node), d)
 
     def expr_BoolOp(self, node):
         """`x and y` / `x or y` give the deciding operand, as in Python (`5 and 3` is 3), not a
@@ -352,7 +435,18 @@ class ExprLowerer:
         return ir.Select(t, c, self.cast(a, t), self.cast(b, t))
 
     def expr_Call(self, node):
-        fn = self.expr(node.func)
+        if isinstance(node.func, ast.Attribute):
+            base = self.expr(node.func.value)
+            mat = vectors.as_mat(self, base, node) if not (isinstance(base, CT) and isinstance(base.value, type)) \
+                else None
+            if mat is not None and node.func.attr in vectors.METHODS:
+                args = [self.expr(a) for a in node.args]
+                kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+                return vectors.method(self, mat, node.func.attr, args, kwargs, node)
+            with self.at(node.func):
+                fn = self.expr_Attribute(node.func, base)
+        else:
+            fn = self.expr(node.func)
         if not isinstance(fn, CT):
             raise QdTypeError(f"{self.describe(fn)} is not callable", self.loc(node.func))
         f = fn.value
@@ -397,6 +491,8 @@ class ExprLowerer:
             return f"array {v.leaf.path!r}" if v.leaf.is_array else f"scalar {v.leaf.path!r}"
         if isinstance(v, StructV):
             return f"dataclass {v.cls.__qualname__} ({v.path!r})"
+        if isinstance(v, MatV):
+            return f"a {vectors._shape_text(v.shape)} value"
         if isinstance(v, TupleV):
             return "a tuple"
         if isinstance(v, CT):
@@ -475,6 +571,8 @@ class ExprLowerer:
         return ir.Const(d, v)
 
     def binop(self, op: str, a, b, node):
+        if isinstance(a, MatV) or isinstance(b, MatV) or vectors.is_mat(a) or vectors.is_mat(b):
+            return vectors.binop(self, op, a, b, node)
         if isinstance(a, CT) and isinstance(b, CT):
             if (rules.is_typed(a.value) or rules.is_typed(b.value)) \
                     and isinstance(a.value, _NUMERIC) and isinstance(b.value, _NUMERIC):

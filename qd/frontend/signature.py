@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from .. import dtypes as _dt
 from ..errors import QdError, QdTypeError, SourceLoc
+from ..matrix import MatrixType, VectorType
 from ..types import NDArray, NDArrayType, is_template
 
 T = TypeVar("T")
@@ -33,8 +34,21 @@ class ScalarSpec:
 
 @dataclass(frozen=True)
 class ArraySpec:
+    """`ndim` counts the outer dimensions (as written in the annotation); `element_shape` is
+    the shape of one element (`(3,)` for vec3 elements; None: whatever the argument has)."""
+
     dtype: _dt.DType | None
     ndim: int | None
+    element_shape: tuple | None = None
+
+
+@dataclass(frozen=True)
+class VecSpec:
+    """A vector or matrix parameter (`qd.math.vec3`, `qd.types.matrix(2, 2, qd.f32)`): one
+    scalar leaf per component."""
+
+    shape: tuple
+    dtype: _dt.DType
 
 
 @dataclass(frozen=True)
@@ -135,7 +149,13 @@ def spec_of(ann, allow_any: bool = True):
     if is_template(ann):
         return ConstSpec()
     if isinstance(ann, NDArrayType):
-        return ArraySpec(None if ann.dtype is None else _dt.as_dtype(ann.dtype), ann.ndim)
+        dtype, elem = ann.dtype, getattr(ann, "element_shape", None)
+        if isinstance(dtype, (VectorType, MatrixType)):
+            dtype, elem = dtype.resolved_dtype(), dtype.shape
+        return ArraySpec(None if dtype is None else _dt.as_dtype(dtype), ann.ndim,
+                         tuple(elem) if elem is not None else None)
+    if isinstance(ann, (VectorType, MatrixType)):
+        return VecSpec(ann.shape, ann.resolved_dtype())
     if ann is NDArray:  # bare `qd.types.NDArray`: any dtype and rank, like `NDArray[None, None]`
         return ArraySpec(None, None)
     if isinstance(ann, type) and dataclasses.is_dataclass(ann):
@@ -174,6 +194,11 @@ def return_types(ann, src) -> tuple[_dt.DType, ...]:
     (quadrants' guide writes it on every kernel) declares that nothing is returned."""
     if ann is None or ann is type(None):
         return ()
+    if isinstance(ann, (VectorType, MatrixType)):
+        n = 1
+        for s in ann.shape:
+            n *= s
+        return (ann.resolved_dtype(),) * n
     if isinstance(ann, tuple):
         out = tuple(_dt.as_dtype(a) for a in ann)
     elif typing.get_origin(ann) is tuple:
@@ -183,3 +208,8 @@ def return_types(ann, src) -> tuple[_dt.DType, ...]:
     if any(d is None for d in out):
         raise QdTypeError(f"unsupported return annotation {ann!r}", src.loc(src.tree.returns))
     return out
+
+
+def return_shape(ann) -> tuple | None:
+    """The shape of a declared vector or matrix result, None for scalars and tuples."""
+    return ann.shape if isinstance(ann, (VectorType, MatrixType)) else None

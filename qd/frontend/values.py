@@ -59,6 +59,35 @@ class TupleV:
 
 
 @dataclass(frozen=True)
+class MatV:
+    """A vector (`shape == (n,)`) or matrix (`(n, m)`) value, scalarised: its components in
+    row-major order, each a run-time scalar (an IR expression, or a scalar leaf that is read,
+    and so recorded as an access, only where a component is used). `vars` holds the component
+    variables when the value names a local variable (assignments write them)."""
+
+    shape: tuple
+    entries: tuple
+    vars: tuple | None = None
+
+    @property
+    def dtype(self):
+        e = self.entries[0]
+        return e.leaf.dtype if isinstance(e, LeafV) else e.dtype
+
+    @property
+    def n(self) -> int:
+        return self.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.shape[1] if len(self.shape) == 2 else 1
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True)
 class RangeV:
     dims: tuple  # ((start, stop, step), ...) of symbolic values
 

@@ -13,13 +13,19 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import QdArgumentError, SourceLoc
+from ..matrix import Matrix
 from ..ndarray import Ndarray
 
 LocOf = Callable[[str], SourceLoc | None]  # leaf path -> location of its kernel parameter
 
 
-def get_path(bound: dict, path: str, loc_of: LocOf):
-    """The value of leaf `path` (`s.pos`) in bound kernel arguments."""
+def get_path(bound: dict, path: str, loc_of: LocOf, vec_shapes: dict | None = None):
+    """The value of leaf `path` (`s.pos`, or `v[2]`: component 2 of a vector argument, which is
+    checked to have its parameter's shape, `vec_shapes[v]`) in bound kernel arguments."""
+    comp = None
+    if path.endswith("]"):  # a component of a vector or matrix argument: `v[2]`
+        path, _, k = path[:-1].rpartition("[")
+        comp = int(k)
     parts = path.split(".")
     v = bound[parts[0]]
     for p in parts[1:]:
@@ -28,13 +34,34 @@ def get_path(bound: dict, path: str, loc_of: LocOf):
         except AttributeError:
             raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated dataclass)",
                                   loc_of(path)) from None
-    return v
+    return v if comp is None else components(v, (vec_shapes or {}).get(path), path, loc_of)[comp]
 
 
-def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple[_dt.DType, int]:
-    """(dtype, ndim) of an array argument, checked against the parameter's annotation."""
+def components(v, shape: tuple | None, path: str, loc_of: LocOf) -> list:
+    """The components of a vector or matrix argument (a `qd.Vector`/`qd.Matrix`, a numpy array,
+    a list or tuple) in row-major order, as Python numbers; with `shape`, checked to have it."""
+    arr = v.entries if isinstance(v, Matrix) else v
+    try:
+        a = np.asarray(arr)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.dtype == object or a.dtype.kind not in "biuf":
+        raise QdArgumentError(f"argument {path!r} must be a vector or matrix (a qd.Vector, qd.Matrix, list or "
+                              f"numpy array), got {type(v).__name__}", loc_of(path))
+    if shape is not None and tuple(a.shape) != tuple(shape) and not (len(shape) == 1 and a.size == shape[0]
+                                                                   and a.ndim == 1):
+        raise QdArgumentError(f"argument {path!r} must have shape {tuple(shape)}, got {tuple(a.shape)}", loc_of(path))
+    return a.ravel().tolist()
+
+
+def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
+    """(dtype, ndim) of an array argument, or (dtype, ndim, element shape) for a `qd.ndarray`
+    of vectors or matrices, checked against the parameter's annotation: `ndim` counts every
+    dimension of the components (a vec3 array of shape (n,) has 2), the dtype is the
+    components'. This is the argument's part of the specialisation key."""
+    value_elem: tuple = ()
     if isinstance(v, Ndarray):
-        dt, nd = v.dtype, v.ndim
+        dt, nd, value_elem = v._dtype, v._ndim, v.element_shape
     elif isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
         nd = v.ndim
@@ -46,30 +73,53 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple[_dt.DType, in
                               loc_of(path))
     if spec.dtype is not None and spec.dtype != dt:
         raise QdArgumentError(f"argument {path!r} must have dtype {spec.dtype}, got {dt}", loc_of(path))
-    if spec.ndim is not None and spec.ndim != nd:
-        raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd}",
+    elem = element_shape(spec, value_elem)
+    if spec.element_shape is not None and value_elem and tuple(value_elem) != elem:
+        raise QdArgumentError(f"argument {path!r} must have elements of shape {elem}, got {tuple(value_elem)}",
                               loc_of(path))
-    return dt, nd
+    if elem and not value_elem and (nd < len(elem) or tuple(v.shape[nd - len(elem):]) != elem):
+        raise QdArgumentError(f"argument {path!r} must end in the element shape {elem}, got shape "
+                              f"{tuple(v.shape)}", loc_of(path))
+    if spec.ndim is not None and spec.ndim != nd - len(elem):
+        raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd - len(elem)}",
+                              loc_of(path))
+    return (dt, nd, tuple(value_elem)) if value_elem else (dt, nd)
+
+
+def element_shape(spec, value_elem: tuple = ()) -> tuple:
+    """The element shape an array parameter has: the annotation's, else the argument's."""
+    return tuple(spec.element_shape) if spec.element_shape is not None else tuple(value_elem)
+
+
+def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple]:
+    """(dtype, ndim, element shape) of an array leaf, from its argument's `array_signature`."""
+    return sig[0], sig[1], element_shape(spec, sig[2] if len(sig) == 3 else ())
+
+
+def _elem_text(elem) -> str:
+    return f", the last {len(elem)} being the element shape {tuple(elem)}" if elem else ""
 
 
 def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable: bool = True,
-              device_ok: bool = False) -> tuple[int, int, tuple]:
-    """(data pointer, end pointer, shape) of an array argument, with full checks; `device_ok`:
-    the kernel runs on the CUDA device, so a device `qd.ndarray` is passed as it is."""
+              device_ok: bool = False, elem: tuple = ()) -> tuple[int, int, tuple]:
+    """(data pointer, end pointer, shape of the components) of an array argument, with full
+    checks; `elem`: the element shape its last dimensions must have; `device_ok`: the kernel
+    runs on the CUDA device, so a device `qd.ndarray` is passed as it is."""
     if isinstance(v, Ndarray):
-        if v.dtype != dtype or v.ndim != ndim:
-            raise QdArgumentError(f"argument {path!r} must be NDArray[{dtype}, {ndim}], got NDArray[{v.dtype}, "
-                                  f"{v.ndim}]", loc_of(path))
+        if v._dtype != dtype or v._ndim != ndim or (elem and tuple(v._dims[ndim - len(elem):]) != tuple(elem)):
+            raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
+                                  f"components{_elem_text(elem)}, got {v!r}", loc_of(path))
         if v.on_device and not device_ok:
             raise QdArgumentError(f"argument {path!r} is a qd.ndarray in CUDA device memory (created under "
                                   "arch=qd.cuda), but this kernel runs on the CPU; copy it with .to_numpy() or "
                                   "create it after qd.init(arch=qd.cpu)", loc_of(path))
-        return v._ptr, v._end, v.shape
+        return v._ptr, v._end, v._dims
     if isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
-        if dt != dtype or v.ndim != ndim:
-            raise QdArgumentError(f"argument {path!r} must be NDArray[{dtype}, {ndim}], got a numpy array of dtype "
-                                  f"{v.dtype} with {v.ndim} dimension(s)", loc_of(path))
+        if dt != dtype or v.ndim != ndim or (elem and tuple(v.shape[ndim - len(elem):]) != tuple(elem)):
+            raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
+                                  f"components{_elem_text(elem)}, got a numpy array of dtype {v.dtype} and shape "
+                                  f"{v.shape}", loc_of(path))
         if not v.flags.c_contiguous:
             raise QdArgumentError(f"argument {path!r}: numpy array is not C-contiguous; pass "
                                   "np.ascontiguousarray(a)", loc_of(path))
@@ -126,7 +176,7 @@ def alias_checked(km, written: set[str]) -> bool:
 
 def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written: set[str], args: tuple,
                 kwargs: dict, bufs: tuple, on_alias: Callable[..., object], finish: Callable[[], object],
-                device_ok: bool = False) -> object:
+                device_ok: bool = False, vec_shapes: dict | None = None) -> object:
     """The checked twin of a generated launcher, for calls its fast path does not take.
 
     The call is bound with `bind` (the kernel's own binding, which explains a bad call); every
@@ -139,9 +189,10 @@ def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written:
     bound = bind(args, kwargs)
     spans = []
     for s in km.slots:
-        v = get_path(bound, s.path, loc_of)
+        v = get_path(bound, s.path, loc_of, vec_shapes)
         if s.is_array:
-            p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written, device_ok)
+            p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written, device_ok,
+                                      s.element_shape)
             ibuf[s.slot] = p
             for d in range(s.ndim):
                 ibuf[s.extent_slot(d)] = shape[d]

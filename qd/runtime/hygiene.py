@@ -66,6 +66,11 @@ def checked_path(path: object, params: Iterable[str], what: str) -> list[str]:
     """The parts of a dotted leaf path, after proving each is a plain identifier and the root
     is one of the parameters; raises QdInternalError otherwise."""
     parts = path.split(".") if type(path) is str else None
+    if parts and parts[-1].endswith("]"):  # a vector component `v[3]`: the index must be plain digits
+        name, _, k = parts[-1][:-1].partition("[")
+        if not (k.isascii() and k.isdigit()):
+            raise QdInternalError(f"{what}: leaf path {path!r} has a bad component index")
+        parts[-1] = name
     if not parts or not all(is_plain_identifier(p) for p in parts):
         raise QdInternalError(f"{what}: leaf path {path!r} is not a dotted identifier")
     if parts[0] not in set(params):

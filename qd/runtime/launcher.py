@@ -21,8 +21,10 @@ from ..codegen.checks import check_error
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
+from ..frontend.signature import VecSpec, walk_specs
+from ..matrix import Matrix, Vector
 from ..ndarray import Ndarray
-from .args import alias_checked, array_arg, int_range, overlaps, slow_launch
+from .args import alias_checked, array_arg, components, int_range, overlaps, slow_launch
 from .entry import EntryPoint
 from .hygiene import Namer, checked_int, checked_path, internal_names, param_list
 from .kernel_view import KernelView, LaunchInfo
@@ -60,15 +62,19 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     def fail() -> None:
         _raise_check(km, status, entry.raise_pending)
 
+    vec_shapes = {path: spec.shape for path, spec in walk_specs(kernel.specs) if isinstance(spec, VecSpec)}
+
     def slow(*args, **kwargs):
         return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
-                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns), device_ok)
+                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns, km.ret_shape), device_ok,
+                           vec_shapes)
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
-                        "arr": lambda v, d, nd, path, w: array_arg(v, d, nd, path, loc_of, w, device_ok),
+                        "arr": lambda v, d, nd, path, w, es=(): array_arg(v, d, nd, path, loc_of, w, device_ok, es),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
+                        "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": _as_matrix,
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
                         "lock": lock}.items():
         nm.bind(name, value)
@@ -79,18 +85,23 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     prefixes: dict[str, str] = {}
     for s in km.slots:
         k = s.slot
-        acc = _accessor(s.path, prefixes, body)
+        acc = _accessor(s.path, prefixes, body, vec_shapes)
         if s.is_array:
             nm.bind(f"dt{k}", s.dtype)
             nm.bind(f"np{k}", s.dtype.np)
             w = s.path in written
+            es = tuple(s.element_shape)
+            # an array of vectors: its last dimensions must be the element's, which the code was
+            # compiled for (the numpy array's trailing extents, the qd.ndarray's element shape)
+            nd_elem = f" and @v.element_shape == {es!r}" if es else ""
+            np_elem = f" and @v.shape[{s.ndim - len(es)}:] == {es!r}" if es else ""
             body += [f"  @v = {acc}",
-                     f"  if @type(@v) is @Nd and @v.dtype is @dt{k} and @v.ndim == {s.ndim}:",
-                     f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v.shape",
-                     f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size:",
+                     f"  if @type(@v) is @Nd and @v._dtype is @dt{k} and @v._ndim == {s.ndim}{nd_elem}:",
+                     f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v._dims",
+                     f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
                      f"    @p{k} = @nptr(@v, {s.path!r}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
                      "  else:",
-                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}); @nd = False",
+                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}, {es!r}); @nd = False",
                      f"  @i[{k}] = @p{k}"]
             body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
@@ -124,7 +135,9 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
         slot = return_slot(i)
         rets.append(f"@sf[{slot}]" if t.is_float else f"@bool(@st[{slot}])" if t.is_bool
                     else f"@st[{slot}]" if t.is_signed else f"@su[{slot}]")
-    if len(rets) == 1:
+    if km.ret_shape is not None:
+        lines.append(f"  return @mat(({', '.join(rets)},), {tuple(km.ret_shape)!r})")
+    elif len(rets) == 1:
         lines.append(f"  return {rets[0]}")
     elif rets:
         lines.append(f"  return ({', '.join(rets)},)")
@@ -152,13 +165,15 @@ def _renew_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_renew_locks_in_child)
 
 
-def _finish_run(run, buf, kernel, info, status, fail, returns):
+def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None):
     """Run the kernel on the filled buffer and read its results, like the generated code."""
     run(ctypes.addressof(buf))
     kernel.last = info
     if status[0]:
         fail()
     vals = [bool(view[slot]) if is_bool else view[slot] for view, slot, is_bool in returns]
+    if ret_shape is not None:
+        return _as_matrix(tuple(vals), ret_shape)
     if len(vals) == 1:
         return vals[0]
     return tuple(vals) if vals else None
@@ -172,6 +187,12 @@ def _check_module(kernel, km: KernelModule) -> None:
     for t in km.returns:
         if t not in ALL_DTYPES:
             raise QdInternalError(f"{what}: return type {t!r} is not a qd dtype")
+    if km.ret_shape is not None:
+        count = 1
+        for d in km.ret_shape:
+            count *= checked_int(d, f"{what}: result shape", 1)
+        if len(km.ret_shape) not in (1, 2) or count != len(km.returns):
+            raise QdInternalError(f"{what}: result shape {km.ret_shape!r} does not match its return types")
     for s in km.slots:
         checked_path(s.path, kernel.signature.parameters, what)
         if s.dtype not in ALL_DTYPES:
@@ -182,8 +203,24 @@ def _check_module(kernel, km: KernelModule) -> None:
             raise QdInternalError(f"{what}: slot {slot} of {s.path!r} lies outside the argument buffer")
 
 
-def _accessor(path: str, prefixes: dict[str, str], body: list[str]) -> str:
-    """Python expression for a leaf path; each shared dataclass prefix is read once."""
+def _as_matrix(values: tuple, shape: tuple) -> Matrix:
+    """A kernel's vector or matrix result, as quadrants returns it."""
+    if len(shape) == 1:
+        return Vector(list(values))
+    return Matrix([list(values[i * shape[1]:(i + 1) * shape[1]]) for i in range(shape[0])])
+
+
+def _accessor(path: str, prefixes: dict[str, str], body: list[str], vec_shapes: dict | None = None) -> str:
+    """Python expression for a leaf path; each shared dataclass prefix is read once, and each
+    vector argument converted to its components once (`v[2]` is component 2 of `v`)."""
+    if path.endswith("]"):
+        base, _, k = path[:-1].rpartition("[")
+        local = prefixes.get(base + "[]")
+        if local is None:
+            local = prefixes[base + "[]"] = f"@o{len(prefixes)}"
+            shape = (vec_shapes or {}).get(base)
+            body.append(f"  {local} = @comps({_accessor(base, prefixes, body)}, {shape!r}, {base!r})")
+        return f"{local}[{int(k)}]"
     parts = path.split(".")
     expr = parts[0]
     for i in range(1, len(parts) - 1):

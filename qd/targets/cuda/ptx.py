@@ -21,7 +21,7 @@ from ...errors import QdArgumentError, QdError, caller_loc
 from ...frontend import ir
 from ...frontend.lower import lower_kernel
 from ...frontend.signature import ArraySpec, walk_specs
-from ...runtime.args import array_signature, get_path
+from ...runtime.args import array_signature, get_path, leaf_type
 from ...runtime.kernel_view import KernelView
 from .module import CudaModule
 from .target import CudaTarget, compile_module
@@ -57,7 +57,8 @@ def compile_bound(kernel: KernelView, bound: dict, sm: str = "sm_90") -> PtxVari
     target = CudaTarget(sm)
     cfg = _config.current()
     reg = pipeline.registry()
-    types = {path: array_signature(get_path(bound, path, kernel.param_loc), spec, path, loc_of=kernel.param_loc)
+    types = {path: leaf_type(array_signature(get_path(bound, path, kernel.param_loc), spec, path,
+                                             loc_of=kernel.param_loc), spec)
              for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
     inst = lower_kernel(reg, kernel, bound, types)
     insts = ir.reachable(inst, reg.insts)

@@ -1,0 +1,736 @@
+"""Vectors and matrices inside kernels, scalarised into their components.
+
+A vector or matrix value is a `MatV` (values.py): its components as run-time scalars. Every
+operation here is the scalar operation of the lowering applied per component (so the typing
+rules, weak literals and folding are exactly the scalar ones), and nothing below the frontend
+knows vectors exist: codegen sees scalar loads, stores and arithmetic. Array elements that are
+vectors are the trailing dimensions of their array (`a[i]` of a vec3 array is `a[i, 0..2]`),
+so their components lie next to each other and LLVM merges the loads.
+
+The functions take the lowering (`low`, a `lower_expr.ExprLowerer`) and use its scalar
+helpers; errors raised without a location are reported at the expression being lowered.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass
+
+from .. import dtypes as _dt
+from ..errors import QdTypeError
+from ..matrix import Matrix, MatrixType, Vector, VectorType
+from . import ir
+from . import typing_rules as rules
+from .values import CT, LeafV, MatV, TupleV
+
+SWIZZLE_SETS = ("xyzw", "rgba", "stpq")
+
+
+# ---------------------------------------------------------------- building values
+
+
+def edtype(e) -> _dt.DType:
+    return e.leaf.dtype if isinstance(e, LeafV) else e.dtype
+
+
+def is_mat(v) -> bool:
+    return isinstance(v, MatV) or (isinstance(v, CT) and isinstance(v.value, Matrix))
+
+
+def as_mat(low, v, node) -> MatV | None:
+    """`v` as a MatV when it is a vector or matrix (a Python-scope `qd.Matrix` read at compile
+    time becomes constant components); None otherwise."""
+    if isinstance(v, MatV):
+        return v
+    if isinstance(v, CT) and isinstance(v.value, Matrix):
+        m = v.value
+        d = m.dtype
+        return MatV(tuple(m.entries.shape), tuple(ir.Const(d, x.item()) for x in m.entries.ravel()))
+    return None
+
+
+def scalars(low, v: MatV, node) -> list[ir.Expr]:
+    """The components as IR expressions (a component that is a leaf is read here)."""
+    return [low.scalar(e, node) for e in v.entries]
+
+
+def stable(low, v: MatV, node) -> MatV:
+    """The same value with every component that is not a variable, constant or leaf computed
+    once into a temporary: for operations that use a component more than once."""
+    out = []
+    for e in v.entries:
+        if isinstance(e, (LeafV, ir.VarRead, ir.Const, ir.ParamRead)):
+            out.append(e)
+            continue
+        tmp = low.new_var(None, e.dtype)
+        low.emit(ir.Assign(low.loc(node), tmp, e))
+        out.append(ir.VarRead(tmp.dtype, tmp))
+    return MatV(v.shape, tuple(out))
+
+
+def build(low, items: list, shape: tuple, dtype: _dt.DType | None, node) -> MatV:
+    """A value of `shape` from row-major scalar items (compile-time or run-time): with `dtype`
+    each is converted to it, else they take one common type (literals as when standing alone:
+    an int is default_ip, a float default_fp, and any float makes the whole value float)."""
+    n = 1
+    for s in shape:
+        n *= s
+    if len(items) != n:
+        raise QdTypeError(f"a {'x'.join(map(str, shape))} value needs {n} components, got {len(items)}")
+    if dtype is None:
+        t = None
+        for it in items:
+            if isinstance(it, CT):
+                with low.at(node):
+                    d, _ = rules.literal(it.value, low.cfg.default_ip, low.cfg.default_fp)
+            else:
+                d = edtype(low.scalar(it, node) if not isinstance(it, LeafV) else it)
+            t = d if t is None else _dt.promote(t, d)
+        dtype = t
+    out = []
+    for it in items:
+        if isinstance(it, CT):
+            out.append(low.const_as(it.value, dtype, node))
+        else:
+            out.append(low.cast(low.scalar(it, node), dtype))
+    return MatV(tuple(shape), tuple(out))
+
+
+def flatten(low, v, node) -> list:
+    """Items of a constructor argument: components of vectors, items of tuples (nested)."""
+    if isinstance(v, TupleV):
+        return [x for it in v.items for x in flatten(low, it, node)]
+    m = as_mat(low, v, node)
+    if m is not None:
+        return list(m.entries)
+    if isinstance(v, CT) and isinstance(v.value, (list, tuple)):
+        return [x for it in v.value for x in flatten(low, CT(it), node)]
+    return [v]
+
+
+def rows_of(low, v, node) -> list[list]:
+    """The rows of a `qd.Matrix(...)` argument: a list of lists (or of vectors)."""
+    if isinstance(v, CT) and isinstance(v.value, (list, tuple)):
+        v = TupleV(tuple(CT(x) for x in v.value))
+    if not isinstance(v, TupleV):
+        raise QdTypeError("qd.Matrix() takes a list of rows (or a list of components for a vector)")
+    return [flatten(low, r, node) for r in v.items]
+
+
+def dtype_arg(low, v, node) -> _dt.DType | None:
+    if v is None or (isinstance(v, CT) and v.value is None):
+        return None
+    d = _dt.as_dtype(v.value) if isinstance(v, CT) else None
+    if d is None:
+        raise QdTypeError(f"expected a qd dtype, got {low.describe(v)}")
+    return d
+
+
+def construct(low, f, node, args: list, kwargs: dict):
+    """`qd.Vector(...)`, `qd.Matrix(...)`, `vec3(...)`, `mat2(...)` inside a kernel."""
+    if isinstance(f, VectorType) or isinstance(f, MatrixType):
+        items = [x for a in args for x in flatten(low, a, node)]
+        count = f.n * (f.m if isinstance(f, MatrixType) else 1)
+        if len(items) == 1 and count > 1:
+            items = items * count
+        return build(low, items, f.shape, f.resolved_dtype(), node)
+    dt = dtype_arg(low, kwargs.pop("dt", args[1] if len(args) > 1 else None), node)
+    if kwargs:
+        raise QdTypeError(f"unexpected keyword argument {next(iter(kwargs))!r}")
+    if not args:
+        raise QdTypeError("qd.Vector() / qd.Matrix() need the components")
+    if f is Vector:
+        items = flatten(low, args[0], node)
+        return build(low, items, (len(items),), dt, node)
+    m = as_mat(low, args[0], node)
+    if m is not None:
+        return build(low, list(m.entries), m.shape, dt, node)
+    v = args[0]
+    items = v.items if isinstance(v, TupleV) else v.value if isinstance(v, CT) and isinstance(v.value, (list, tuple)) \
+        else None
+    if items is None:
+        raise QdTypeError("qd.Matrix() takes a list of rows (or a list of components for a vector)")
+    nested = [isinstance(x, TupleV) or is_mat(x) or (isinstance(x, CT) and isinstance(x.value, (list, tuple)))
+              for x in items]
+    if not any(nested):
+        flat = flatten(low, v, node)
+        return build(low, flat, (len(flat),), dt, node)
+    rows = rows_of(low, v, node)
+    if len({len(r) for r in rows}) != 1:
+        raise QdTypeError("the rows of a qd.Matrix must have the same length")
+    return build(low, [x for r in rows for x in r], (len(rows), len(rows[0])), dt, node)
+
+
+def filled(low, shape: tuple, dtype, value, node) -> MatV:
+    n = 1
+    for s in shape:
+        n *= s
+    return build(low, [value] * n, shape, dtype, node)
+
+
+def identity(low, dtype, n: int, node) -> MatV:
+    return build(low, [CT(1 if i == j else 0) for i in range(n) for j in range(n)], (n, n), dtype, node)
+
+
+def unit(low, n: int, i: int, dtype, node) -> MatV:
+    return build(low, [CT(1 if k == i else 0) for k in range(n)], (n,), dtype, node)
+
+
+# ---------------------------------------------------------------- arithmetic
+
+
+def _pairs(low, a, b, node):
+    """Component pairs of two operands, a scalar operand broadcast to the other's shape."""
+    ma, mb = as_mat(low, a, node), as_mat(low, b, node)
+    if ma is not None and mb is not None:
+        if ma.shape != mb.shape:
+            raise QdTypeError(f"operands have different shapes {_shape_text(ma.shape)} and {_shape_text(mb.shape)}")
+        return ma.shape, list(zip(ma.entries, mb.entries))
+    if ma is not None:
+        _check_scalar_operand(low, b)
+        return ma.shape, [(x, b) for x in ma.entries]
+    _check_scalar_operand(low, a)
+    return mb.shape, [(a, y) for y in mb.entries]
+
+
+def _check_scalar_operand(low, v) -> None:
+    if isinstance(v, (TupleV,)) or (isinstance(v, LeafV) and v.leaf.is_array):
+        raise QdTypeError(f"cannot combine a vector with {low.describe(v)}")
+
+
+def binop(low, op: str, a, b, node) -> MatV:
+    shape, pairs = _pairs(low, a, b, node)
+    return MatV(shape, tuple(low.scalar(low.binop(op, x, y, node), node) for x, y in pairs))
+
+
+def unary(low, op: str, v: MatV, node) -> MatV:
+    return MatV(v.shape, tuple(low.unary_scalar(op, e, node) for e in v.entries))
+
+
+def elementwise(low, fn, args: list, node):
+    """`fn(*components)` per component of the vector arguments, scalars broadcast."""
+    mats = [as_mat(low, a, node) for a in args]
+    shape = next(m.shape for m in mats if m is not None)
+    for m in mats:
+        if m is not None and m.shape != shape:
+            raise QdTypeError(f"operands have different shapes {_shape_text(shape)} and {_shape_text(m.shape)}")
+    count = len(mats[0].entries) if mats[0] is not None else len(next(m for m in mats if m is not None).entries)
+    out = []
+    for k in range(count):
+        comp = [m.entries[k] if m is not None else a for m, a in zip(mats, args)]
+        out.append(low.scalar(fn(comp), node))
+    return MatV(shape, tuple(out))
+
+
+def matmul(low, a, b, node) -> MatV:
+    ma, mb = as_mat(low, a, node), as_mat(low, b, node)
+    if ma is None or mb is None:
+        raise QdTypeError("`@` needs two vectors or matrices")
+    ma, mb = stable(low, ma, node), stable(low, mb, node)
+    if ma.ndim == 1 and mb.ndim == 1:
+        return dot(low, ma, mb, node)
+    a_rows = [ma.entries[i * ma.m:(i + 1) * ma.m] for i in range(ma.n)] if ma.ndim == 2 else [ma.entries]
+    if mb.ndim == 2:
+        b_cols = [[mb.entries[k * mb.m + j] for k in range(mb.n)] for j in range(mb.m)]
+    else:
+        b_cols = [list(mb.entries)]
+    inner_a = ma.m if ma.ndim == 2 else ma.n
+    inner_b = mb.n
+    if inner_a != inner_b:
+        raise QdTypeError(f"`@` of shapes {_shape_text(ma.shape)} and {_shape_text(mb.shape)}: inner dimensions "
+                          "differ")
+    out = [_sum_products(low, row, col, node) for row in a_rows for col in b_cols]
+    if ma.ndim == 2 and mb.ndim == 1:
+        return MatV((ma.n,), tuple(out))
+    if ma.ndim == 1:
+        return MatV((mb.m,), tuple(out))
+    return MatV((ma.n, mb.m), tuple(out))
+
+
+def _sum_products(low, xs, ys, node) -> ir.Expr:
+    acc = None
+    for x, y in zip(xs, ys):
+        p = low.scalar(low.binop("mul", x, y, node), node)
+        acc = p if acc is None else low.scalar(low.binop("add", acc, p, node), node)
+    return acc
+
+
+def _reduce(low, op: str, v: MatV, node) -> ir.Expr:
+    acc = v.entries[0]
+    for e in v.entries[1:]:
+        acc = low.binop(op, acc, e, node) if op in ("add", "mul") else low.minmax(op, acc, e, node)
+    return low.scalar(acc, node)
+
+
+def dot(low, a: MatV, b: MatV, node) -> ir.Expr:
+    if a.shape != b.shape:
+        raise QdTypeError(f"dot of shapes {_shape_text(a.shape)} and {_shape_text(b.shape)}")
+    return _sum_products(low, a.entries, b.entries, node)
+
+
+def norm_sqr(low, v: MatV, node) -> ir.Expr:
+    v = stable(low, v, node)
+    return dot(low, v, v, node)
+
+
+def norm(low, v: MatV, node, eps=None) -> ir.Expr:
+    s = norm_sqr(low, v, node)
+    if eps is not None:
+        s = low.scalar(low.binop("add", s, eps, node), node)
+    return low.math_call("sqrt", [s], node)
+
+
+def normalized(low, v: MatV, node, eps=None) -> MatV:
+    v = stable(low, v, node)
+    inv = low.scalar(low.binop("truediv", CT(1.0), norm(low, v, node, eps), node), node)
+    return binop(low, "mul", v, inv, node)
+
+
+def cross(low, a: MatV, b: MatV, node):
+    a, b = stable(low, a, node), stable(low, b, node)
+    if a.shape == b.shape == (2,):
+        return low.scalar(low.binop("sub", low.binop("mul", a.entries[0], b.entries[1], node),
+                                    low.binop("mul", a.entries[1], b.entries[0], node), node), node)
+    if a.shape == b.shape == (3,):
+        x = a.entries
+        y = b.entries
+
+        def c(i, j):
+            return low.scalar(low.binop("sub", low.binop("mul", x[i], y[j], node),
+                                        low.binop("mul", x[j], y[i], node), node), node)
+
+        return MatV((3,), (c(1, 2), c(2, 0), c(0, 1)))
+    raise QdTypeError(f"cross product needs two 2- or 3-component vectors, got {_shape_text(a.shape)} and "
+                      f"{_shape_text(b.shape)}")
+
+
+def outer(low, a: MatV, b: MatV, node) -> MatV:
+    a, b = stable(low, a, node), stable(low, b, node)
+    return MatV((a.n, b.n), tuple(low.scalar(low.binop("mul", x, y, node), node) for x in a.entries
+                                  for y in b.entries))
+
+
+def transpose(v: MatV) -> MatV:
+    if v.ndim == 1:
+        return MatV((1, v.n), v.entries)
+    return MatV((v.m, v.n), tuple(v.entries[i * v.m + j] for j in range(v.m) for i in range(v.n)))
+
+
+def _square(v: MatV, what: str) -> int:
+    if v.ndim != 2 or v.n != v.m:
+        raise QdTypeError(f"{what} needs a square matrix, got {_shape_text(v.shape)}")
+    return v.n
+
+
+def trace(low, v: MatV, node) -> ir.Expr:
+    n = _square(v, "trace()")
+    return _reduce(low, "add", MatV((n,), tuple(v.entries[i * n + i] for i in range(n))), node)
+
+
+def _det(low, e, n: int, node):
+    """Determinant of the n×n row-major components `e` (cofactor expansion, n ≤ 4)."""
+    if n == 1:
+        return e[0]
+    if n == 2:
+        return low.binop("sub", low.binop("mul", e[0], e[3], node), low.binop("mul", e[1], e[2], node), node)
+    acc = None
+    for j in range(n):
+        minor = [e[r * n + c] for r in range(1, n) for c in range(n) if c != j]
+        term = low.binop("mul", e[j], _det(low, minor, n - 1, node), node)
+        acc = term if acc is None else low.binop("sub" if j % 2 else "add", acc, term, node)
+    return acc
+
+
+def determinant(low, v: MatV, node) -> ir.Expr:
+    n = _square(v, "determinant()")
+    if n > 4:
+        raise QdTypeError("determinant() is supported for matrices up to 4x4")
+    v = stable(low, v, node)
+    return low.scalar(_det(low, list(v.entries), n, node), node)
+
+
+def inverse(low, v: MatV, node) -> MatV:
+    n = _square(v, "inverse()")
+    if n > 4:
+        raise QdTypeError("inverse() is supported for matrices up to 4x4")
+    v = stable(low, v, node)
+    e = list(v.entries)
+    det = low.scalar(_det(low, e, n, node), node)
+    if n == 1:
+        return MatV((1, 1), (low.scalar(low.binop("truediv", CT(1.0), det, node), node),))
+    tmp = low.new_var(None, det.dtype if det.dtype.is_float else low.cfg.default_fp)
+    low.emit(ir.Assign(low.loc(node), tmp, low.cast(low.scalar(low.binop("truediv", CT(1.0), det, node), node),
+                                                      tmp.dtype)))
+    inv_det = ir.VarRead(tmp.dtype, tmp)
+    out = []
+    for i in range(n):
+        for j in range(n):
+            # adjugate: cofactor of (j, i)
+            minor = [e[r * n + c] for r in range(n) if r != j for c in range(n) if c != i]
+            cof = _det(low, minor, n - 1, node)
+            if (i + j) % 2:
+                cof = low.unary_scalar("neg", low.scalar(cof, node), node)
+            out.append(low.scalar(low.binop("mul", cof, inv_det, node), node))
+    return MatV((n, n), tuple(out))
+
+
+def cast(low, v: MatV, d: _dt.DType) -> MatV:
+    return MatV(v.shape, tuple(low.cast(low.scalar(e, None), d) for e in v.entries))
+
+
+def _shape_text(shape) -> str:
+    return "x".join(str(s) for s in shape) if len(shape) == 2 else f"{shape[0]}-vector"
+
+
+# ---------------------------------------------------------------- components and methods
+
+
+def swizzle_indices(name: str, n: int) -> list[int] | None:
+    for letters in SWIZZLE_SETS:
+        if all(c in letters for c in name):
+            idx = [letters.index(c) for c in name]
+            if any(i >= n for i in idx):
+                raise QdTypeError(f"swizzle {name!r} reaches past a {n}-component vector")
+            return idx
+    return None
+
+
+METHODS = {"norm", "norm_sqr", "normalized", "dot", "cross", "outer_product", "transpose", "trace",
+           "determinant", "inverse", "sum", "max", "min", "cast", "any", "all", "norm_inv", "prod"}
+
+
+def attribute(low, v: MatV, name: str, node):
+    """`v.x`, `v.xyz`, `v.n`, `m.T`; None for a method name (the call is `method`)."""
+    if name == "n":
+        return CT(v.n)
+    if name == "m":
+        return CT(v.m)
+    if name == "T":
+        return transpose(v)
+    if name in METHODS:
+        return None
+    if v.ndim == 1:
+        idx = swizzle_indices(name, v.n)
+        if idx is not None:
+            if len(idx) == 1:
+                return v.entries[idx[0]]
+            return MatV((len(idx),), tuple(v.entries[i] for i in idx))
+    raise QdTypeError(f"a {_shape_text(v.shape)} value has no attribute {name!r}")
+
+
+def method(low, v: MatV, name: str, args: list, kwargs: dict, node):
+    if name not in METHODS:
+        raise QdTypeError(f"a {_shape_text(v.shape)} value has no method {name!r}")
+
+    def other(i=0) -> MatV:
+        if len(args) <= i:
+            raise QdTypeError(f"{name}() needs another vector")
+        m = as_mat(low, args[i], node)
+        if m is None:
+            raise QdTypeError(f"{name}() needs a vector argument, got {low.describe(args[i])}")
+        return m
+
+    if name == "norm":
+        return norm(low, v, node, args[0] if args else kwargs.get("eps"))
+    if name == "norm_inv":
+        return low.scalar(low.binop("truediv", CT(1.0), norm(low, v, node, args[0] if args else None), node), node)
+    if name == "norm_sqr":
+        return norm_sqr(low, v, node)
+    if name == "normalized":
+        return normalized(low, v, node, args[0] if args else kwargs.get("eps"))
+    if name == "dot":
+        return dot(low, v, other(), node)
+    if name == "cross":
+        return cross(low, v, other(), node)
+    if name == "outer_product":
+        return outer(low, v, other(), node)
+    if name == "transpose":
+        return transpose(v)
+    if name == "trace":
+        return trace(low, v, node)
+    if name == "determinant":
+        return determinant(low, v, node)
+    if name == "inverse":
+        return inverse(low, v, node)
+    if name == "sum":
+        return _reduce(low, "add", v, node)
+    if name == "prod":
+        return _reduce(low, "mul", v, node)
+    if name in ("max", "min"):
+        return _reduce(low, name, v, node)
+    if name in ("any", "all"):
+        truths = [low.truth(e, node) for e in v.entries]
+        return ir.BoolOp(_dt.u1, "or" if name == "any" else "and", truths)
+    if name == "cast":
+        d = dtype_arg(low, args[0] if args else kwargs.get("dtype"), node)
+        if d is None:
+            raise QdTypeError("cast() needs a dtype")
+        return cast(low, v, d)
+    raise QdTypeError(f"{name}() is not supported on vectors")
+
+
+def index(low, v: MatV, idx, node):
+    """`v[i]`, `m[i, j]`, `m[i]` (a row), `v[a:b]` (static slices); a run-time index selects
+    among the components."""
+    parts = list(idx.items) if isinstance(idx, TupleV) else [idx]
+    if len(parts) > v.ndim:
+        raise QdTypeError(f"a {_shape_text(v.shape)} value takes at most {v.ndim} indices")
+    axes = []
+    for d, p in enumerate(parts):
+        size = v.shape[d]
+        if isinstance(p, CT) and isinstance(p.value, slice):
+            axes.append(list(range(size))[p.value])
+        elif isinstance(p, CT) and isinstance(p.value, (int,)) and not isinstance(p.value, bool):
+            i = p.value
+            if not -size <= i < size:
+                raise QdTypeError(f"index {i} is out of range for a {_shape_text(v.shape)} value")
+            axes.append(i % size)
+        elif isinstance(p, CT) and rules.is_typed(p.value):
+            axes.append(int(p.value) % size)
+        else:
+            e = low.scalar(p, node)
+            if not (e.dtype.is_int or e.dtype.is_bool):
+                raise QdTypeError(f"vector index must be an integer, got {e.dtype}")
+            axes.append(e)
+    for d in range(len(parts), v.ndim):
+        axes.append(list(range(v.shape[d])))
+    if any(isinstance(a, ir.Expr) for a in axes):
+        return _dynamic_index(low, v, axes, node)
+    shape = tuple(len(a) for a in axes if isinstance(a, list))
+    flat = [_flat(v, combo) for combo in itertools.product(*[a if isinstance(a, list) else [a] for a in axes])]
+    if not shape:
+        return v.entries[flat[0]]
+    return MatV(shape, tuple(v.entries[k] for k in flat))
+
+
+def _flat(v: MatV, combo) -> int:
+    return combo[0] * v.m + combo[1] if v.ndim == 2 else combo[0]
+
+
+def _dynamic_index(low, v: MatV, axes, node):
+    """Components picked by run-time indices: a chain of selects over the candidates."""
+    choices = [a if isinstance(a, list) else list(range(v.shape[d])) for d, a in enumerate(axes)]
+    keep = [d for d, a in enumerate(axes) if isinstance(a, list)]
+    dyn = [d for d, a in enumerate(axes) if isinstance(a, ir.Expr)]
+    outs = []
+    for fixed in itertools.product(*[choices[d] for d in keep]):
+        result = None
+        for combo in itertools.product(*[choices[d] for d in dyn]):
+            full = [0] * v.ndim
+            for d, x in zip(keep, fixed):
+                full[d] = x
+            for d, x in zip(dyn, combo):
+                full[d] = x
+            e = low.scalar(v.entries[_flat(v, full)], node)
+            if result is None:
+                result = e
+                continue
+            cond = None
+            for d, x in zip(dyn, combo):
+                c = ir.BinOp(_dt.u1, "eq", axes[d], low.cast(ir.Const(_dt.i64, x), axes[d].dtype))
+                cond = c if cond is None else ir.BoolOp(_dt.u1, "and", [cond, c])
+            result = ir.Select(e.dtype, cond, e, low.cast(result, e.dtype))
+        outs.append(result)
+    shape = tuple(len(choices[d]) for d in keep)
+    if not shape:
+        return outs[0]
+    return MatV(shape, tuple(outs))
+
+
+# ---------------------------------------------------------------- places (assignment targets)
+
+
+@dataclass
+class Place:
+    """Where an assignment to (part of) a vector writes: component variables (`vars`), or
+    components of an array element (`leaf`, the element's outer indices and each component's
+    inner indices); `shape` is () for a single component."""
+
+    shape: tuple
+    vars: list | None = None
+    leaf: object = None
+    outer: list | None = None
+    comps: list | None = None  # inner index lists, one per component written
+    dyn: tuple | None = None  # (index expressions, candidate components) of a run-time component index
+
+    def read(self, low, node):
+        if self.vars is not None:
+            if self.dyn is not None:
+                return _dynamic_index(low, MatV((len(self.vars),), tuple(ir.VarRead(v.dtype, v) for v in self.vars)),
+                                      [self.dyn[0]], node)
+            entries = tuple(ir.VarRead(v.dtype, v) for v in self.vars)
+        else:
+            low.access(self.leaf.path, node, "read")
+            entries = tuple(ir.Load(self.leaf.dtype, self.leaf.path, self.outer + list(c), low.loc(node))
+                            for c in self.comps)
+        return entries[0] if not self.shape else MatV(self.shape, entries)
+
+
+def element_shape(leaf) -> tuple:
+    return getattr(leaf, "element_shape", ())
+
+
+def place(low, node) -> Place | None:
+    """The vector place `node` names (a local vector variable, a vector array element, or
+    components of either); None when it is not one (a scalar variable, a scalar element)."""
+    if isinstance(node, ast.Name):
+        v = low.scope.get(node.id)
+        if isinstance(v, MatV) and v.vars is not None:
+            low.lookup(node.id, node)  # visibility check
+            return Place(v.shape, list(v.vars))
+        return None
+    if isinstance(node, ast.Subscript):
+        base_node = node.value
+        if isinstance(base_node, (ast.Name, ast.Attribute)):
+            base = low.expr(base_node) if not isinstance(base_node, ast.Name) else low.lookup(base_node.id, base_node)
+            if isinstance(base, LeafV) and base.leaf.is_array and element_shape(base.leaf):
+                outer = low.subscript_parts(node, base)[1]
+                es = element_shape(base.leaf)
+                comps = [list(ir.Const(_dt.i32, i) for i in c) for c in itertools.product(*[range(s) for s in es])]
+                return Place(tuple(es), leaf=base.leaf, outer=outer, comps=comps)
+        inner = place(low, base_node) if isinstance(base_node, (ast.Name, ast.Subscript, ast.Attribute)) else None
+        if inner is None:
+            return None
+        return _sub_place(low, inner, low.expr(node.slice), node)
+    if isinstance(node, ast.Attribute):
+        inner = place(low, node.value) if isinstance(node.value, (ast.Name, ast.Subscript, ast.Attribute)) else None
+        if inner is None or len(inner.shape) != 1:
+            return None
+        idx = swizzle_indices(node.attr, inner.shape[0])
+        if idx is None:
+            raise QdTypeError(f"cannot assign to attribute {node.attr!r} of a vector")
+        return _pick(inner, idx, () if len(idx) == 1 else (len(idx),))
+    return None
+
+
+def _pick(p: Place, flat: list[int], shape: tuple) -> Place:
+    if p.vars is not None:
+        return Place(shape, [p.vars[k] for k in flat])
+    return Place(shape, leaf=p.leaf, outer=p.outer, comps=[p.comps[k] for k in flat])
+
+
+def _sub_place(low, p: Place, idx, node) -> Place:
+    parts = list(idx.items) if isinstance(idx, TupleV) else [idx]
+    if not p.shape or len(parts) > len(p.shape):
+        raise QdTypeError("too many indices for this vector")
+    m = p.shape[1] if len(p.shape) == 2 else 1
+    axes = []
+    for d, part in enumerate(parts):
+        size = p.shape[d]
+        if isinstance(part, CT) and isinstance(part.value, slice):
+            axes.append(list(range(size))[part.value])
+        elif isinstance(part, CT) and isinstance(part.value, (int,)) and not isinstance(part.value, bool):
+            if not -size <= part.value < size:
+                raise QdTypeError(f"index {part.value} is out of range")
+            axes.append(part.value % size)
+        else:
+            e = low.scalar(part, node)
+            if not (e.dtype.is_int or e.dtype.is_bool):
+                raise QdTypeError(f"vector index must be an integer, got {e.dtype}")
+            axes.append(e)
+    for d in range(len(parts), len(p.shape)):
+        axes.append(list(range(p.shape[d])))
+    dyn = [a for a in axes if isinstance(a, ir.Expr)]
+    if dyn:
+        if len(p.shape) != 1 or len(parts) != 1:
+            raise QdTypeError("a run-time index can only select a component of a vector here")
+        if p.leaf is not None:
+            # an array element's component at a run-time index is itself an element
+            comp = [low.cast(dyn[0], _dt.i32)] if len(p.comps[0]) == 1 else None
+            if comp is None:
+                raise QdTypeError("a run-time index can only select a component of a vector here")
+            return Place((), leaf=p.leaf, outer=p.outer, comps=[comp])
+        return Place((), vars=list(p.vars), dyn=(dyn[0],))
+    shape = tuple(len(a) for a in axes if isinstance(a, list))
+    flat = []
+    for combo in itertools.product(*[a if isinstance(a, list) else [a] for a in axes]):
+        flat.append(combo[0] * m + combo[1] if len(p.shape) == 2 else combo[0])
+    return _pick(p, flat, shape)
+
+
+def store(low, p: Place, value, node, stmt_loc) -> None:
+    """Write `value` (a vector of the place's shape, or a scalar broadcast) into place `p`."""
+    count = len(p.vars) if p.vars is not None and p.dyn is None else len(p.comps) if p.comps is not None else 1
+    m = as_mat(low, value, node)
+    if p.shape == () and m is not None:
+        raise QdTypeError("cannot assign a vector to one component")
+    if m is not None:
+        if m.shape != p.shape and not (len(m.entries) == count and len(m.shape) == 1 and len(p.shape) == 1):
+            raise QdTypeError(f"cannot assign a {_shape_text(m.shape)} value to a {_shape_text(p.shape)} place")
+        items = list(m.entries)
+    else:
+        items = [value] * count
+    if p.vars is not None and p.dyn is not None:
+        idx_e, = p.dyn
+        vals = [low.cast(low.scalar(value, node), v.dtype) for v in p.vars]
+        for k, var in enumerate(p.vars):
+            cond = ir.BinOp(_dt.u1, "eq", idx_e, low.cast(ir.Const(_dt.i64, k), idx_e.dtype))
+            low.emit(ir.Assign(stmt_loc, var, ir.Select(var.dtype, cond, vals[k], ir.VarRead(var.dtype, var))))
+        return
+    if p.vars is not None:
+        # evaluate every component before writing any (v = v.yx swaps)
+        vals = [low.cast(low.scalar(it, node), var.dtype) for it, var in zip(items, p.vars)]
+        if len(vals) > 1:
+            vals = [_hold(low, e, stmt_loc) for e in vals]
+        for var, e in zip(p.vars, vals):
+            low.emit(ir.Assign(stmt_loc, var, e))
+        return
+    leaf = p.leaf
+    low.access(leaf.path, node, "write")
+    low.inst.written.add(leaf.path)
+    vals = [low.cast(low.scalar(it, node), leaf.dtype) for it in items]
+    if len(vals) > 1:
+        vals = [_hold(low, e, stmt_loc) for e in vals]
+    for c, e in zip(p.comps, vals):
+        low.emit(ir.Store(stmt_loc, leaf.path, p.outer + list(c), e))
+
+
+def _hold(low, e: ir.Expr, loc) -> ir.Expr:
+    if isinstance(e, (ir.Const, ir.ParamRead)):
+        return e
+    tmp = low.new_var(None, e.dtype)
+    low.emit(ir.Assign(loc, tmp, e))
+    return ir.VarRead(tmp.dtype, tmp)
+
+
+def atomic(low, op: str, p: Place, value, node):
+    """`qd.atomic_<op>` / `+=` in a parallel loop on array-element components: one atomic per
+    component; the value is the old component (or vector of them)."""
+    if p.leaf is None:
+        return None
+    m = as_mat(low, value, node)
+    count = len(p.comps)
+    items = list(m.entries) if m is not None else [value] * count
+    if len(items) != count:
+        raise QdTypeError("the value of an atomic has another shape than its target")
+    leaf = p.leaf
+    low.access(leaf.path, node, "atomic")
+    low.inst.written.add(leaf.path)
+    olds = []
+    for c, it in zip(p.comps, items):
+        olds.append(ir.AtomicRMW(leaf.dtype, op, leaf.path, p.outer + list(c),
+                                 low.cast(low.scalar(it, node), leaf.dtype), low.loc(node)))
+    return olds[0] if not p.shape else MatV(p.shape, tuple(olds))
+
+
+# ---------------------------------------------------------------- variables
+
+
+def new_vars(low, name: str, v: MatV, dtype: _dt.DType | None, loc) -> MatV:
+    """A local vector variable `name` initialised with `v` (converted to `dtype` if given)."""
+    d = dtype or v.dtype
+    vals = [low.cast(low.scalar(e, None), d) for e in v.entries]
+    vars_ = []
+    for k, e in enumerate(vals):
+        var = low.new_var(None, d)
+        var.name = f"{name}[{k}]"
+        low.emit(ir.Assign(loc, var, e))
+        vars_.append(var)
+    mv = MatV(v.shape, tuple(ir.VarRead(d, x) for x in vars_), tuple(vars_))
+    low.scope[name] = mv
+    return mv
+
+
+def is_visible(low, v: MatV) -> bool:
+    return v.vars is None or all(low.visible(x) for x in v.vars)

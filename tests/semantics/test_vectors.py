@@ -1,0 +1,434 @@
+"""Vectors and matrices inside kernels, compared with numpy on random data.
+
+Every kernel computes something numpy computes too (elementwise arithmetic with broadcasting,
+products, norms, determinants, inverses, swizzles, arrays of vectors, funcs taking and
+returning vectors); the expected values come from numpy, never from qd.
+"""
+
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qd
+
+vec3 = qd.math.vec3
+V3 = qd.types.NDArray[qd.math.vec3, 1]
+F1 = qd.types.NDArray[qd.f32, 1]
+F2 = qd.types.NDArray[qd.f32, 2]
+M2 = qd.types.NDArray[qd.types.matrix(2, 2, qd.f32), 1]
+
+rng = np.random.default_rng(7)
+
+
+def rand(*shape, dtype=np.float32):
+    return rng.uniform(-2, 2, shape).astype(dtype)
+
+
+def test_construction_arithmetic_and_broadcasting():
+    @qd.kernel
+    def k(x: F2, out: F2):
+        for i in range(x.shape[0]):
+            v = qd.Vector([x[i, 0], x[i, 1], x[i, 2]])
+            w = vec3(1.0, 2.0, 3.0)
+            r = (v + w) * 2.0 - v / 4 + 1
+            r = -r + v * w
+            for c in qd.static(range(3)):
+                out[i, c] = r[c]
+
+    x = rand(9, 3)
+    out = np.zeros_like(x)
+    k(x, out)
+    w = np.array([1, 2, 3], np.float32)
+    r = (x + w) * 2 - x / 4 + 1
+    np.testing.assert_allclose(out, -r + x * w, rtol=1e-6, atol=1e-6)
+
+
+def test_vector_dtypes_follow_their_components():
+    @qd.kernel
+    def k(out: qd.types.NDArray[qd.i32, 1], f: F1):
+        v = qd.Vector([1, 2, 3])
+        u = v * 2 + qd.Vector([7, 7, 7]) // 2
+        out[0] = u[0]
+        out[1] = u.sum()
+        out[2] = (v // 2).max()
+        f[0] = (v / 2)[0]  # true division of ints is float
+        f[1] = qd.Vector([1, 2.5])[1]
+
+    out = np.zeros(3, np.int32)
+    f = np.zeros(2, np.float32)
+    k(out, f)
+    assert out.tolist() == [5, 12 + 9, 1]
+    assert f.tolist() == [0.5, 2.5]
+
+
+def test_methods_against_numpy():
+    @qd.kernel
+    def k(a: F2, b: F2, out: F2):
+        for i in range(a.shape[0]):
+            u = qd.Vector([a[i, 0], a[i, 1], a[i, 2]])
+            v = qd.Vector([b[i, 0], b[i, 1], b[i, 2]])
+            out[i, 0] = u.norm()
+            out[i, 1] = u.norm_sqr()
+            out[i, 2] = u.dot(v)
+            c = u.cross(v)
+            out[i, 3] = c[0]
+            out[i, 4] = c[1]
+            out[i, 5] = c[2]
+            n = u.normalized()
+            out[i, 6] = n.y
+            out[i, 7] = u.sum()
+            out[i, 8] = u.max()
+            out[i, 9] = u.min()
+            out[i, 10] = qd.Vector([u.x, u.y]).cross(qd.Vector([v.x, v.y]))
+            out[i, 11] = u.outer_product(v)[1, 2]
+
+    a, b = rand(16, 3), rand(16, 3)
+    out = np.zeros((16, 12), np.float32)
+    k(a, b, out)
+    c = np.cross(a, b)
+    exp = np.stack([np.linalg.norm(a, axis=1), (a * a).sum(1), (a * b).sum(1), c[:, 0], c[:, 1], c[:, 2],
+                    a[:, 1] / np.linalg.norm(a, axis=1), a.sum(1), a.max(1), a.min(1),
+                    a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0], a[:, 1] * b[:, 2]], 1)
+    np.testing.assert_allclose(out, exp, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_matrix_products_determinant_inverse(n):
+    @qd.kernel
+    def k(m: qd.types.NDArray[qd.f64, 3], v: qd.types.NDArray[qd.f64, 2], out: qd.types.NDArray[qd.f64, 3],
+          mv: qd.types.NDArray[qd.f64, 2], det: qd.types.NDArray[qd.f64, 1], tr: qd.types.NDArray[qd.f64, 1]):
+        for i in range(m.shape[0]):
+            a = qd.Matrix([[m[i, r, c] for c in range(n)] for r in range(n)])
+            x = qd.Vector([v[i, r] for r in range(n)])
+            inv = a.inverse()
+            p = inv @ a.transpose()
+            y = a @ x
+            for r in qd.static(range(n)):
+                mv[i, r] = y[r]
+                for c in qd.static(range(n)):
+                    out[i, r, c] = p[r, c]
+            det[i] = a.determinant()
+            tr[i] = a.trace()
+
+    m = rng.uniform(-1, 1, (8, n, n)) + 3 * np.eye(n)
+    v = rng.uniform(-1, 1, (8, n))
+    out = np.zeros_like(m)
+    mv = np.zeros_like(v)
+    det = np.zeros(8)
+    tr = np.zeros(8)
+    k(m, v, out, mv, det, tr)
+    np.testing.assert_allclose(out, np.linalg.inv(m) @ m.transpose(0, 2, 1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(mv, np.einsum("irc,ic->ir", m, v), rtol=1e-12)
+    np.testing.assert_allclose(det, np.linalg.det(m), rtol=1e-10)
+    np.testing.assert_allclose(tr, np.trace(m, axis1=1, axis2=2), rtol=1e-12)
+
+
+def test_swizzles_slices_and_component_writes():
+    @qd.kernel
+    def k(x: F2, out: F2):
+        for i in range(x.shape[0]):
+            v = qd.Vector([x[i, 0], x[i, 1], x[i, 2], x[i, 3]])
+            v.x = v.w * 2
+            v.yz = v.zy
+            v[3] += 1.0
+            s = v[1:3]
+            t = v.xxy
+            out[i, 0] = v.x
+            out[i, 1] = v.y
+            out[i, 2] = v.z
+            out[i, 3] = v.a
+            out[i, 4] = s[0] + s[1]
+            out[i, 5] = t.dot(qd.Vector([1.0, 10.0, 100.0]))
+
+    x = rand(5, 4)
+    out = np.zeros((5, 6), np.float32)
+    k(x, out)
+    v = x.copy()
+    v[:, 0] = x[:, 3] * 2
+    v[:, 1], v[:, 2] = x[:, 2], x[:, 1]
+    v[:, 3] += 1
+    exp = np.stack([v[:, 0], v[:, 1], v[:, 2], v[:, 3], v[:, 1] + v[:, 2], v[:, 0] + 10 * v[:, 0] + 100 * v[:, 1]], 1)
+    np.testing.assert_allclose(out, exp, rtol=1e-6)
+
+
+def test_runtime_component_index_reads_and_writes():
+    @qd.kernel
+    def k(idx: qd.types.NDArray[qd.i32, 1], out: F2):
+        for i in range(idx.shape[0]):
+            v = qd.Vector([10.0, 20.0, 30.0])
+            j = idx[i]
+            out[i, 0] = v[j]
+            v[j] = -1.0
+            for c in qd.static(range(3)):
+                out[i, 1 + c] = v[c]
+
+    idx = np.array([0, 2, 1, 1], np.int32)
+    out = np.zeros((4, 4), np.float32)
+    k(idx, out)
+    for i, j in enumerate(idx):
+        v = np.array([10, 20, 30.0])
+        assert out[i, 0] == v[j]
+        v[j] = -1
+        assert out[i, 1:].tolist() == v.tolist()
+
+
+def test_arrays_of_vectors_read_write_and_atomics():
+    @qd.kernel
+    def k(x: V3, out: qd.types.ndarray(dtype=qd.math.vec3, ndim=1), acc: V3):
+        for i in range(x.shape[0]):
+            v = x[i]
+            out[i] = v.normalized() * 2
+            out[i].y = v.x
+            out[i][2] += 1.0
+            acc[0] += v
+            qd.atomic_add(acc[1][0], 1.0)
+            qd.atomic_max(acc[1].y, v.y)
+
+    x = rand(33, 3)
+    out = np.zeros_like(x)
+    acc = np.zeros((2, 3), np.float32)
+    k(x, out, acc)
+    exp = x / np.linalg.norm(x, axis=1, keepdims=True) * 2
+    exp[:, 1] = x[:, 0]
+    exp[:, 2] += 1
+    np.testing.assert_allclose(out, exp, rtol=1e-6)
+    np.testing.assert_allclose(acc[0], x.sum(0), rtol=1e-5)
+    assert acc[1, 0] == 33 and acc[1, 1] == max(0.0, x[:, 1].max())
+
+
+def test_arrays_of_matrices():
+    @qd.kernel
+    def k(m: M2, v: qd.types.NDArray[qd.types.vector(2, qd.f32), 1], out: qd.types.NDArray[qd.types.vector(2, qd.f32), 1]):
+        for i in range(m.shape[0]):
+            out[i] = m[i] @ v[i] + m[i][1, :]
+
+    m, v = rand(10, 2, 2), rand(10, 2)
+    out = np.zeros_like(v)
+    k(m, v, out)
+    np.testing.assert_allclose(out, np.einsum("irc,ic->ir", m, v) + m[:, 1, :], rtol=1e-5, atol=1e-6)
+
+
+def test_wrong_element_shape_is_refused():
+    @qd.kernel
+    def k(x: V3):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * 2
+
+    k(np.ones((4, 3), np.float32))
+    with pytest.raises(qd.QdArgumentError, match="element shape"):
+        k(np.ones((4, 4), np.float32))
+    with pytest.raises(qd.QdArgumentError):
+        k(np.ones(12, np.float32))
+
+
+def test_funcs_take_and_return_vectors():
+    @qd.func
+    def reflect_y(v: vec3) -> vec3:
+        return qd.Vector([v.x, -v.y, v.z])
+
+    @qd.func
+    def combine(a, b, s):  # unannotated: takes the caller's vectors
+        return a * s + b
+
+    @qd.kernel
+    def k(x: V3, out: V3):
+        for i in range(x.shape[0]):
+            out[i] = combine(reflect_y(x[i]), x[i], 3.0)
+
+    x = rand(12, 3)
+    out = np.zeros_like(x)
+    k(x, out)
+    r = x * np.array([1, -1, 1], np.float32)
+    np.testing.assert_allclose(out, r * 3 + x, rtol=1e-6)
+
+
+def test_vector_locals_in_loops_and_branches():
+    @qd.kernel
+    def k(x: V3, out: V3):
+        for i in range(x.shape[0]):
+            acc = qd.Vector([0.0, 0.0, 0.0])
+            for j in range(i + 1):
+                if x[j].x > 0:
+                    acc += x[j]
+                else:
+                    acc -= x[j] * 0.5
+            out[i] = acc
+
+    x = rand(10, 3)
+    out = np.zeros_like(x)
+    k(x, out)
+    contrib = np.where(x[:, :1] > 0, x, -0.5 * x)
+    np.testing.assert_allclose(out, np.cumsum(contrib, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_math_functions_apply_per_component():
+    @qd.kernel
+    def k(x: V3, out: V3, s: F1):
+        for i in range(x.shape[0]):
+            v = x[i]
+            out[i] = qd.sqrt(abs(v)) + qd.max(v, 0.5) + qd.min(v, qd.Vector([0.0, 1.0, -1.0]))
+            s[i] = qd.max(v)
+
+    x = rand(11, 3)
+    out = np.zeros_like(x)
+    s = np.zeros(11, np.float32)
+    k(x, out, s)
+    exp = np.sqrt(np.abs(x)) + np.maximum(x, 0.5) + np.minimum(x, np.array([0, 1, -1], np.float32))
+    np.testing.assert_allclose(out, exp, rtol=1e-6)
+    np.testing.assert_allclose(s, x.max(1))
+
+
+def test_module_constants_and_static_unrolled_components():
+    G = qd.Vector([0.0, -9.8, 0.0])
+
+    @qd.kernel
+    def k(v: V3, dt: qd.f32):
+        for i in range(v.shape[0]):
+            w = v[i] + G * dt
+            for c in qd.static(range(w.n)):
+                v[i][c] = w[c]
+
+    x = rand(6, 3)
+    v = x.copy()
+    k(v, 0.5)
+    np.testing.assert_allclose(v, x + np.array([0, -4.9, 0], np.float32), rtol=1e-6)
+
+
+def test_unused_vector_array_member_is_pruned():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class State:
+        pos: V3
+        vel: V3
+        unused: V3
+
+    @qd.kernel
+    def k(s: State, dt: qd.f32):
+        for i in range(s.pos.shape[0]):
+            s.pos[i] += s.vel[i] * dt
+
+    p, v = rand(5, 3), rand(5, 3)
+    s = State(p.copy(), v, np.zeros((5, 3), np.float32))
+    k(s, 0.1)
+    np.testing.assert_allclose(s.pos, p + v * np.float32(0.1), rtol=1e-6)
+    info = qd.launch_info(k)
+    assert "s.unused" in info.pruned and "s.pos" in info.kept and "s.vel" in info.kept
+
+
+def test_shape_errors_are_located():
+    @qd.kernel
+    def k(x: V3):
+        for i in range(x.shape[0]):
+            x[i] = x[i] + qd.Vector([1.0, 2.0])
+
+    with pytest.raises(qd.QdTypeError, match="different shapes") as e:
+        k(np.zeros((2, 3), np.float32))
+    assert e.value.loc is not None and e.value.loc.line > 0
+
+
+_DTYPES = {"i32": (qd.i32, np.int32), "f32": (qd.f32, np.float32), "f64": (qd.f64, np.float64)}
+
+
+@settings(max_examples=25, deadline=None)
+@given(dt=st.sampled_from(sorted(_DTYPES)), op=st.sampled_from(["add", "sub", "mul", "max", "min"]),
+       seed=st.integers(0, 2**31 - 1))
+def test_elementwise_property_over_dtypes(dt, op, seed):
+    qdt, npt = _DTYPES[dt]
+    VT = qd.types.NDArray[qd.types.vector(4, qdt), 1]
+    @qd.kernel
+    def k(a: VT, b: VT, out: VT):
+        for i in range(a.shape[0]):
+            if qd.static(op == "add"):
+                out[i] = a[i] + b[i]
+            elif qd.static(op == "sub"):
+                out[i] = a[i] - b[i]
+            elif qd.static(op == "mul"):
+                out[i] = a[i] * b[i]
+            elif qd.static(op == "max"):
+                out[i] = qd.max(a[i], b[i])
+            else:
+                out[i] = qd.min(a[i], b[i])
+
+    r = np.random.default_rng(seed)
+    a = r.integers(-1000, 1000, (8, 4)).astype(npt)
+    b = r.integers(-1000, 1000, (8, 4)).astype(npt)
+    out = np.zeros_like(a)
+    k(a, b, out)
+    exp = {"add": a + b, "sub": a - b, "mul": a * b, "max": np.maximum(a, b), "min": np.minimum(a, b)}[op]
+    np.testing.assert_array_equal(out, exp)
+
+
+def test_kernel_vector_and_matrix_arguments():
+    @qd.kernel
+    def k(m: qd.types.matrix(2, 3, qd.i32), v: qd.types.vector(3, qd.f32), out: F1) -> qd.i32:
+        out[0] = v.dot(qd.Vector([1.0, 10.0, 100.0]))
+        return m[0, 0] + m[1, 2]
+
+    out = np.zeros(1, np.float32)
+    assert k(qd.Matrix([[1, 2, 3], [4, 5, 6]]), qd.Vector([1.0, 2.0, 3.0]), out) == 7
+    assert out[0] == 321
+    assert k([[10, 0, 0], [0, 0, 5]], np.array([0.5, 0, 1], np.float32), out) == 15
+    assert out[0] == 100.5
+    info = qd.launch_info(k)
+    assert set(info.kept) >= {"m[0]", "m[5]", "v[0]", "v[1]", "v[2]"}
+    assert {"m[1]", "m[2]", "m[3]", "m[4]"} <= set(info.pruned)  # unused components are not passed
+    with pytest.raises(qd.QdArgumentError, match=r"shape \(3,\)"):
+        k([[1, 2, 3], [4, 5, 6]], [1.0, 2.0], out)
+    with pytest.raises(qd.QdArgumentError, match=r"shape \(2, 3\)"):
+        k([1, 2, 3, 4, 5, 6], [1.0, 2.0, 3.0], out)
+
+
+def test_kernels_return_vectors_and_matrices():
+    @qd.kernel
+    def v(x: qd.f32) -> qd.math.vec3:
+        return qd.Vector([x, 2 * x, 3 * x])
+
+    @qd.kernel
+    def m() -> qd.types.matrix(2, 3, qd.i16):
+        return qd.Matrix([[1, 2, 3], [4, 5, 6]])
+
+    r = v(1.5)
+    assert isinstance(r, qd.Vector) and r.to_numpy().tolist() == [1.5, 3.0, 4.5]
+    assert m().to_numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_vector_kernels_come_back_from_the_disk_cache(tmp_path, arch):
+    def run():
+        qd.init(arch=arch, offline_cache_file_path=str(tmp_path))
+
+        @qd.kernel(fastcache=True)
+        def k(x: V3, s: qd.math.vec3) -> qd.math.vec3:
+            for i in range(x.shape[0]):
+                x[i] = x[i] * s
+            return s.normalized()
+
+        x = np.ones((4, 3), np.float32)
+        r = k(x, qd.Vector([1.0, 2.0, 3.0]))
+        return x, r.to_numpy(), qd.launch_info(k).source
+
+    x1, r1, src1 = run()
+    x2, r2, src2 = run()
+    assert (src1, src2) == ("compile", "disk")
+    np.testing.assert_array_equal(x1, x2)
+    np.testing.assert_array_equal(r1, r2)
+    np.testing.assert_allclose(x1, np.tile([1, 2, 3], (4, 1)))
+    np.testing.assert_allclose(r1, np.array([1, 2, 3]) / np.sqrt(14), rtol=1e-6)
+
+
+def test_vector_kernel_ptx_passes_ptxas():
+    from tests._support.ptx import assert_ptxas_ok
+
+    @qd.kernel
+    def k(x: V3, m: M2, s: qd.math.vec3, out: V3):
+        for i in range(x.shape[0]):
+            v = x[i].normalized().cross(s) + qd.Vector([m[i][0, 0], m[i][1, 1], 0.0])
+            out[i] = v
+            qd.atomic_add(out[0], v * 0.5)
+
+    x, m = rand(4, 3), rand(4, 2, 2)
+    ptx = qd.ptx(k, x, m, qd.Vector([1.0, 0.0, 0.0]), np.zeros_like(x))
+    assert ".entry" in ptx
+    assert_ptxas_ok(ptx)
