@@ -15,6 +15,7 @@ import numpy as np
 from . import dtypes as _dt
 from .errors import QdCallError, QdTypeError, caller_loc
 from .frontend import semantics as _semantics
+from .matrix import Vector
 from .targets.cuda import driver as _cuda_driver
 
 
@@ -111,3 +112,18 @@ MATH = {sqrt: "sqrt", sin: "sin", cos: "cos", tan: "tan", exp: "exp", log: "log"
         floor: "floor", ceil: "ceil", abs: "abs", min: "min", max: "max",
         math.sqrt: "sqrt", math.sin: "sin", math.cos: "cos", math.tan: "tan", math.exp: "exp",
         math.log: "log", math.floor: "floor", math.ceil: "ceil", math.fabs: "abs", math.pow: "pow"}
+
+
+class grouped:
+    """`for I in qd.grouped(qd.ndrange(n, m))` / `qd.grouped(array)`: one loop variable, the
+    index as an integer vector. From Python it iterates the same indices as `qd.Vector`s."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __iter__(self):
+        from_shape = getattr(self.x, "shape", None)
+        it = itertools.product(*(range(s) for s in from_shape)) if from_shape is not None \
+            else (i if isinstance(i, tuple) else (i,) for i in self.x)
+        for idx in it:
+            yield Vector(list(idx))

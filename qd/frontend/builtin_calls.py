@@ -185,6 +185,24 @@ def _ct_int(v) -> int:
     return v.value
 
 
+def _grouped(low, f, node, args, kwargs):
+    if len(args) != 1 or kwargs:
+        raise QdTypeError("qd.grouped() takes one argument: a qd.ndrange, a range or an array")
+    v = args[0]
+    if isinstance(v, CT) and isinstance(v.value, range):
+        r = v.value
+        v = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
+    elif isinstance(v, CT) and isinstance(v.value, lang.ndrange):
+        v = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in v.value.dims))
+    elif isinstance(v, LeafV) and v.leaf.is_array:
+        low.access(v.leaf.path, node, "shape")
+        v = RangeV(tuple((CT(0), ir.Shape(_dt.i32, v.leaf.path, d, low.loc(node)), CT(1))
+                         for d in range(v.leaf.outer_ndim)))
+    if not isinstance(v, RangeV):
+        raise QdTypeError(f"qd.grouped() takes a qd.ndrange, a range or an array, got {low.describe(v)}")
+    return RangeV(v.dims, grouped=True)
+
+
 def _len(low, f, node, args, kwargs):
     if len(args) == 1 and isinstance(args[0], LeafV):
         low.access(args[0].leaf.path, node, "shape")
@@ -255,6 +273,7 @@ for _f in (*_dt.ALL, builtins.int, builtins.float, builtins.bool):
                             arity_error=f"{_f.__name__ if isinstance(_f, type) else _f}() takes one argument"))
 _register(list(_MATH_NAMES), Builtin("math", _math, "a math function of scalars (folded for constants)"))
 _register([builtins.len], Builtin("len", _len, "the first extent of an array, the length of a tuple"))
+_register([lang.grouped], Builtin("qd.grouped", _grouped, "a loop over an index space with the index as a vector"))
 _register([_matrix.Vector, _matrix.Matrix, _matrix.VectorType, _matrix.MatrixType],
           Builtin("vector", _vector, "a vector or matrix from its components"))
 for _cls in (_matrix.Vector, _matrix.Matrix):

@@ -227,6 +227,10 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
             v, k = _rebase_struct(low, mv, sub, site, node)
             members.append((mname, v))
             key.append((mname, k))
+        elif isinstance(mv, MatV):
+            v, k = _bind_vector(low, f"member {sub!r}", None, mv, sub, node, site)
+            members.append((mname, v))
+            key.append((mname, k))
         else:
             members.append((mname, mv))
             key.append((mname, "ct", _ct_key(low, mv.value, node)))
@@ -237,9 +241,11 @@ def _spec_of_value(v):
     """The spec an unannotated (or template) parameter takes from the leaf or struct passed."""
     if isinstance(v, LeafV):
         return ArraySpec(v.leaf.dtype, v.leaf.ndim) if v.leaf.is_array else ScalarSpec(v.leaf.dtype)
+    if isinstance(v, MatV):
+        return VecSpec(v.shape, v.dtype)
     members = []
     for name, m in v.members:
-        if isinstance(m, (LeafV, StructV)):
+        if isinstance(m, (LeafV, StructV, MatV)):
             members.append((name, _spec_of_value(m)))
         else:
             members.append((name, ConstSpec()))

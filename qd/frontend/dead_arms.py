@@ -11,7 +11,7 @@ import ast
 
 from . import ir
 from .ids import dead_site_id
-from .values import CT, LeafV, StructV
+from .values import CT, LeafV, MatV, StructV
 
 
 class DeadArmScanner:
@@ -91,7 +91,7 @@ class DeadArmScanner:
                 v = None
             if isinstance(v, LeafV):
                 paths.append(v.leaf.path)
-            elif isinstance(v, StructV):
+            elif isinstance(v, (StructV, MatV)):
                 paths.extend(lf.path for lf in v.leaves())
             else:
                 continue
@@ -120,6 +120,9 @@ class DeadArmScanner:
             elif isinstance(val, StructV):
                 for lf in val.leaves():
                     self._record(lf.path, at, "arg")
+            elif isinstance(val, MatV):
+                for lf in val.leaves():
+                    self._record(lf.path, at, default_kind)
 
     def resolve_chain(self, node):
         # walk down to the deepest resolvable Name/Attribute prefix
@@ -127,7 +130,7 @@ class DeadArmScanner:
             v = self.resolve(node)
         except Exception:
             v = None
-        if v is not None and isinstance(v, (LeafV, StructV)):
+        if v is not None and isinstance(v, (LeafV, StructV, MatV)):
             return v, node
         if isinstance(node, ast.Attribute):
             inner = self.resolve_chain(node.value)

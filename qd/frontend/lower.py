@@ -379,7 +379,12 @@ class Lowerer(ExprLowerer):
             raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...) or qd.static(...)",
                                 self.loc(node.iter))
         names = []
-        if isinstance(node.target, ast.Name):
+        if rng.grouped:
+            if not isinstance(node.target, ast.Name):
+                raise QdTypeError("a qd.grouped loop has one loop variable, the index vector", self.loc(node.target))
+            group_name = node.target.id
+            names = [ast.Name(id=f"{group_name}[{d}]") for d in range(len(rng.dims))]
+        elif isinstance(node.target, ast.Name):
             names = [node.target]
         elif isinstance(node.target, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.target.elts):
             names = list(node.target.elts)
@@ -413,6 +418,12 @@ class Lowerer(ExprLowerer):
                 self.inst.frame_vars.append(var)
             self.scope[n.id] = var
             loop_vars.append(var)
+        if rng.grouped:
+            for n in names:
+                del self.scope[n.id]
+            saved_scope[group_name] = self.scope.get(group_name)
+            self.scope[group_name] = MatV((len(loop_vars),), tuple(ir.VarRead(v.dtype, v) for v in loop_vars),
+                                          tuple(loop_vars))
         self.loops.append("task" if parallel else "serial")
         try:
             self.in_block(body, node.body)

@@ -255,9 +255,10 @@ class ExprLowerer:
         vals, nodes = [], []
         for it in items:
             v = self.expr(it)
-            if isinstance(v, TupleV):
-                vals.extend(v.items)
-                nodes.extend([it] * len(v.items))
+            if isinstance(v, (TupleV, MatV)):  # a tuple or an index vector (`a[I]` in a qd.grouped loop)
+                items = v.items if isinstance(v, TupleV) else v.entries
+                vals.extend(items)
+                nodes.extend([it] * len(items))
             else:
                 vals.append(v)
                 nodes.append(it)
@@ -643,8 +644,9 @@ class ExprLowerer:
             return v.value
         if isinstance(v, (StructV, LeafV)) and not (isinstance(v, LeafV) and not v.leaf.is_array):
             return v
-        if isinstance(v, TupleV) and not any(isinstance(x, ir.Expr) for x in v.items):
-            return tuple(x.value if isinstance(x, CT) else x for x in v.items)
+        if isinstance(v, TupleV) and not any(isinstance(x, (ir.Expr, MatV)) for x in v.items):
+            return tuple(x.value if isinstance(x, CT) else self.static_of(x, node) if isinstance(x, TupleV) else x
+                         for x in v.items)
         raise QdStaticError("qd.static() needs a compile-time constant, but this expression depends on runtime "
                             f"values ({self.describe(v)})", self.loc(node))
 

@@ -49,7 +49,7 @@ class StructV:
         for _, v in self.members:
             if isinstance(v, LeafV):
                 yield v.leaf
-            elif isinstance(v, StructV):
+            elif isinstance(v, (StructV, MatV)):
                 yield from v.leaves()
 
 
@@ -86,10 +86,17 @@ class MatV:
     def ndim(self) -> int:
         return len(self.shape)
 
+    def leaves(self):
+        """The leaves among the components (a vector parameter's, read where used)."""
+        for e in self.entries:
+            if isinstance(e, LeafV):
+                yield e.leaf
+
 
 @dataclass(frozen=True)
 class RangeV:
     dims: tuple  # ((start, stop, step), ...) of symbolic values
+    grouped: bool = False  # `qd.grouped(...)`: one loop variable, the index vector
 
 
 _NUMERIC = (bool, int, float, np.integer, np.floating, np.bool_)

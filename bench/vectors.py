@@ -1,0 +1,278 @@
+"""Vector code: a mass-spring cloth step and an n-body step written with `qd.math.vec3`.
+
+Three implementations run the same physics from the same seeded state:
+
+  qd-vec          the kernels written with vectors (`qd.Vector`, `.norm()`, vec3 ndarrays)
+  qd-scalar       the same kernels written by hand on x/y/z components of (…, 3) f32 arrays
+  quadrants-vec   the vector source, unchanged but for `import quadrants as qd` (when installed)
+
+Each implementation runs in its own fresh process, once with one worker thread and once with
+the runtime's default, so one runtime's threads never slow another's measurement. A run is:
+initialise, build the state, one untimed step (compile), then `--reps` timed repetitions of
+`--steps` steps; the figure is the median time per step. After the timed steps the final state
+of every implementation must agree with qd-vec's to float tolerance (the checksum columns), so
+the three really do the same work.
+
+    .venv/bin/python bench/vectors.py [--cloth 128] [--bodies 1024] [--steps 10] [--reps 5] [--quick]
+
+Prints a table (ms per step and the ratios qd-vec / quadrants-vec and qd-vec / qd-scalar, in
+the same run) and writes bench/results/vectors.json. quadrants is looked for in the running
+interpreter; run this script with an interpreter that has it installed to include it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _common
+import numpy as np
+from _common import load_line, machine_info, print_table, write_json
+
+IMPLS = ["qd-vec", "qd-scalar", "quadrants-vec"]
+SEED = 4321
+
+VEC_SOURCE = '''
+{import_line}
+
+V2 = qd.types.ndarray(dtype=qd.math.vec3, ndim=2)
+V1 = qd.types.ndarray(dtype=qd.math.vec3, ndim=1)
+
+
+@qd.kernel
+def cloth_step(x: V2, v: V2, dt: qd.f32, k: qd.f32, rest: qd.f32):
+    n = x.shape[0]
+    for i, j in qd.ndrange(n, n):
+        xi = x[i, j]
+        f = qd.Vector([0.0, -9.8, 0.0])
+        for di, dj in qd.static(((1, 0), (-1, 0), (0, 1), (0, -1))):
+            ii = i + di
+            jj = j + dj
+            if 0 <= ii < n and 0 <= jj < n:
+                d = x[ii, jj] - xi
+                length = d.norm()
+                f += k * (length - rest) / (length + 1e-6) * d
+        v[i, j] = v[i, j] * 0.99 + f * dt
+    for i, j in qd.ndrange(n, n):
+        x[i, j] += v[i, j] * dt
+
+
+@qd.kernel
+def nbody_step(x: V1, v: V1, m: qd.types.ndarray(dtype=qd.f32, ndim=1), dt: qd.f32):
+    n = x.shape[0]
+    for i in range(n):
+        xi = x[i]
+        a = qd.Vector([0.0, 0.0, 0.0])
+        for j in range(n):
+            d = x[j] - xi
+            r2 = d.norm_sqr() + 1e-3
+            a += m[j] / (r2 * qd.sqrt(r2)) * d
+        v[i] += a * dt
+    for i in range(n):
+        x[i] += v[i] * dt
+'''
+
+SCALAR_SOURCE = '''
+import qd
+
+A3 = qd.types.NDArray[qd.f32, 3]
+A2 = qd.types.NDArray[qd.f32, 2]
+
+
+@qd.kernel
+def cloth_step(x: A3, v: A3, dt: qd.f32, k: qd.f32, rest: qd.f32):
+    n = x.shape[0]
+    for i, j in qd.ndrange(n, n):
+        x0 = x[i, j, 0]
+        x1 = x[i, j, 1]
+        x2 = x[i, j, 2]
+        f0 = 0.0
+        f1 = -9.8
+        f2 = 0.0
+        for di, dj in qd.static(((1, 0), (-1, 0), (0, 1), (0, -1))):
+            ii = i + di
+            jj = j + dj
+            if 0 <= ii < n and 0 <= jj < n:
+                d0 = x[ii, jj, 0] - x0
+                d1 = x[ii, jj, 1] - x1
+                d2 = x[ii, jj, 2] - x2
+                length = qd.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+                s = k * (length - rest) / (length + 1e-6)
+                f0 += s * d0
+                f1 += s * d1
+                f2 += s * d2
+        v[i, j, 0] = v[i, j, 0] * 0.99 + f0 * dt
+        v[i, j, 1] = v[i, j, 1] * 0.99 + f1 * dt
+        v[i, j, 2] = v[i, j, 2] * 0.99 + f2 * dt
+    for i, j in qd.ndrange(n, n):
+        x[i, j, 0] += v[i, j, 0] * dt
+        x[i, j, 1] += v[i, j, 1] * dt
+        x[i, j, 2] += v[i, j, 2] * dt
+
+
+@qd.kernel
+def nbody_step(x: A2, v: A2, m: qd.types.NDArray[qd.f32, 1], dt: qd.f32):
+    n = x.shape[0]
+    for i in range(n):
+        x0 = x[i, 0]
+        x1 = x[i, 1]
+        x2 = x[i, 2]
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for j in range(n):
+            d0 = x[j, 0] - x0
+            d1 = x[j, 1] - x1
+            d2 = x[j, 2] - x2
+            r2 = d0 * d0 + d1 * d1 + d2 * d2 + 1e-3
+            s = m[j] / (r2 * qd.sqrt(r2))
+            a0 += s * d0
+            a1 += s * d1
+            a2 += s * d2
+        v[i, 0] += a0 * dt
+        v[i, 1] += a1 * dt
+        v[i, 2] += a2 * dt
+    for i in range(n):
+        x[i, 0] += v[i, 0] * dt
+        x[i, 1] += v[i, 1] * dt
+        x[i, 2] += v[i, 2] * dt
+'''
+
+
+def initial_state(cloth: int, bodies: int) -> dict[str, np.ndarray]:
+    r = np.random.default_rng(SEED)
+    gi, gj = np.meshgrid(np.arange(cloth), np.arange(cloth), indexing="ij")
+    cx = np.stack([gi * 0.1, np.zeros_like(gi, dtype=float), gj * 0.1], -1) + r.normal(0, 0.01, (cloth, cloth, 3))
+    return {"cloth_x": cx.astype(np.float32), "cloth_v": np.zeros((cloth, cloth, 3), np.float32),
+            "nb_x": r.normal(0, 1, (bodies, 3)).astype(np.float32),
+            "nb_v": np.zeros((bodies, 3), np.float32),
+            "nb_m": r.uniform(0.5, 1.5, bodies).astype(np.float32) / bodies}
+
+
+# ----------------------------------------------------------------------------- child
+
+
+def child(impl: str, threads: int | None, args, out_path: str) -> None:
+    base = impl.split("-")[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = SCALAR_SOURCE if impl == "qd-scalar" else VEC_SOURCE.format(
+            import_line="import qd" if base == "qd" else "import quadrants as qd")
+        Path(tmp, "vec_bench_kernels.py").write_text(src)
+        sys.path.insert(0, tmp)
+        t0 = time.perf_counter()
+        import vec_bench_kernels as mod  # noqa: E402 - generated above
+        qd = mod.qd
+        opts = {"arch": qd.cpu}
+        if threads is not None:
+            opts["cpu_max_num_threads"] = threads
+        qd.init(**opts)
+        import_s = time.perf_counter() - t0
+        st = initial_state(args.cloth, args.bodies)
+        if impl == "qd-scalar":
+            arrays = {k: v.copy() for k, v in st.items()}
+        else:
+            arrays = {}
+            for k, v in st.items():
+                if v.ndim == 1:
+                    a = qd.ndarray(qd.f32, v.shape)
+                else:
+                    a = qd.Vector.ndarray(3, qd.f32, v.shape[:-1])
+                a.from_numpy(v)
+                arrays[k] = a
+        out = {"impl": impl, "threads": threads, "import_init_s": import_s}
+        for case, run in (("cloth", lambda: mod.cloth_step(arrays["cloth_x"], arrays["cloth_v"], 0.002, 500.0, 0.1)),
+                          ("nbody", lambda: mod.nbody_step(arrays["nb_x"], arrays["nb_v"], arrays["nb_m"], 0.001))):
+            t0 = time.perf_counter()
+            run()
+            qd.sync()
+            out[f"{case}_first_s"] = time.perf_counter() - t0
+            per_step = []
+            for _ in range(args.reps):
+                t0 = time.perf_counter()
+                for _ in range(args.steps):
+                    run()
+                qd.sync()
+                per_step.append((time.perf_counter() - t0) / args.steps)
+            out[f"{case}_ms"] = statistics.median(per_step) * 1e3
+            out[f"{case}_ms_all"] = [t * 1e3 for t in per_step]
+        final = {k: (v if isinstance(v, np.ndarray) else v.to_numpy()) for k, v in arrays.items()}
+        out["state"] = {k: final[k].tolist() for k in ("cloth_x", "nb_x")}
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+
+# ----------------------------------------------------------------------------- parent
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cloth", type=int, default=128, help="cloth grid side (particles = side^2)")
+    ap.add_argument("--bodies", type=int, default=1024)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    ap.add_argument("--only", nargs="*", choices=IMPLS)
+    ap.add_argument("--child", choices=IMPLS)
+    ap.add_argument("--threads", type=int)
+    ap.add_argument("--child-out")
+    args = ap.parse_args()
+    if args.quick:
+        args.cloth, args.bodies, args.steps, args.reps = 32, 128, 3, 3
+    if args.child:
+        child(args.child, args.threads, args, args.child_out)
+        return
+    print(load_line())
+    have_quadrants = importlib.util.find_spec("quadrants") is not None
+    impls = args.only or IMPLS
+    common = ["--cloth", str(args.cloth), "--bodies", str(args.bodies), "--steps", str(args.steps),
+              "--reps", str(args.reps)]
+    results = []
+    for threads in (1, None):
+        for impl in impls:
+            if impl.startswith("quadrants") and not have_quadrants:
+                results.append({"impl": impl, "threads": threads, "skipped": "quadrants is not installed"})
+                continue
+            extra = [] if threads is None else ["--threads", str(threads)]
+            r = _common.run_child(__file__, ["--child", impl, *common, *extra])
+            r.setdefault("impl", impl)
+            r["threads"] = threads
+            results.append(r)
+    ref = {r["threads"]: r for r in results if r.get("impl") == "qd-vec" and "state" in r}
+    rows = []
+    for r in results:
+        row = {"impl": r["impl"], "threads": "1" if r["threads"] == 1 else "default",
+               "note": r.get("skipped", "")}
+        if "state" in r:
+            base = ref.get(r["threads"])
+            for case in ("cloth", "nbody"):
+                row[f"{case}_ms"] = r[f"{case}_ms"]
+                row[f"{case}_first_s"] = r[f"{case}_first_s"]
+                if base is not None:
+                    row[f"{case}_vs_qdvec"] = r[f"{case}_ms"] / base[f"{case}_ms"]
+            if base is not None:
+                agree = all(np.allclose(np.asarray(r["state"][k]), np.asarray(base["state"][k]), rtol=1e-3, atol=1e-3)
+                            for k in ("cloth_x", "nb_x"))
+                row["agrees"] = "yes" if agree else "NO"
+                r["agrees_with_qd_vec"] = agree
+            r.pop("state")
+        rows.append(row)
+    print_table(rows, [("impl", "impl", "s"), ("threads", "threads", "s"), ("cloth_ms", "cloth ms/step", ".3f"),
+                       ("cloth_vs_qdvec", "x qd-vec", ".2f"), ("nbody_ms", "n-body ms/step", ".3f"),
+                       ("nbody_vs_qdvec", "x qd-vec", ".2f"), ("cloth_first_s", "cloth 1st s", ".3f"),
+                       ("nbody_first_s", "n-body 1st s", ".3f"), ("agrees", "agrees", "s"), ("note", "note", "s")])
+    print("(x qd-vec: that implementation's time per step over qd-vec's in the same run and thread setting;"
+          " above 1 means qd-vec is faster)")
+    path = write_json("vectors.json", {"machine": machine_info(), "config": vars(args) | {"cpus": os.cpu_count()},
+                                       "results": results})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
