@@ -64,8 +64,18 @@ class Emitter:
 
 
 def ident(s: str) -> str:
-    """`s` as a piece of an LLVM name."""
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in s)
+    """`s` as a piece of an LLVM name, one-to-one: leaf paths `a.b`, `a_b` and `a[0]` must not
+    become the same parameter name (`_` is doubled, every other non-alphanumeric character is
+    `_` and its code point)."""
+    out = []
+    for c in s:
+        if c.isascii() and c.isalnum():
+            out.append(c)
+        elif c == "_":
+            out.append("__")
+        else:
+            out.append(f"_{ord(c):x}_")
+    return "".join(out)
 
 
 def leaf_params(path: str, kind: str, dtype, ndim: int, noalias: bool = False) -> tuple[list[str], object]:

@@ -193,8 +193,11 @@ def _check_module(kernel, km: KernelModule) -> None:
             count *= checked_int(d, f"{what}: result shape", 1)
         if len(km.ret_shape) not in (1, 2) or count != len(km.returns):
             raise QdInternalError(f"{what}: result shape {km.ret_shape!r} does not match its return types")
+    vectors = {path for path, spec in walk_specs(kernel.specs) if isinstance(spec, VecSpec)}
     for s in km.slots:
         checked_path(s.path, kernel.signature.parameters, what)
+        if type(s.path) is str and s.path.endswith("]") and s.path[:s.path.rindex("[")] not in vectors:
+            raise QdInternalError(f"{what}: leaf path {s.path!r} is a component of no vector parameter")
         if s.dtype not in ALL_DTYPES:
             raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")
         nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.is_array else 0

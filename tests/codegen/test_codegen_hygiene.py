@@ -259,3 +259,23 @@ def test_slot_numbers_must_be_small_ints(field, value):
 
 # A forged disk entry whose leaf path is Python code: tests/cache/test_fastcache_trust.py
 # (test_header_text_never_reaches_generated_code) checks it is rebuilt and never runs.
+
+
+@dataclasses.dataclass(frozen=True)
+class _AB:
+    b: qd.f32
+
+
+def test_leaf_paths_that_differ_only_in_punctuation_get_distinct_llvm_names():
+    """`a.b` (a member), `a_b` (a parameter), `v[0]` (a vector component) and `v_0_` must stay
+    four parameters in the generated functions, not one name defined twice."""
+
+    @qd.func
+    def f(a: _AB, a_b: qd.f32, v: qd.math.vec2, v_0_: qd.f32) -> qd.f32:
+        return a.b * 10 + a_b + v[0] * 100 + v_0_ * 1000
+
+    @qd.kernel
+    def k(a: _AB, a_b: qd.f32, v: qd.math.vec2, v_0_: qd.f32) -> qd.f32:
+        return f(a, a_b, v, v_0_)
+
+    assert k(_AB(1.0), 2.0, [3.0, 4.0], 5.0) == 10 + 2 + 300 + 5000
