@@ -78,14 +78,25 @@ def ident(s: str) -> str:
     return "".join(out)
 
 
-def leaf_params(path: str, kind: str, dtype, ndim: int, noalias: bool = False) -> tuple[list[str], object]:
+def element_extents(shape: list[str], element_shape: tuple) -> list[str]:
+    """An array leaf's extents with the element's own dimensions as constants: the launcher has
+    checked they are `element_shape`, and constant strides let LLVM merge a vector element's
+    component loads and vectorise loops over the elements."""
+    if not element_shape:
+        return shape
+    outer = len(shape) - len(element_shape)
+    return shape[:outer] + [str(int(e)) for e in element_shape]
+
+
+def leaf_params(path: str, kind: str, dtype, ndim: int, noalias: bool = False,
+                element_shape: tuple = ()) -> tuple[list[str], object]:
     """(LLVM parameters, value for `Emitter.leaves`) of a leaf passed to a function: an array
     is its data pointer and one i64 per extent, a scalar its value (the same leaf shape as the
     argument buffer's, `qd.abi`)."""
     name = ident(path)
     if kind == "array":
         params = [f"ptr {'noalias ' if noalias else ''}%a.{name}"] + [f"i64 %s{d}.{name}" for d in range(ndim)]
-        return params, (f"%a.{name}", [f"%s{d}.{name}" for d in range(ndim)])
+        return params, (f"%a.{name}", element_extents([f"%s{d}.{name}" for d in range(ndim)], element_shape))
     return [f"{ll(dtype)} %v.{name}"], f"%v.{name}"
 
 
@@ -111,7 +122,7 @@ def unpack_args(fn: Fn, layout: ArgLayout) -> tuple[str, dict]:
             for d in range(s.ndim):
                 q = fn.ins(f"getelementptr i64, ptr %args, i64 {s.extent_slot(d)}")
                 shape.append(fn.ins(f"load i64, ptr {q}, align 8"))
-            leaves[s.path] = (ptr, shape)
+            leaves[s.path] = (ptr, element_extents(shape, s.element_shape))
         else:
             p = fn.ins(f"getelementptr i64, ptr %args, i64 {s.slot}")
             if s.dtype.is_float:

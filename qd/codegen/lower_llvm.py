@@ -97,7 +97,8 @@ class ModuleGen:
         params = ["ptr %status", "ptr %frame", "i64 %begin", "i64 %end"]
         leaves = {}
         for s in self.layout.slots:
-            ps, leaves[s.path] = leaf_params(s.path, s.kind, s.dtype, s.ndim, noalias=self.noalias)
+            ps, leaves[s.path] = leaf_params(s.path, s.kind, s.dtype, s.ndim, noalias=self.noalias,
+                                             element_shape=s.element_shape)
             params += ps
         fn = Fn(f"define internal void @{body_name}({', '.join(params)}) #0")
         g = StmtGen(self, fn, "%status", leaves, k, Scope.TASK, "%frame")
@@ -134,7 +135,8 @@ class ModuleGen:
         leaves = {}
         for path in self.used[inst.id]:
             lf = by_path[path]
-            ps, leaves[path] = leaf_params(path, lf.kind, lf.dtype, lf.ndim)
+            ps, leaves[path] = leaf_params(path, lf.kind, lf.dtype, lf.ndim,
+                                           element_shape=getattr(lf, "element_shape", ()))
             params += ps
         rt = self.ret_type(inst)
         fn = Fn(f"define internal {rt} @{name}({', '.join(params)}) #0")

@@ -432,3 +432,28 @@ def test_vector_kernel_ptx_passes_ptxas():
     ptx = qd.ptx(k, x, m, qd.Vector([1.0, 0.0, 0.0]), np.zeros_like(x))
     assert ".entry" in ptx
     assert_ptxas_ok(ptx)
+
+
+def test_vector_elements_load_as_one_contiguous_block(arch):
+    """The components of a vec3 element are adjacent and the element extent is a constant, so
+    LLVM loads whole runs of elements at once (a `<3k x float>` load) instead of gathering the
+    components one by one."""
+    if arch != qd.cpu:
+        pytest.skip("inspects the CPU target's optimised LLVM IR")
+    import re
+
+    from qd.targets.cpu import jit
+
+    @qd.kernel
+    def k(x: V3, out: V3):
+        for i in range(x.shape[0]):
+            out[i] = x[i] * 2.0 + 1.0
+
+    x = rand(64, 3)
+    out = np.zeros_like(x)
+    k(x, out)
+    np.testing.assert_allclose(out, x * 2 + 1, rtol=1e-6)
+    (variant,) = k.variants.values()
+    text = str(jit.optimize(variant.module.ir_text))
+    lanes = [int(n) for n in re.findall(r"= load <(\d+) x float>", text)]
+    assert any(n >= 6 and n % 3 == 0 for n in lanes), lanes

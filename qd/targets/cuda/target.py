@@ -152,7 +152,8 @@ class CudaTarget(Target):
         params = ["ptr %status", "ptr %frame"]
         leaves = {}
         for s in mg.layout.slots:
-            ps, leaves[s.path] = leaf_params(s.path, s.kind, s.dtype, s.ndim, noalias=mg.noalias)
+            ps, leaves[s.path] = leaf_params(s.path, s.kind, s.dtype, s.ndim, noalias=mg.noalias,
+                                             element_shape=s.element_shape)
             params += ps
         fn = Fn(f"define internal void @{name}({', '.join(params)}) #0")
         g = StmtGen(mg, fn, "%status", leaves, mg.kernel, Scope.TASK, "%frame")
