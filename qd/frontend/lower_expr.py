@@ -314,8 +314,8 @@ class ExprLowerer:
             try:
                 items = list(seq)
             except TypeError:
-                raise QdTypeError("comprehensions inside kernels must iterate over compile-time ranges",
-                                  self.loc(g.iter)) from None
+                raise QdSyntaxError("comprehensions inside kernels are unrolled: they must iterate over a "
+                                    "compile-time range or qd.static(...)", self.loc(g.iter)) from None
             for item in items:
                 self.bind_static_target(g.target, item)
                 if all(rules.ct_truth(self.static_value(c), self.loc(c)) for c in g.ifs):
