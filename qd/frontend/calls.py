@@ -27,6 +27,7 @@ from .signature import (
     ScalarSpec,
     StructSpec,
     VecSpec,
+    return_items,
     return_shape,
     return_types,
     spec_of,
@@ -289,7 +290,18 @@ def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
         tmps = [low.new_var(None, t) for t in ret]
         low.emit(ir.Unpack(low.loc(node), tmps, call))
         items = tuple(ir.VarRead(t.dtype, t) for t in tmps)
-        return MatV(callee.ret_shape, items) if callee.ret_shape is not None else TupleV(items)
+        if callee.ret_shape is not None:
+            return MatV(callee.ret_shape, items)
+        if callee.ret_items is not None:  # regroup the components into the tuple's vectors
+            out, k = [], 0
+            for shape in callee.ret_items:
+                count = 1
+                for d in shape:
+                    count *= d
+                out.append(MatV(shape, items[k:k + count]) if shape else items[k])
+                k += count
+            return TupleV(tuple(out))
+        return TupleV(items)
     if callee.ret_shape is not None:
         return MatV(callee.ret_shape, (call,))
     return call
@@ -303,6 +315,7 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
         ret = return_types(ret_ann, src) if ret_ann is not None else None
         callee = type(low)(reg, f, src, inst_id, False, params, leaves, ret)
         callee.inst.ret_shape = return_shape(ret_ann)
+        callee.inst.ret_items = return_items(ret_ann)
         inst = callee.run()
     inst.static = template_values(params)
     reg.insts[inst_id] = inst

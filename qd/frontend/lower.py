@@ -328,6 +328,19 @@ class Lowerer(ExprLowerer):
         elif self.inst.ret_shape is not None:
             raise QdTypeError(f"returns {self.describe(v)}, but the function returns a "
                               f"{vectors._shape_text(self.inst.ret_shape)} value")
+        elif isinstance(v, TupleV) and (self.inst.ret_items is not None or any(vectors.is_mat(x) for x in v.items)):
+            if self.is_kernel:
+                raise QdTypeError("kernels cannot return tuples holding vectors; return them one by one or write "
+                                  "them to ndarrays")
+            shapes, items = [], []
+            for x in v.items:
+                m = vectors.as_mat(self, x, node.value)
+                shapes.append(m.shape if m is not None else ())
+                items.extend(m.entries if m is not None else (x,))
+            if self.inst.ret_items is not None and self.inst.ret_items != tuple(shapes):
+                raise QdTypeError(f"returns items of shapes {tuple(shapes)}, but the function returns "
+                                  f"{self.inst.ret_items}")
+            self.inst.ret_items = tuple(shapes)
         else:
             items = v.items if isinstance(v, TupleV) else (v,)
         exprs = [self.scalar(x, node.value) for x in items]

@@ -199,10 +199,12 @@ def return_types(ann, src) -> tuple[_dt.DType, ...]:
         for s in ann.shape:
             n *= s
         return (ann.resolved_dtype(),) * n
-    if isinstance(ann, tuple):
-        out = tuple(_dt.as_dtype(a) for a in ann)
-    elif typing.get_origin(ann) is tuple:
-        out = tuple(_dt.as_dtype(a) for a in typing.get_args(ann))
+    items = ann if isinstance(ann, tuple) else typing.get_args(ann) if typing.get_origin(ann) is tuple else None
+    if items is not None and any(isinstance(a, (VectorType, MatrixType)) for a in items):
+        out = tuple(d for a in items for d in (return_types(a, src) if isinstance(a, (VectorType, MatrixType))
+                                               else (_dt.as_dtype(a),)))
+    elif items is not None:
+        out = tuple(_dt.as_dtype(a) for a in items)
     else:
         out = (_dt.as_dtype(ann),)
     if any(d is None for d in out):
@@ -213,3 +215,12 @@ def return_types(ann, src) -> tuple[_dt.DType, ...]:
 def return_shape(ann) -> tuple | None:
     """The shape of a declared vector or matrix result, None for scalars and tuples."""
     return ann.shape if isinstance(ann, (VectorType, MatrixType)) else None
+
+
+def return_items(ann) -> tuple | None:
+    """Each item's shape (() for a scalar) of a declared tuple result holding vectors; None
+    otherwise."""
+    items = ann if isinstance(ann, tuple) else typing.get_args(ann) if typing.get_origin(ann) is tuple else None
+    if items is None or not any(isinstance(a, (VectorType, MatrixType)) for a in items):
+        return None
+    return tuple(a.shape if isinstance(a, (VectorType, MatrixType)) else () for a in items)

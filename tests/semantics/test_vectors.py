@@ -457,3 +457,32 @@ def test_vector_elements_load_as_one_contiguous_block(arch):
     text = str(jit.optimize(variant.module.ir_text))
     lanes = [int(n) for n in re.findall(r"= load <(\d+) x float>", text)]
     assert any(n >= 6 and n % 3 == 0 for n in lanes), lanes
+
+
+def test_funcs_return_tuples_holding_vectors():
+    @qd.func
+    def integrate(x, v, dt):
+        v2 = v * 0.5
+        return x + v2 * dt, v2, dt * 2
+
+    @qd.func
+    def split(x: qd.math.vec3) -> (qd.math.vec2, qd.f32):
+        return x.xy, x.z
+
+    @qd.kernel
+    def k(x: V3, v: V3, o: F1):
+        for i in range(x.shape[0]):
+            nx, nv, t = integrate(x[i], v[i], 0.1)
+            x[i] = nx
+            v[i] = nv
+            a, b = split(nx)
+            o[i] = a.sum() * 10 + b + t
+
+    x0, v0 = rand(5, 3), rand(5, 3)
+    x, v, o = x0.copy(), v0.copy(), np.zeros(5, np.float32)
+    k(x, v, o)
+    nv = v0 * np.float32(0.5)
+    nx = x0 + nv * np.float32(0.1)
+    np.testing.assert_allclose(v, nv, rtol=1e-6)
+    np.testing.assert_allclose(x, nx, rtol=1e-6)
+    np.testing.assert_allclose(o, (nx[:, 0] + nx[:, 1]) * 10 + nx[:, 2] + 0.2, rtol=1e-5)
