@@ -552,13 +552,21 @@ class Place:
     leaf: object = None
     outer: list | None = None
     comps: list | None = None  # inner index lists, one per component written
-    dyn: tuple | None = None  # (index expressions, candidate components) of a run-time component index
+    # components picked by run-time indices: per written component, its (condition, variable)
+    # candidates (exactly one condition holds at run time)
+    dyn: list | None = None
 
     def read(self, low, node):
-        if self.vars is not None:
-            if self.dyn is not None:
-                return _dynamic_index(low, MatV((len(self.vars),), tuple(ir.VarRead(v.dtype, v) for v in self.vars)),
-                                      [self.dyn[0]], node)
+        if self.dyn is not None:
+            entries = []
+            for cands in self.dyn:
+                e = None
+                for cond, var in cands:
+                    r = ir.VarRead(var.dtype, var)
+                    e = r if e is None else ir.Select(var.dtype, cond, r, low.cast(e, var.dtype))
+                entries.append(e)
+            entries = tuple(entries)
+        elif self.vars is not None:
             entries = tuple(ir.VarRead(v.dtype, v) for v in self.vars)
         else:
             low.access(self.leaf.path, node, "read")
@@ -632,17 +640,33 @@ def _sub_place(low, p: Place, idx, node) -> Place:
     for d in range(len(parts), len(p.shape)):
         axes.append(list(range(p.shape[d])))
     dyn = [a for a in axes if isinstance(a, ir.Expr)]
-    if dyn:
-        if len(p.shape) != 1 or len(parts) != 1:
-            raise QdTypeError("a run-time index can only select a component of a vector here")
-        if p.leaf is not None:
-            # an array element's component at a run-time index is itself an element
-            comp = [low.cast(dyn[0], _dt.i32)] if len(p.comps[0]) == 1 else None
-            if comp is None:
-                raise QdTypeError("a run-time index can only select a component of a vector here")
-            return Place((), leaf=p.leaf, outer=p.outer, comps=[comp])
-        return Place((), vars=list(p.vars), dyn=(dyn[0],))
     shape = tuple(len(a) for a in axes if isinstance(a, list))
+    if dyn and p.leaf is not None:
+        # components of an array element at run-time indices are elements: index the array
+        if p.dyn is not None or len(p.comps) != _count(p.shape):
+            raise QdTypeError("a run-time index can only select components of a whole vector element here")
+        comps = []
+        for combo in itertools.product(*[a if isinstance(a, list) else [a] for a in axes]):
+            comps.append([low.cast(x, _dt.i32) if isinstance(x, ir.Expr) else ir.Const(_dt.i32, x) for x in combo])
+        return Place(shape, leaf=p.leaf, outer=p.outer, comps=comps)
+    if dyn:
+        if p.dyn is not None:
+            raise QdTypeError("a vector component picked by a run-time index cannot be indexed again")
+        sizes = p.shape
+        cands_all = []
+        for combo in itertools.product(*[a if isinstance(a, list) else [None] for a in axes]):
+            cands = []
+            for pick in itertools.product(*[range(sizes[d]) if isinstance(a, ir.Expr) else [combo[d]]
+                                            for d, a in enumerate(axes)]):
+                cond = None
+                for d, a in enumerate(axes):
+                    if isinstance(a, ir.Expr):
+                        c = ir.BinOp(_dt.u1, "eq", a, low.cast(ir.Const(_dt.i64, pick[d]), a.dtype))
+                        cond = c if cond is None else ir.BoolOp(_dt.u1, "and", [cond, c])
+                k = pick[0] * m + pick[1] if len(p.shape) == 2 else pick[0]
+                cands.append((cond, p.vars[k]))
+            cands_all.append(cands)
+        return Place(shape, dyn=cands_all)
     flat = []
     for combo in itertools.product(*[a if isinstance(a, list) else [a] for a in axes]):
         flat.append(combo[0] * m + combo[1] if len(p.shape) == 2 else combo[0])
@@ -651,7 +675,7 @@ def _sub_place(low, p: Place, idx, node) -> Place:
 
 def store(low, p: Place, value, node, stmt_loc) -> None:
     """Write `value` (a vector of the place's shape, or a scalar broadcast) into place `p`."""
-    count = len(p.vars) if p.vars is not None and p.dyn is None else len(p.comps) if p.comps is not None else 1
+    count = len(p.dyn) if p.dyn is not None else len(p.vars) if p.vars is not None else len(p.comps)
     m = as_mat(low, value, node)
     if p.shape == () and m is not None:
         raise QdTypeError("cannot assign a vector to one component")
@@ -661,12 +685,12 @@ def store(low, p: Place, value, node, stmt_loc) -> None:
         items = list(m.entries)
     else:
         items = [value] * count
-    if p.vars is not None and p.dyn is not None:
-        idx_e, = p.dyn
-        vals = [low.cast(low.scalar(value, node), v.dtype) for v in p.vars]
-        for k, var in enumerate(p.vars):
-            cond = ir.BinOp(_dt.u1, "eq", idx_e, low.cast(ir.Const(_dt.i64, k), idx_e.dtype))
-            low.emit(ir.Assign(stmt_loc, var, ir.Select(var.dtype, cond, vals[k], ir.VarRead(var.dtype, var))))
+    if p.dyn is not None:
+        vals = [_hold(low, low.scalar(it, node), stmt_loc) for it in items]
+        for cands, e in zip(p.dyn, vals):
+            for cond, var in cands:
+                low.emit(ir.Assign(stmt_loc, var, ir.Select(var.dtype, cond, low.cast(e, var.dtype),
+                                                            ir.VarRead(var.dtype, var))))
         return
     if p.vars is not None:
         # evaluate every component before writing any (v = v.yx swaps)
@@ -684,6 +708,13 @@ def store(low, p: Place, value, node, stmt_loc) -> None:
         vals = [_hold(low, e, stmt_loc) for e in vals]
     for c, e in zip(p.comps, vals):
         low.emit(ir.Store(stmt_loc, leaf.path, p.outer + list(c), e))
+
+
+def _count(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _hold(low, e: ir.Expr, loc) -> ir.Expr:

@@ -486,3 +486,33 @@ def test_funcs_return_tuples_holding_vectors():
     np.testing.assert_allclose(v, nv, rtol=1e-6)
     np.testing.assert_allclose(x, nx, rtol=1e-6)
     np.testing.assert_allclose(o, (nx[:, 0] + nx[:, 1]) * 10 + nx[:, 2] + 0.2, rtol=1e-5)
+
+
+def test_matrix_rows_and_components_at_runtime_indices():
+    @qd.kernel
+    def k(i: qd.i32, out: qd.types.NDArray[qd.i32, 2], a: V3):
+        mat = qd.Matrix([[0, 0, 0, 0] for _ in range(3)])
+        mat[i, :] = qd.Vector([1, 2, 3, 4])
+        mat[(i + 1) % 3, i] += 7
+        col = mat[:, i]
+        for r in qd.static(range(3)):
+            for c in qd.static(range(4)):
+                out[r, c] = mat[r, c]
+            out[r, 4] = col[r]
+        for e in range(a.shape[0]):
+            a[e][i] = 5.0
+            a[e][(i + 1) % 3] += 1.0
+
+    for i in range(3):
+        out = np.zeros((3, 5), np.int32)
+        a = np.zeros((2, 3), np.float32)
+        k(i, out, a)
+        m = np.zeros((3, 4), np.int32)
+        m[i, :] = [1, 2, 3, 4]
+        m[(i + 1) % 3, i] += 7
+        np.testing.assert_array_equal(out[:, :4], m)
+        np.testing.assert_array_equal(out[:, 4], m[:, i])
+        ea = np.zeros((2, 3), np.float32)
+        ea[:, i] = 5
+        ea[:, (i + 1) % 3] += 1
+        np.testing.assert_array_equal(a, ea)
