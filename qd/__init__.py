@@ -52,6 +52,7 @@ from .lang import (
     sync,
     tan,
 )
+from .linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 from .matrix import Matrix, Vector
 from .ndarray import Ndarray, ndarray
 from .types import Template, template
@@ -69,4 +70,5 @@ __all__ = [
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "template", "Template", "ptx", "__version__",
+    "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
 ]

@@ -247,7 +247,30 @@ def _binop(op: str, a, b):
         ca, cb = _comp(a), _comp(b)
         if ca is None or cb is None:
             return NotImplemented
-        return _result(_ops.binary(op, ca, cb))
+        return _result(_ops.math2(op, ca, cb) if op == "atan2" else _ops.binary(op, ca, cb))
+
+
+def apply2(op: str, a, b):
+    """`a op b` by the kernel rules for numbers, vectors and matrices alike (an operator name of
+    `typing_rules`, `min` / `max`, or `atan2`); what `qd.math` computes with."""
+    r = _binop(op, a, b)
+    if r is NotImplemented:
+        raise QdTypeError(f"{op}() of {show(a)} and {show(b)}: operands must be numbers, vectors or matrices",
+                          caller_loc())
+    return r
+
+
+def apply1(name: str, x):
+    """A one-argument math function (`sqrt`, `asin`, `round`, ...) of a number, vector or matrix by
+    the kernel rules; a plain Python number gives a Python number (computed in float64)."""
+    if isinstance(x, (bool, int, float)):
+        with np.errstate(all="ignore"):
+            return _ops.UFUNC[name](np.float64(x)).item()
+    with _AtCaller():
+        c = _comp(x)
+        if c is None:
+            raise QdTypeError(f"{name}() of {show(x)}: the argument must be a number, vector or matrix")
+        return _result(_ops.math1(name, c))
 
 
 def _operator(op: str, reflected: bool = False):

@@ -25,8 +25,8 @@ from .errors import QdTypeError
 from .frontend import semantics as _sem
 from .frontend import typing_rules as _tr
 
-__all__ = ["UFUNC_OPS", "UFUNC_UNARY", "Comp", "binary", "cast", "defaults", "determinant", "infer", "inverse", "math1",
-           "matmul", "reduce", "unary"]
+__all__ = ["UFUNC", "UFUNC_OPS", "UFUNC_UNARY", "Comp", "binary", "cast", "defaults", "determinant", "infer", "inverse",
+           "math1", "math2", "matmul", "reduce", "unary"]
 
 
 class Comp(NamedTuple):
@@ -111,9 +111,15 @@ def unary(op: str, a: Comp) -> Comp:
     return Comp(out, rt, a.shape)
 
 
-_UFUNC = {"sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
+def _round(a: np.ndarray) -> np.ndarray:
+    """Halves away from zero, as C's `round` (numpy's `round` goes to even): `a - trunc(a)` is exact."""
+    t = np.trunc(a)
+    return t + np.where(np.abs(a - t) >= 0.5, np.sign(a), 0).astype(a.dtype)
+
+
+UFUNC = {"sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
           "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "asin": np.arcsin, "acos": np.arccos,
-          "atan": np.arctan, "tanh": np.tanh, "log2": np.log2, "exp2": np.exp2}
+          "atan": np.arctan, "tanh": np.tanh, "log2": np.log2, "exp2": np.exp2, "round": _round}
 
 
 def math1(name: str, a: Comp) -> Comp:
@@ -121,14 +127,27 @@ def math1(name: str, a: Comp) -> Comp:
     (`math_type`: integers go to `default_fp`, except abs/floor/ceil which keep them)."""
     ip, fp = defaults()
     d = a.dtype if a.dtype is not None else _tr.literal(a.flat[0], ip, fp)[0]
-    t = _tr.math_type(name if name in ("abs", "floor", "ceil") else "sqrt", d, fp)
+    t = _tr.math_type(name if name in ("abs", "floor", "ceil") else "floor" if name == "round" else "sqrt", d, fp)
     if t is None:
         return Comp(list(a.flat), d, a.shape)
     if name == "abs" and t.is_int:
         return Comp([_sem.wrap(abs(int(v)), t) for v in a.flat], t, a.shape)
     with np.errstate(all="ignore"):
-        arr = _UFUNC[name](np.array([typed(v, t, d) for v in a.flat], dtype=t.np))
+        arr = UFUNC[name](np.array([typed(v, t, d) for v in a.flat], dtype=t.np))
     return Comp(arr.tolist(), t, a.shape)
+
+
+def math2(name: str, a: Comp, b: Comp) -> Comp:
+    """A two-argument float function (`atan2`) of every pair of components, in the operands'
+    promoted type (`default_fp` for integers)."""
+    da, db, shape = _resolve(a, b)
+    t = _dt.promote(da, db)
+    t = t if t.is_float else defaults()[1]
+    xs = np.array([typed(v, t, da) for v in a.flat], dtype=t.np)
+    ys = np.array([typed(v, t, db) for v in b.flat], dtype=t.np)
+    with np.errstate(all="ignore"):
+        out = {"atan2": np.arctan2}[name](xs, ys)
+    return Comp(np.broadcast_to(out, (max(len(xs), len(ys)),)).tolist(), t, shape)
 
 
 def cast(a: Comp, d: _dt.DType) -> Comp:
@@ -261,7 +280,7 @@ UFUNC_OPS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "true
               "floor_divide": "floordiv", "remainder": "mod", "power": "pow", "left_shift": "shl",
               "right_shift": "shr", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "less": "lt",
               "less_equal": "le", "greater": "gt", "greater_equal": "ge", "equal": "eq", "not_equal": "ne",
-              "fmin": "min", "fmax": "max"}
+              "fmin": "min", "fmax": "max", "arctan2": "atan2"}
 UFUNC_UNARY = {"negative": "neg", "positive": "pos", "invert": "invert", "absolute": "abs", "sqrt": "sqrt",
                 "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "floor": "floor",
                 "ceil": "ceil", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "tanh": "tanh",
