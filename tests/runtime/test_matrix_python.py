@@ -194,12 +194,12 @@ def test_swizzles():
     assert v.to_list() == [11.0, 22.0, 30.0, 40.0]
     u = qd.Vector([5, 6])
     with pytest.raises(qd.QdTypeError) as e:
-        u.z  # at:swz
+        _ = u.z  # at:swz
     assert "vec2 has no component 'z'" in check_located(e.value, qd.QdTypeError, HERE, "swz", "u.z")
     with pytest.raises(qd.QdTypeError):
         v.xy = (1, 2, 3)
     with pytest.raises(qd.QdTypeError):
-        qd.Matrix([[1, 2], [3, 4]]).x
+        _ = qd.Matrix([[1, 2], [3, 4]]).x
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -239,7 +239,7 @@ def test_float_arithmetic_is_ieee_in_the_vector_type(d, data):
     with np.errstate(all="ignore"):
         for op in ("+", "-", "*", "/", "//", "%", "<", ">=", "!="):
             r = eval(f"a {op} b")
-            np.testing.assert_array_equal(r.to_numpy(), eval(f"x {op} y"), err_msg=op)
+            np.testing.assert_array_equal(r.to_numpy(), eval(f"x {op} y", {"x": x, "y": y}), err_msg=op)
         np.testing.assert_array_equal((a * 2).to_numpy(), x * d.np.type(2))
         np.testing.assert_array_equal((1.5 - a).to_numpy(), d.np.type(1.5) - x)
         np.testing.assert_array_equal(abs(a).to_numpy(), np.abs(x))
