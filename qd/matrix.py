@@ -307,6 +307,10 @@ class Matrix:
     def __init__(self, arr=None, dt=None):
         pass  # built by __new__
 
+    def __reduce__(self):
+        """Copies and pickles rebuild the value from its entries (`__new__` needs the components)."""
+        return _wrap, (self.entries.copy(), self.dtype)
+
     @property
     def ndim(self) -> int:
         return self.entries.ndim

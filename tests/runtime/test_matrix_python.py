@@ -5,7 +5,9 @@ vector constant a kernel reads must hold the values the kernel itself would comp
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -181,6 +183,16 @@ def test_len_iteration_lists_numpy_and_repr():
     assert m[0, 0] == 2  # a copy
     assert np.asarray(v).tolist() == [2, 3]
     assert repr(m) == str(np.array(data, np.int32)) and str(v) == str(np.array([2, 3], np.int32))
+
+
+def test_copies_and_pickles_are_independent_values():
+    v = qd.Vector([1.5, 2.5], dt=qd.f64)
+    for w in (copy.copy(v), copy.deepcopy(v), pickle.loads(pickle.dumps(v))):
+        assert isinstance(w, qd.Vector) and w.dtype == qd.f64 and w.to_list() == [1.5, 2.5]
+        w[0] = 9.0
+        assert v[0] == 1.5
+    m = pickle.loads(pickle.dumps(qd.Matrix([[1, 2], [3, 4]], qd.u8)))
+    assert type(m) is qd.Matrix and m.dtype == qd.u8 and m.to_list() == [[1, 2], [3, 4]]
 
 
 def test_swizzles():
