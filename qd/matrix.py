@@ -181,35 +181,19 @@ def _dtype_name(d) -> str:
 
 # ---------------------------------------------------------------- construction
 
-_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+_SCALARS = _ops.SCALARS
 
 
 def _parse(arr) -> tuple[list, tuple, _dt.DType | None]:
     """(flat Python values, shape, their dtype if they have one) of what a Matrix is built from."""
     if isinstance(arr, Matrix):
         return arr.entries.ravel().tolist(), arr.entries.shape, arr.dtype
-    if isinstance(arr, np.ndarray):
-        if arr.ndim not in (1, 2) or arr.dtype.kind not in "biuf":
-            raise QdTypeError(f"a qd.Matrix is built from a 1- or 2-dimensional numeric array, got {arr.ndim} "
-                              f"dimension(s) of {arr.dtype}", caller_loc())
-        return arr.ravel().tolist(), arr.shape, None
-    if not isinstance(arr, (list, tuple)):
-        raise QdTypeError(f"a qd.Matrix / qd.Vector is built from a list, a tuple or a numpy array, got "
-                          f"{type(arr).__name__}", caller_loc())
-    if any(isinstance(r, Matrix) for r in arr):
+    if isinstance(arr, (list, tuple)) and any(isinstance(r, Matrix) for r in arr):
         raise QdTypeError("a list of vectors: build the matrix with qd.Matrix.rows([...]) or qd.Matrix.cols([...])",
                           caller_loc())
-    if all(isinstance(v, _SCALARS) for v in arr):
-        return [v.item() if isinstance(v, np.generic) else v for v in arr], (len(arr),), None
-    rows = [r.tolist() if isinstance(r, np.ndarray) and r.ndim == 1 else r for r in arr]
-    if not all(isinstance(r, (list, tuple)) and all(isinstance(v, _SCALARS) for v in r) for r in rows):
-        bad = next(v for r in rows for v in (r if isinstance(r, (list, tuple)) else [r]) if not isinstance(v, _SCALARS))
-        raise QdTypeError(f"a matrix component must be a number, got {show(bad)} (at most 2 dimensions)",
-                          caller_loc())
-    if len({len(r) for r in rows}) != 1:
-        raise QdTypeError(f"matrix rows have different lengths: {[len(r) for r in rows]}", caller_loc())
-    flat = [v.item() if isinstance(v, np.generic) else v for r in rows for v in r]
-    return flat, (len(rows), len(rows[0])), None
+    with _AtCaller():
+        flat, shape = _ops.parse(arr)
+    return flat, shape, None
 
 
 def _wrap(entries: np.ndarray, d: _dt.DType) -> Matrix:
@@ -448,16 +432,8 @@ class Matrix:
             comps = [_comp(x) for x in inputs]
             if any(c is None for c in comps):
                 return NotImplemented
-            args = [np.array(c.flat).reshape(c.shape) if c.dtype is None else
-                    np.array(c.flat, dtype=c.dtype.np).reshape(c.shape) for c in comps]
-            with np.errstate(all="ignore"):
-                out = ufunc(*args)
-            if not isinstance(out, np.ndarray) or out.ndim == 0:
-                return out
-            d = _dt.from_numpy(out.dtype)
-            if d is not None and d.is_float and not any(c.dtype is not None and c.dtype.is_float for c in comps):
-                d = _ops.defaults()[1]
-            return _wrap(out.astype(d.np), d) if d is not None else out
+            out, d = _ops.other_ufunc(ufunc, comps)
+            return _wrap(out, d) if d is not None else out
 
     # ------------------------------------------------------------ methods
 

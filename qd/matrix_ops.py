@@ -21,12 +21,12 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdTypeError
+from .errors import QdTypeError, show
 from .frontend import semantics as _sem
 from .frontend import typing_rules as _tr
 
-__all__ = ["UFUNC", "UFUNC_OPS", "UFUNC_UNARY", "Comp", "binary", "cast", "defaults", "determinant", "infer", "inverse",
-           "math1", "math2", "matmul", "reduce", "unary"]
+__all__ = ["SCALARS", "UFUNC", "UFUNC_OPS", "UFUNC_UNARY", "Comp", "binary", "cast", "defaults", "determinant",
+           "infer", "inverse", "math1", "math2", "matmul", "other_ufunc", "parse", "reduce", "unary"]
 
 
 class Comp(NamedTuple):
@@ -148,6 +148,22 @@ def math2(name: str, a: Comp, b: Comp) -> Comp:
     with np.errstate(all="ignore"):
         out = {"atan2": np.arctan2}[name](xs, ys)
     return Comp(np.broadcast_to(out, (max(len(xs), len(ys)),)).tolist(), t, shape)
+
+
+def other_ufunc(ufunc, comps: list) -> tuple:
+    """A numpy function without a kernel rule, on the components as numpy computes it: (result,
+    its dtype) for an array result (a float result of integer operands taken as default_fp),
+    (result, None) for anything else."""
+    args = [np.array(c.flat).reshape(c.shape) if c.dtype is None else
+            np.array(c.flat, dtype=c.dtype.np).reshape(c.shape) for c in comps]
+    with np.errstate(all="ignore"):
+        out = ufunc(*args)
+    d = _dt.from_numpy(out.dtype) if isinstance(out, np.ndarray) and out.ndim else None
+    if d is None:
+        return out, None
+    if d.is_float and not any(c.dtype is not None and c.dtype.is_float for c in comps):
+        d = defaults()[1]
+    return out.astype(d.np), d
 
 
 def cast(a: Comp, d: _dt.DType) -> Comp:
@@ -285,3 +301,28 @@ UFUNC_UNARY = {"negative": "neg", "positive": "pos", "invert": "invert", "absolu
                 "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "floor": "floor",
                 "ceil": "ceil", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "tanh": "tanh",
                 "log2": "log2", "exp2": "exp2"}
+
+
+SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def parse(arr) -> tuple[list, tuple]:
+    """(flat Python values, shape) of a list, tuple or numpy array of components: a flat
+    sequence is a vector, a sequence of equally long rows a matrix."""
+    if isinstance(arr, np.ndarray):
+        if arr.ndim not in (1, 2) or arr.dtype.kind not in "biuf":
+            raise QdTypeError(f"a qd.Matrix is built from a 1- or 2-dimensional numeric array, got {arr.ndim} "
+                              f"dimension(s) of {arr.dtype}")
+        return arr.ravel().tolist(), arr.shape
+    if not isinstance(arr, (list, tuple)):
+        raise QdTypeError(f"a qd.Matrix / qd.Vector is built from a list, a tuple or a numpy array, got "
+                          f"{type(arr).__name__}")
+    if all(isinstance(v, SCALARS) for v in arr):
+        return [v.item() if isinstance(v, np.generic) else v for v in arr], (len(arr),)
+    rows = [r.tolist() if isinstance(r, np.ndarray) and r.ndim == 1 else r for r in arr]
+    if not all(isinstance(r, (list, tuple)) and all(isinstance(v, SCALARS) for v in r) for r in rows):
+        bad = next(v for r in rows for v in (r if isinstance(r, (list, tuple)) else [r]) if not isinstance(v, SCALARS))
+        raise QdTypeError(f"a matrix component must be a number, got {show(bad)} (at most 2 dimensions)")
+    if len({len(r) for r in rows}) != 1:
+        raise QdTypeError(f"matrix rows have different lengths: {[len(r) for r in rows]}")
+    return [v.item() if isinstance(v, np.generic) else v for r in rows for v in r], (len(rows), len(rows[0]))
