@@ -356,3 +356,29 @@ def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
 
 
 _matrix.ndarray_factory = ndarray
+
+
+class _ElementKind(type):
+    """`isinstance(a, qd.VectorNdarray)` asks about the elements of a `qd.Ndarray`: there is one
+    array class (a launch checks `type(a) is Ndarray`), and these names are views of it."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Ndarray) and len(obj.element_shape) == cls.element_dims
+
+
+class VectorNdarray(metaclass=_ElementKind):
+    """quadrants' `qd.VectorNdarray(n, dtype, shape)`: a `qd.ndarray` of n-vectors."""
+
+    element_dims = 1
+
+    def __new__(cls, n: int, dtype, shape):
+        return ndarray(VectorType(n, dtype), shape)
+
+
+class MatrixNdarray(metaclass=_ElementKind):
+    """quadrants' `qd.MatrixNdarray(n, m, dtype, shape)`: a `qd.ndarray` of n×m matrices."""
+
+    element_dims = 2
+
+    def __new__(cls, n: int, m: int, dtype, shape):
+        return ndarray(MatrixType(n, m, dtype), shape)

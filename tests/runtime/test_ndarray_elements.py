@@ -60,6 +60,19 @@ def test_matrix_ndarray_shapes_and_dtype(dtype):
     assert qd.Vector.ndarray(2, float, ()).dtype == qd.f32 and qd.Vector.ndarray(2, int, ()).dtype == qd.i32
 
 
+def test_vector_and_matrix_ndarray_names():
+    b = qd.ndarray(qd.types.vector(3, qd.i32), shape=(4, 4))
+    c = qd.ndarray(qd.types.matrix(3, 4, float), shape=(4, 5))
+    assert isinstance(b, qd.VectorNdarray) and not isinstance(b, qd.MatrixNdarray) and type(b) is qd.Ndarray
+    assert isinstance(c, qd.MatrixNdarray) and not isinstance(c, qd.VectorNdarray)
+    assert not isinstance(qd.ndarray(qd.f32, 3), (qd.VectorNdarray, qd.MatrixNdarray))
+    assert not isinstance(np.zeros((3, 3)), qd.VectorNdarray)
+    v = qd.VectorNdarray(3, qd.f32, (3, 3))
+    assert type(v) is qd.Ndarray and v.shape == (3, 3) and v.element_shape == (3,) and v.dtype == qd.f32
+    m = qd.MatrixNdarray(2, 2, qd.i32, (5,))
+    assert m.shape == (5,) and m.element_shape == (2, 2) and m.dtype == qd.i32
+
+
 def test_scalar_ndarrays_describe_themselves_the_same_way():
     a = qd.ndarray(qd.i16, (4, 5))
     assert a.element_shape == () and a._dtype == qd.i16 and a._ndim == 2 and a._sig == (qd.i16, 2, ())
