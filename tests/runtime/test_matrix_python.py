@@ -214,6 +214,18 @@ def test_swizzles():
         _ = qd.Matrix([[1, 2], [3, 4]]).x
 
 
+def test_swizzle_arithmetic_as_quadrants_writes_it():
+    v = qd.math.vec3(0, qd.math.vec3([0, 0], 0).xy)
+    v.rgb += 1
+    assert all(v.xyz == (1, 1, 1))
+    v.zyx += qd.math.vec3(1)
+    assert all(v.stp == qd.math.vec3(2, 2, 2)) and v.x == 2 and v.r == 2 and v.s == 2
+    w = qd.floor(v)
+    assert all(w == v) and all(qd.math.vec4(w.xyz, 2) == w.xxxx)
+    v.bgr = qd.math.vec3(1, 2, 3)
+    assert v.to_list() == [3.0, 2.0, 1.0] and all(v.yzx == qd.math.vec3(2, 1, 3))
+
+
 # ---------------------------------------------------------------- arithmetic
 
 
