@@ -53,8 +53,9 @@ from .lang import (
     sync,
     tan,
 )
+from .linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 from .matrix import Matrix, Vector
-from .ndarray import Ndarray, ndarray
+from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .types import Template, template
 from .version import __version__
 
@@ -69,5 +70,6 @@ __all__ = [
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "grouped", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
-    "ndarray", "Ndarray", "template", "Template", "ptx", "__version__",
+    "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
+    "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
 ]

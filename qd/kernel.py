@@ -252,12 +252,17 @@ class Kernel(_Decorated):
         for b in ("KeyError", "TypeError", "AttributeError"):
             nm.builtin(b)
         parts = []
-        for path, kind, _spec in self.key_paths:
+        for n, (path, kind, spec) in enumerate(self.key_paths):
             try:
                 checked_path(path, self.signature.parameters, f"dispatcher of kernel {self.fn.__qualname__}")
             except QdInternalError as e:
                 raise QdInternalError(e.message, self.def_loc()) from None
-            parts.append(f"@ck({path})" if kind == "ct" else f"@asig({path})")
+            if kind == "arr" and _open_elements(spec):  # element sizes come from the argument: ask the annotation
+                nm.bind(f"asig{n}", lambda v, spec=spec, path=path: array_signature(v, spec, path,
+                                                                                   loc_of=self.param_loc))
+                parts.append(f"@asig{n}({path})")
+            else:
+                parts.append(f"@ck({path})" if kind == "ct" else f"@asig({path})")
         src = internal_names("\n".join([
             f"def @dispatch({plist}):",
             "  try:",
@@ -271,6 +276,11 @@ class Kernel(_Decorated):
         dispatch = ns[nm("dispatch")]
         dispatch.__qd_source__ = src
         return dispatch
+
+
+def _open_elements(spec) -> bool:
+    """An array annotation whose element sizes are taken from the argument (`element_dim=`)."""
+    return spec.element_shape is not None and None in spec.element_shape
 
 
 def _asig(v):
@@ -318,7 +328,7 @@ def _key_paths(specs) -> list[tuple[str, str, object]]:
     for path, spec in walk_specs(specs):
         if isinstance(spec, ConstSpec):
             out.append((path, "ct", spec))
-        elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None):
+        elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None or _open_elements(spec)):
             out.append((path, "arr", spec))
     return out
 

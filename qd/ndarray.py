@@ -9,6 +9,14 @@ it without any copy; `to_numpy`, `from_numpy`, `fill`, element access and `np.as
 between host and device. It is a subclass, so the CPU launcher's fast path (`type(v) is
 Ndarray`) never takes it, and the checked path refuses it with a clear error instead of
 handing native CPU code a device address.
+
+An array may have vector or matrix elements (`qd.ndarray(qd.math.vec3, shape=(n,))`,
+`qd.Vector.ndarray(3, qd.f32, n)`): as in quadrants, `shape` is then the outer shape, `dtype`
+the component type and `element_shape` the shape of one element; the memory is the C-order
+array of shape `shape + element_shape` (what `to_numpy` returns), and `a[i]` is a
+`qd.Vector` / `qd.Matrix` (on the host a view: writing its components writes the array).
+What a launch reads is cached once: `_dtype` (the component type), `_ndim` (all dimensions,
+outer and element), `element_shape`, and `_sig = (_dtype, _ndim, element_shape)`.
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ import numpy as np
 
 from . import config as _config
 from . import dtypes as _dt
+from . import matrix as _matrix
 from .errors import QdArgumentError, QdIndexError, QdValueError, caller_loc, show
+from .matrix import Matrix, MatrixType, VectorType
 from .targets.cuda import driver as _cuda_driver
 from .targets.cuda.memory import DeviceBuffer
 
@@ -42,41 +52,67 @@ def _shape_of(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in dims)
 
 
-def _dtype_of(dtype) -> _dt.DType:
+def _element_of(dtype) -> tuple[_dt.DType, tuple[int, ...]]:
+    """(component dtype, element shape) of what `qd.ndarray(dtype=...)` was given."""
+    if isinstance(dtype, (VectorType, MatrixType)):
+        return dtype.resolved_dtype(), dtype.shape
     d = _dt.as_dtype(dtype) if dtype is not None else None
     if d is None:
-        raise QdArgumentError(f"qd.ndarray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",
-                              caller_loc())
-    return d
+        raise QdArgumentError(f"qd.ndarray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32, or a "
+                              "vector / matrix type such as qd.math.vec3)", caller_loc())
+    return d, ()
 
 
-def _set_layout(a, d: _dt.DType, shape: tuple, element_shape: tuple) -> None:
-    """What the launcher reads of an array: the component dtype, the full shape of its
-    components (outer shape, then the element's) and their count of dimensions."""
-    a._dtype = d
-    a.element_shape = tuple(element_shape)
-    a._dims = tuple(shape) + a.element_shape
-    a._ndim = len(a._dims)
+def _element_name(d: _dt.DType, es: tuple) -> str:
+    if len(es) == 1:
+        return f"qd.types.vector({es[0]}, {d})"
+    if len(es) == 2:
+        return f"qd.types.matrix({es[0]}, {es[1]}, {d})"
+    return str(d)
 
 
 class Ndarray:
-    __slots__ = ("_arr", "dtype", "shape", "ndim", "_ptr", "_end", "_dtype", "_ndim", "_dims", "element_shape",
+    __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_ptr", "_end",
                  "__weakref__")
     on_device = False
 
     def __init__(self, dtype, shape):
-        d = _dtype_of(dtype)
+        d, es = _element_of(dtype)
         shape = _shape_of(shape)
         try:
-            self._arr = np.zeros(shape, dtype=d.np)
+            self._arr = np.zeros(shape + es, dtype=d.np)
         except (ValueError, MemoryError) as e:  # too large to allocate
             raise QdValueError(f"qd.ndarray: cannot allocate shape {shape}: {e}", caller_loc()) from None
-        self.dtype = d
-        self.shape = shape
-        self.ndim = len(shape)
+        self._describe(d, shape, es)
         self._ptr = self._arr.ctypes.data
         self._end = self._ptr + self._arr.nbytes
-        _set_layout(self, d, shape, ())
+
+    def _describe(self, d: _dt.DType, shape: tuple, es: tuple) -> None:
+        self.dtype, self._dtype = d, d
+        self.shape, self.ndim = shape, len(shape)
+        self.element_shape = es
+        self._ndim = len(shape) + len(es)
+        self._sig = (d, self._ndim, es)
+        self._dims = shape + es  # every dimension of the components: the extents a launch passes
+
+    @property
+    def n(self) -> int:
+        """Components of a vector element, rows of a matrix element (quadrants' `arr.n`)."""
+        if not self.element_shape:
+            raise AttributeError("a qd.ndarray of scalars has no element size n")
+        return self.element_shape[0]
+
+    @property
+    def m(self) -> int:
+        if not self.element_shape:
+            raise AttributeError("a qd.ndarray of scalars has no element size m")
+        return self.element_shape[1] if len(self.element_shape) == 2 else 1
+
+    def _full(self) -> tuple[int, ...]:
+        return self.shape + self.element_shape
+
+    def _what(self) -> str:
+        return f"ndarray shape {self.shape}" + (f" + element shape {self.element_shape}" if self.element_shape else "")
 
     def to_numpy(self) -> np.ndarray:
         return self._arr.copy()
@@ -87,24 +123,59 @@ class Ndarray:
         except (TypeError, ValueError) as e:
             raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
                                   caller_loc()) from None
-        if arr.shape != self.shape:
-            raise QdValueError(f"from_numpy: shape {arr.shape} does not match ndarray shape {self.shape}",
-                                  caller_loc())
+        if arr.shape != self._full():
+            raise QdValueError(f"from_numpy: shape {arr.shape} does not match {self._what()}", caller_loc())
         try:
             np.copyto(self._arr, arr, casting="unsafe")
         except (TypeError, ValueError) as e:  # e.g. an array of strings or objects
             raise QdValueError(f"from_numpy: cannot copy a {arr.dtype} array into {self.dtype}: {e}",
                                   caller_loc()) from None
 
+    def _element_value(self, value) -> np.ndarray:
+        """One element (a Vector / Matrix, a list, an array, or one number for every component)
+        as an array of `element_shape`."""
+        try:
+            v = value.entries if isinstance(value, Matrix) else np.asarray(value)
+        except (TypeError, ValueError) as e:
+            raise QdValueError(f"qd.ndarray: {show(value)} is not a {_element_name(self.dtype, self.element_shape)}: "
+                               f"{e}", caller_loc()) from None
+        if v.shape not in ((), self.element_shape) or v.dtype.kind not in "biuf":
+            raise QdValueError(f"qd.ndarray: {show(value)} is not a {_element_name(self.dtype, self.element_shape)}",
+                               caller_loc())
+        return v
+
     def fill(self, value) -> None:
-        self._arr.fill(value)
+        """Every element set to `value`: a number (every component), or for arrays of vectors
+        or matrices one element."""
+        if self.element_shape:
+            self._arr[...] = self._element_value(value)
+        else:
+            self._arr.fill(value)
 
     def copy_from(self, other: Ndarray) -> None:
         if not isinstance(other, Ndarray):
             raise QdArgumentError(f"copy_from expects a qd.ndarray, got {type(other).__name__}", caller_loc())
-        self.from_numpy(other._arr)
+        self.from_numpy(other.to_numpy() if other.on_device else other._arr)
+
+    def _element_key(self, idx) -> tuple:
+        """An element index of an array of vectors / matrices: one int per outer dimension."""
+        t = () if idx is None else idx if isinstance(idx, tuple) else (idx,)
+        if len(t) != len(self.shape) or not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+                                                for i in t):
+            raise QdIndexError(f"qd.ndarray: index {show(idx)}: a {len(self.shape)}-d array of "
+                               f"{_element_name(self.dtype, self.element_shape)} takes {len(self.shape)} int "
+                               "index(es); index the components of the element it gives (a[i][j])", caller_loc())
+        return t
 
     def __getitem__(self, idx):
+        if self.element_shape:
+            key = self._element_key(idx)
+            try:
+                return _matrix._wrap(self._arr[key], self.dtype)
+            except Exception as e:
+                raise _item_error(e, idx, None) from None
+        if idx is None and not self.shape:
+            idx = ()
         try:
             v = self._arr[idx]
         except Exception as e:
@@ -112,6 +183,12 @@ class Ndarray:
         return v.item() if isinstance(v, np.generic) else v
 
     def __setitem__(self, idx, value) -> None:
+        if self.element_shape:
+            key = self._element_key(idx)
+            value = self._element_value(value)
+            idx = key
+        elif idx is None and not self.shape:
+            idx = ()
         try:
             self._arr[idx] = value
         except Exception as e:
@@ -122,11 +199,19 @@ class Ndarray:
             raise QdArgumentError("len() of a 0-d qd.ndarray", caller_loc())
         return self.shape[0]
 
+    def __iter__(self):
+        if not self.shape:
+            raise QdArgumentError("iteration over a 0-d qd.ndarray", caller_loc())
+        if self.element_shape and len(self.shape) > 1:
+            raise QdArgumentError(f"iteration over a {len(self.shape)}-d qd.ndarray of vectors or matrices: index "
+                                  "its elements a[i, j], or iterate over a.to_numpy()", caller_loc())
+        return (self[i] for i in range(self.shape[0]))
+
     def __array__(self, dtype=None, copy=None):
         return self._arr.astype(dtype) if dtype is not None else self._arr.copy()
 
     def __repr__(self) -> str:
-        return f"qd.ndarray(dtype={self.dtype}, shape={self.shape})"
+        return f"qd.ndarray(dtype={_element_name(self.dtype, self.element_shape)}, shape={self.shape})"
 
 
 def _item_error(e: Exception, idx, value) -> Exception:
@@ -168,19 +253,18 @@ class DeviceNdarray(Ndarray):
     on_device = True
 
     def __init__(self, dtype, shape, driver=None):
-        d = _dtype_of(dtype)
+        d, es = _element_of(dtype)
         shape = _shape_of(shape)
         drv = driver or _cuda_driver.open_driver()
-        nbytes = int(np.prod(shape, dtype=np.int64)) * d.np.itemsize
-        self.dtype, self.shape, self.ndim = d, shape, len(shape)
-        _set_layout(self, d, shape, ())
+        nbytes = int(np.prod(shape + es, dtype=np.int64)) * d.np.itemsize
+        self._describe(d, shape, es)
         self._arr = DeviceBuffer(drv, nbytes)
         self._ptr = self._arr.ptr
         self._end = self._ptr + nbytes
         drv.zero(self._ptr, nbytes)  # zero-filled, as on the host
 
     def to_numpy(self) -> np.ndarray:
-        host = np.empty(self.shape, dtype=self.dtype.np)
+        host = np.empty(self._full(), dtype=self.dtype.np)
         self._arr.download(host.ctypes.data, host.nbytes)
         return host
 
@@ -188,28 +272,34 @@ class DeviceNdarray(Ndarray):
         self._arr.upload(host.ctypes.data, host.nbytes, offset)
 
     def from_numpy(self, arr) -> None:
-        self._upload(_as_host(arr, self.dtype, self.shape))
+        self._upload(_as_host(arr, self.dtype, self._full()))
 
     def fill(self, value) -> None:
-        host = np.empty(self.shape, dtype=self.dtype.np)
-        host.fill(value)
+        host = np.empty(self._full(), dtype=self.dtype.np)
+        if self.element_shape:
+            host[...] = self._element_value(value)
+        else:
+            host.fill(value)
         self._upload(host)
 
     def copy_from(self, other: Ndarray) -> None:
         if not isinstance(other, Ndarray):
             raise QdArgumentError(f"copy_from expects a qd.ndarray, got {type(other).__name__}", caller_loc())
-        if other.on_device and other.shape == self.shape and other.dtype == self.dtype:
+        if other.on_device and other._full() == self._full() and other.dtype == self.dtype:
             self._arr.driver.dtod(self._ptr, other._ptr, self._end - self._ptr)
             self._arr.driver.sync()
             return
         self.from_numpy(other.to_numpy())
 
     def _element(self, idx) -> int | None:
-        """The byte offset of one element for an index of `ndim` ints, numpy's rules (negative
-        counts from the end); None for anything else (slices, fewer indices), which copies."""
-        t = idx if isinstance(idx, tuple) else (idx,)
+        """The byte offset of one element for an index of one int per outer dimension, numpy's
+        rules (negative counts from the end); None for anything else (slices, fewer indices),
+        which copies (for arrays of vectors or matrices: an error)."""
+        t = () if idx is None and not self.shape else idx if isinstance(idx, tuple) else (idx,)
         if len(t) != self.ndim or not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
                                           for i in t):
+            if self.element_shape:
+                self._element_key(idx)  # raises
             return None
         flat = 0
         for axis, (i, n) in enumerate(zip(t, self.shape)):
@@ -218,7 +308,7 @@ class DeviceNdarray(Ndarray):
                 raise QdIndexError(f"qd.ndarray: index {show(idx)}: index {int(i)} is out of bounds for axis "
                                    f"{axis} with size {n}", caller_loc())
             flat = flat * n + j
-        return flat * self.dtype.np.itemsize
+        return flat * int(np.prod(self.element_shape, dtype=np.int64)) * self.dtype.np.itemsize
 
     def __getitem__(self, idx):
         off = self._element(idx)
@@ -229,12 +319,17 @@ class DeviceNdarray(Ndarray):
             except Exception as e:
                 raise _item_error(e, idx, None) from None
             return v.item() if isinstance(v, np.generic) else v
-        one = np.empty((), dtype=self.dtype.np)
+        one = np.empty(self.element_shape, dtype=self.dtype.np)
         self._arr.download(one.ctypes.data, one.nbytes, off)
-        return one.item()
+        return _matrix._wrap(one, self.dtype) if self.element_shape else one.item()
 
     def __setitem__(self, idx, value) -> None:
         off = self._element(idx)
+        if self.element_shape:
+            host = np.ascontiguousarray(np.broadcast_to(self._element_value(value), self.element_shape),
+                                        dtype=self.dtype.np)
+            self._upload(host, off)
+            return
         host = np.empty((), dtype=self.dtype.np) if off is not None else self.to_numpy()
         try:
             host[() if off is not None else idx] = value
@@ -247,12 +342,44 @@ class DeviceNdarray(Ndarray):
         return host.astype(dtype) if dtype is not None else host
 
     def __repr__(self) -> str:
-        return f"qd.ndarray(dtype={self.dtype}, shape={self.shape}, device='cuda')"
+        return f"qd.ndarray(dtype={_element_name(self.dtype, self.element_shape)}, shape={self.shape}, device='cuda')"
 
 
-def ndarray(dtype, shape) -> Ndarray:
-    """A zero-filled array owned by qd (quadrants' `qd.ndarray(dtype, shape)`): in device
-    memory under `arch=qd.cuda`, else in host memory."""
+def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
+    """A zero-filled array owned by qd (quadrants' `qd.ndarray(dtype, shape)`; `dtype` a scalar
+    type or a vector / matrix type): in device memory under `arch=qd.cuda`, else in host memory."""
+    if needs_grad is not False:
+        raise QdArgumentError(f"qd.ndarray: needs_grad={show(needs_grad)} is not supported by qd (only False)",
+                              caller_loc())
     if _config.current().arch == _config.cuda:
         return DeviceNdarray(dtype, shape)
     return Ndarray(dtype, shape)
+
+
+_matrix.ndarray_factory = ndarray
+
+
+class _ElementKind(type):
+    """`isinstance(a, qd.VectorNdarray)` asks about the elements of a `qd.Ndarray`: there is one
+    array class (a launch checks `type(a) is Ndarray`), and these names are views of it."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Ndarray) and len(obj.element_shape) == cls.element_dims
+
+
+class VectorNdarray(metaclass=_ElementKind):
+    """quadrants' `qd.VectorNdarray(n, dtype, shape)`: a `qd.ndarray` of n-vectors."""
+
+    element_dims = 1
+
+    def __new__(cls, n: int, dtype, shape):
+        return ndarray(VectorType(n, dtype), shape)
+
+
+class MatrixNdarray(metaclass=_ElementKind):
+    """quadrants' `qd.MatrixNdarray(n, m, dtype, shape)`: a `qd.ndarray` of n×m matrices."""
+
+    element_dims = 2
+
+    def __new__(cls, n: int, m: int, dtype, shape):
+        return ndarray(MatrixType(n, m, dtype), shape)

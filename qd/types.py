@@ -11,24 +11,64 @@ from .matrix import MatrixType, VectorType, matrix, vector  # noqa: F401 - qd.ty
 
 @dataclass(frozen=True)
 class NDArrayType:
-    """An array parameter; `dtype`/`ndim` of None mean "specialise on what is passed"."""
+    """An array parameter; `dtype`/`ndim` of None mean "specialise on what is passed".
+
+    `dtype` is the component type (f32 for `NDArray[qd.math.vec3, 1]`) and `ndim` counts the
+    outer dimensions, as in quadrants; `element_shape` is the shape of one element: () for
+    scalars, (3,) for vec3, (2, 2) for mat2, None in a place for a size taken from the argument
+    (`element_dim=1` gives (None,)), and None as a whole when nothing was said (no dtype and no
+    element option: any element shape)."""
 
     dtype: _dt.DType | type | None = None  # `int` / `float` are resolved when a kernel compiles
     ndim: int | None = None
+    element_shape: tuple | None = None
 
     def __repr__(self) -> str:
-        return f"qd.types.NDArray[{self.dtype}, {self.ndim}]"
+        es = self.element_shape
+        if not es:
+            return f"qd.types.NDArray[{_dtype_str(self.dtype)}, {self.ndim}]"
+        size = ", ".join("None" if k is None else str(k) for k in es)
+        kind = "vector" if len(es) == 1 else "matrix"
+        return f"qd.types.NDArray[qd.types.{kind}({size}, {_dtype_str(self.dtype)}), {self.ndim}]"
+
+
+def _dtype_str(d) -> str:
+    return getattr(d, "__name__", None) if d in (int, float) else str(d)
 
 
 # quadrants' other ndarray-type options, with the value that means "off": qd accepts an option
-# only at that value, so a program that relies on one (bounds clamping, gradients, vector
-# elements) is refused instead of silently computing something else.
-_OPTION_DEFAULTS = {"boundary": ("unsafe",), "needs_grad": (None, False), "element_dim": (None, 0),
-                    "element_shape": (None, ())}
+# only at that value, so a program that relies on one (bounds clamping, gradients) is refused
+# instead of silently computing something else.
+_OPTION_DEFAULTS = {"boundary": ("unsafe",), "needs_grad": (None, False)}
+
+
+def _element_options(dtype, element_dim, element_shape) -> tuple:
+    """(component dtype, element shape) from quadrants' `element_dim` / `element_shape` options."""
+    if isinstance(dtype, (VectorType, MatrixType)):
+        raise QdTypeError(f"qd.types.ndarray: dtype {dtype!r} is a vector / matrix type; element_dim and "
+                          "element_shape only go with a scalar dtype", caller_loc())
+    if element_shape is not None:
+        ok = isinstance(element_shape, (tuple, list)) and len(element_shape) <= 2 and all(
+            isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in element_shape)
+        if not ok:
+            raise QdTypeError(f"qd.types.ndarray: element_shape must be a tuple of at most 2 positive ints, got "
+                              f"{show(element_shape)}", caller_loc())
+        element_shape = tuple(element_shape)
+    if element_dim is not None:
+        if not isinstance(element_dim, int) or isinstance(element_dim, bool) or not 0 <= element_dim <= 2:
+            raise QdTypeError(f"qd.types.ndarray: element_dim must be 0, 1 or 2 (scalars, vectors, matrices), got "
+                              f"{show(element_dim)}", caller_loc())
+        if element_shape is not None and len(element_shape) != element_dim:
+            raise QdTypeError(f"qd.types.ndarray: element_shape {element_shape} does not have element_dim="
+                              f"{element_dim} dimensions", caller_loc())
+        if element_shape is None:
+            element_shape = (None,) * element_dim
+    return dtype, element_shape
 
 
 class _NDArrayAnnotation:
-    """Supports both spellings quadrants accepts: `NDArray[f32, 2]` and `ndarray(dtype=f32, ndim=2)`."""
+    """Supports both spellings quadrants accepts: `NDArray[f32, 2]` and `ndarray(dtype=f32, ndim=2)`;
+    the dtype may be a vector or matrix type (`NDArray[qd.math.vec3, 1]`)."""
 
     def __getitem__(self, item) -> NDArrayType:
         if not isinstance(item, tuple):
@@ -39,7 +79,7 @@ class _NDArrayAnnotation:
         ndim = item[1] if len(item) > 1 else None
         return self(dtype=dtype, ndim=ndim)
 
-    def __call__(self, dtype=None, ndim=None, **options) -> NDArrayType:
+    def __call__(self, dtype=None, ndim=None, element_dim=None, element_shape=None, **options) -> NDArrayType:
         # annotations are evaluated where they are written, so the caller's line is the annotation's
         for name, value in options.items():
             allowed = _OPTION_DEFAULTS.get(name)
@@ -48,15 +88,20 @@ class _NDArrayAnnotation:
             if not any(value == a and type(value) is type(a) for a in allowed):
                 raise QdTypeError(f"qd.types.ndarray: {name}={show(value)} is not supported by qd "
                                   f"(only {' / '.join(repr(a) for a in allowed)})", caller_loc())
-        if isinstance(dtype, (VectorType, MatrixType)):
-            return NDArrayType(dtype, ndim)
+        es = None
+        if element_dim is not None or element_shape is not None:
+            dtype, es = _element_options(dtype, element_dim, element_shape)
+        elif isinstance(dtype, (VectorType, MatrixType)):
+            dtype, es = dtype.dtype, dtype.shape
+        elif dtype is not None:
+            es = ()
         d = None if dtype is None else _dt.as_dtype(dtype)
         if dtype is not None and d is None:
             raise QdTypeError(f"qd.types.NDArray: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",
                               caller_loc())
         if ndim is not None and (not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 0):
             raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {show(ndim)}", caller_loc())
-        return NDArrayType(dtype if dtype in (int, float) else d, ndim)
+        return NDArrayType(dtype if dtype in (int, float) else d, ndim, es)
 
     def __repr__(self) -> str:
         return "qd.types.NDArray"

@@ -73,17 +73,32 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
                               loc_of(path))
     if spec.dtype is not None and spec.dtype != dt:
         raise QdArgumentError(f"argument {path!r} must have dtype {spec.dtype}, got {dt}", loc_of(path))
-    elem = element_shape(spec, value_elem)
-    if spec.element_shape is not None and value_elem and tuple(value_elem) != elem:
-        raise QdArgumentError(f"argument {path!r} must have elements of shape {elem}, got {tuple(value_elem)}",
-                              loc_of(path))
-    if elem and not value_elem and (nd < len(elem) or tuple(v.shape[nd - len(elem):]) != elem):
-        raise QdArgumentError(f"argument {path!r} must end in the element shape {elem}, got shape "
-                              f"{tuple(v.shape)}", loc_of(path))
+    es = spec.element_shape
+    if es is not None and None in es:  # `element_dim=`: element sizes taken from the argument
+        k = len(es)
+        elem = tuple(value_elem) if value_elem else tuple(v.shape[nd - k:]) if nd >= k else ()
+        if len(elem) != k or any(w is not None and w != e for w, e in zip(es, elem)):
+            raise QdArgumentError(f"argument {path!r} must have {k}-dimensional elements{_elem_text_open(es)}, got "
+                                  f"{'elements of shape ' + str(tuple(value_elem)) if value_elem else 'shape ' + str(tuple(v.shape))}",
+                                  loc_of(path))
+    else:
+        elem = element_shape(spec, value_elem)
+        if es is not None and value_elem and tuple(value_elem) != elem:
+            raise QdArgumentError(f"argument {path!r} must have elements of shape {elem}, got {tuple(value_elem)}",
+                                  loc_of(path))
+        if elem and not value_elem and (nd < len(elem) or tuple(v.shape[nd - len(elem):]) != elem):
+            raise QdArgumentError(f"argument {path!r} must end in the element shape {elem}, got shape "
+                                  f"{tuple(v.shape)}", loc_of(path))
     if spec.ndim is not None and spec.ndim != nd - len(elem):
         raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd - len(elem)}",
                               loc_of(path))
+    if es is not None and None in es:
+        return (dt, nd, elem)
     return (dt, nd, tuple(value_elem)) if value_elem else (dt, nd)
+
+
+def _elem_text_open(es) -> str:
+    return "" if all(e is None for e in es) else f" of shape {tuple('any' if e is None else e for e in es)}"
 
 
 def element_shape(spec, value_elem: tuple = ()) -> tuple:
@@ -93,7 +108,9 @@ def element_shape(spec, value_elem: tuple = ()) -> tuple:
 
 def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple]:
     """(dtype, ndim, element shape) of an array leaf, from its argument's `array_signature`."""
-    return sig[0], sig[1], element_shape(spec, sig[2] if len(sig) == 3 else ())
+    if len(sig) == 3:
+        return sig[0], sig[1], tuple(sig[2])
+    return sig[0], sig[1], element_shape(spec)
 
 
 def _elem_text(elem) -> str:

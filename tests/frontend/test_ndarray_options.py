@@ -21,8 +21,7 @@ def _check(err: qd.QdError, text: str) -> None:
     assert text in msg.splitlines()[1] and "^" in msg.splitlines()[2], msg
 
 
-@pytest.mark.parametrize("option", ["boundary='clamp'", "needs_grad=True", "element_dim=1", "element_shape=(3,)",
-                                    "field_dim=2", "layout=1"])
+@pytest.mark.parametrize("option", ["boundary='clamp'", "needs_grad=True", "field_dim=2", "layout=1"])
 def test_unimplemented_option_is_refused(option):
     with pytest.raises(qd.QdTypeError) as e:
         eval(compile(f"qd.types.ndarray(dtype=qd.f32, ndim=1, {option})", __file__, "eval"))
