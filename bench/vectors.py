@@ -261,8 +261,9 @@ def main() -> None:
                             for k in ("cloth_x", "nb_x"))
                 row["agrees"] = "yes" if agree else "NO"
                 r["agrees_with_qd_vec"] = agree
-            r.pop("state")
         rows.append(row)
+    for r in results:
+        r.pop("state", None)
     print_table(rows, [("impl", "impl", "s"), ("threads", "threads", "s"), ("cloth_ms", "cloth ms/step", ".3f"),
                        ("cloth_vs_qdvec", "x qd-vec", ".2f"), ("nbody_ms", "n-body ms/step", ".3f"),
                        ("nbody_vs_qdvec", "x qd-vec", ".2f"), ("cloth_first_s", "cloth 1st s", ".3f"),
