@@ -55,6 +55,7 @@ from .lang import (
 )
 from .matrix import Matrix, Vector
 from .ndarray import Ndarray, ndarray
+from .structs import Struct, dataclass
 from .types import Template, template
 from .version import __version__
 
@@ -71,3 +72,4 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "template", "Template", "ptx", "__version__",
 ]
+__all__ += ["Struct", "dataclass"]

@@ -18,21 +18,23 @@ import ast
 from dataclasses import dataclass, field
 
 from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
-from . import ids, ir, vectors
+from . import ids, ir, structs, vectors
 from .registry import free_vars
 from .signature import (
     AnySpec,
     ArraySpec,
     ConstSpec,
+    RecSpec,
     ScalarSpec,
     StructSpec,
     VecSpec,
     return_shape,
+    return_struct,
     return_types,
     spec_of,
 )
 from .source import get_source
-from .values import CT, LeafV, MatV, StructV, TupleV, ct_key, template_values
+from .values import CT, LeafV, MatV, RecV, StructV, TupleV, ct_key, template_values
 
 __all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_func", "expand_call",
            "expands_in_kernel"]
@@ -65,15 +67,20 @@ def arg_value(low, node: ast.expr) -> object:
             if m is None:
                 raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {node.attr!r}", low.loc(node))
             return m
+        if isinstance(base, RecV) and base.member(node.attr) is not None:
+            return base.member(node.attr)  # a struct member passed on: bound, not read
         with low.at(node):  # not visited through `expr`, so errors are located here
             return low.expr_Attribute(node, base)
     return low.expr(node)
 
 
-def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
+def call_arguments(low, f, node: ast.Call, self_value=None) -> list[tuple[str, object, object]]:
     """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
-    defaults from the signature become compile-time values."""
+    defaults from the signature become compile-time values. `self_value` is the struct a
+    method is called on (its first parameter)."""
     args = [arg_value(low, a) for a in node.args]
+    if self_value is not None:
+        args.insert(0, self_value)
     kwargs = {k.arg: arg_value(low, k.value) for k in node.keywords}
     try:
         bound = f.signature.bind(*args, **kwargs)
@@ -82,7 +89,7 @@ def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
     bound.apply_defaults()
     out = []
     for name, value in bound.arguments.items():
-        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV, MatV)):
+        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV, MatV, RecV)):
             value = CT(value)  # a default from the signature
         ann = f.hints.get(name)
         spec = spec_of(ann)
@@ -108,6 +115,8 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     where = f"argument {name!r} of {f.fn.__qualname__}"
     inplace = site is None
     open_spec = isinstance(spec, (ConstSpec, AnySpec))
+    if isinstance(value, RecV) or isinstance(spec, RecSpec):
+        return structs.bind(low, where, spec, value, name, node, site)
     if isinstance(value, CT) and open_spec:
         return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))
     if isinstance(value, TupleV) and (inplace or open_spec):
@@ -231,6 +240,10 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
             v, k = _bind_vector(low, f"member {sub!r}", None, mv, sub, node, site)
             members.append((mname, v))
             key.append((mname, k))
+        elif isinstance(mv, RecV):
+            v, k = structs.bind(low, f"member {sub!r}", None, mv, sub, node, site)
+            members.append((mname, v))
+            key.append((mname, k))
         else:
             members.append((mname, mv))
             key.append((mname, "ct", _ct_key(low, mv.value, node)))
@@ -262,13 +275,14 @@ def _ct_key(low, v, node):
 # ---------------------------------------------------------------- instantiated calls
 
 
-def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
+def call_func(low, f, node: ast.Call, self_value=None) -> ir.Expr | TupleV:
     """A call of func `f` as an expression: bind, instantiate (once per static context) and
-    record the call; the value is the call (or a tuple of temporaries for several results)."""
+    record the call; the value is the call (or a tuple of temporaries for several results).
+    A method call passes the struct it is called on as `self_value`."""
     site = CallSite()
     params: list[tuple[str, object]] = []
     key = []
-    for name, spec, value in call_arguments(low, f, node):
+    for name, spec, value in call_arguments(low, f, node, self_value):
         v, k = bind_argument(low, f, name, spec, value, node, site)
         params.append((name, v))
         key.append((name, k))
@@ -289,9 +303,13 @@ def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
         tmps = [low.new_var(None, t) for t in ret]
         low.emit(ir.Unpack(low.loc(node), tmps, call))
         items = tuple(ir.VarRead(t.dtype, t) for t in tmps)
+        if callee.ret_struct is not None:
+            return structs.from_flat(callee.ret_struct, list(items))
         return MatV(callee.ret_shape, items) if callee.ret_shape is not None else TupleV(items)
     if callee.ret_shape is not None:
         return MatV(callee.ret_shape, (call,))
+    if callee.ret_struct is not None:
+        return structs.from_flat(callee.ret_struct, [call])
     return call
 
 
@@ -303,6 +321,7 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
         ret = return_types(ret_ann, src) if ret_ann is not None else None
         callee = type(low)(reg, f, src, inst_id, False, params, leaves, ret)
         callee.inst.ret_shape = return_shape(ret_ann)
+        callee.inst.ret_struct = return_struct(ret_ann)
         inst = callee.run()
     inst.static = template_values(params)
     reg.insts[inst_id] = inst

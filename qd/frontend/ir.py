@@ -363,6 +363,7 @@ class Inst:
     expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
     static: tuple[tuple[str, str], ...] = ()  # (parameter path, repr) of its compile-time values, for explanations
     ret_shape: tuple | None = None  # the shape of a vector or matrix result (`returns` holds its components)
+    ret_struct: object = None  # the StructType of a struct result (`returns` holds its scalar components)
 
 
 # ---------------------------------------------------------------- queries
