@@ -166,6 +166,8 @@ class StructType:
     """`qd.types.struct(a=qd.f32, v=qd.math.vec3, ...)`: a struct type (annotation and
     constructor). `int` / `float` members follow `qd.init`'s default_ip / default_fp."""
 
+    inferred = False  # made by the frontend for a plain `qd.Struct`, from its values' types
+
     def __init__(self, _name: str | None = None, _cls: type | None = None, _methods: dict | None = None, **members):
         self.members: dict[str, object] = {}
         for name, t in members.items():

@@ -185,6 +185,8 @@ class ExprLowerer:
         if base is None:
             base = self.expr(node.value)
         name = node.attr
+        if isinstance(base, CT) and vectors.is_mat(base) and not hasattr(base.value, name):
+            base = vectors.as_mat(self, base, node)  # `.x`, `.T` of a Python-scope vector read at compile time
         if isinstance(base, MatV):
             r = vectors.attribute(self, base, name, node)
             if r is None:

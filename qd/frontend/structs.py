@@ -72,7 +72,13 @@ def infer_type(low, s: Struct, node) -> StructType:
                 members[name] = rules.literal(v, low.cfg.default_ip, low.cfg.default_fp)[0]
         else:
             raise QdTypeError(f"struct member {name!r} holds {type(v).__name__}, not a number, vector or struct")
-    return StructType(**members)
+    return _inferred_type(members)
+
+
+def _inferred_type(members: dict) -> StructType:
+    st = StructType(**members)
+    st.inferred = True  # converts to any struct type with these member names
+    return st
 
 
 def _value_type(low, name: str, v, node):
@@ -123,7 +129,7 @@ def _untyped_from(low, pairs: list) -> RecV:
         else:
             types[name] = v.dtype
         members.append((name, v))
-    return RecV(StructType(**types), tuple(members))
+    return RecV(_inferred_type(types), tuple(members))
 
 
 def construct(low, st: StructType, node, args: list, kwargs: dict) -> RecV:
@@ -442,7 +448,7 @@ def bind(low, where: str, spec, value, name: str, node, site):
         want = stype.name if stype is not None else "struct"
         raise QdTypeError(f"{where} expects a {want} value, got {low.describe(value)}", low.loc(node))
     if stype is not None and r.stype is not stype:
-        if not (r.stype.same_layout(stype) or _is_inferred(r.stype)):
+        if not (r.stype.same_layout(stype) or r.stype.inferred):
             raise QdTypeError(f"{where} expects a {stype.name} value, got {low.describe(r)}", low.loc(node))
         with low.at(node):
             r = cast(low, stype, r, node)
@@ -472,11 +478,6 @@ def bind(low, where: str, spec, value, name: str, node, site):
                tuple(_paths("", st)[i][0] for i in range(len(leaves))))
 
 
-def _is_inferred(st: StructType) -> bool:
-    """A type made for a plain `qd.Struct` (no methods, not declared by the user)."""
-    return st.cls.__module__ == StructType.__module__ and not st.methods
-
-
 # ---------------------------------------------------------------- results
 
 
@@ -490,7 +491,7 @@ def return_items(low, inst, value, node) -> list:
     if want is None:
         inst.ret_struct = r.stype
     elif r.stype is not want:
-        if not (r.stype.same_layout(want) or _is_inferred(r.stype)):
+        if not (r.stype.same_layout(want) or r.stype.inferred):
             raise QdTypeError(f"returns a {r.stype.name} struct, but the function returns a {want.name} struct")
         with low.at(node):
             r = cast(low, want, r, node)
