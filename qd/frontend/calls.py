@@ -115,7 +115,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     where = f"argument {name!r} of {f.fn.__qualname__}"
     inplace = site is None
     open_spec = isinstance(spec, (ConstSpec, AnySpec))
-    if isinstance(value, RecV) or isinstance(spec, RecSpec):
+    if isinstance(spec, RecSpec) or (isinstance(value, RecV) and open_spec):
         return structs.bind(low, where, spec, value, name, node, site)
     if isinstance(value, CT) and open_spec:
         return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))

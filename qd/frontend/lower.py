@@ -331,7 +331,7 @@ class Lowerer(ExprLowerer):
         mat = vectors.as_mat(self, v, node.value)
         if self.inst.ret_struct is not None or structs.is_rec(v):
             with self.at(node.value):
-                items = structs.return_items(self, self.inst, v, node.value)
+                items = structs.return_items(self, self.inst, v, node.value, self._returns_fixed)
         elif mat is not None:
             if self.inst.ret_shape is not None and self.inst.ret_shape != mat.shape:
                 raise QdTypeError(f"returns {self.describe(mat)}, but the function returns a "

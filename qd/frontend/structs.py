@@ -233,9 +233,11 @@ def component_types(st: StructType) -> list[_dt.DType]:
 # ---------------------------------------------------------------- variables
 
 
-def new_vars(low, name: str, r: RecV, loc) -> RecV:
-    """A local struct variable `name` initialised with `r` (its components evaluated first)."""
-    vals = [low.cast(low.scalar(e, None), d) for e, d in zip(flat(r), component_types(r.stype))]
+def new_vars(low, name: str, r: RecV, node) -> RecV:
+    """A local struct variable `name` initialised with `r` (its components evaluated first,
+    a parameter's leaves read at `node`)."""
+    loc = low.loc(node)
+    vals = [low.cast(low.scalar(e, node), d) for e, d in zip(flat(r), component_types(r.stype))]
     if len(vals) > 1:
         vals = [vectors._hold(low, e, loc) for e in vals]
     vars_ = []
@@ -325,7 +327,7 @@ def assign_name(low, name: str, value, node) -> None:
     if isinstance(cur, ir.Var) and low.visible(cur) or isinstance(cur, MatV) and cur.vars is not None:
         raise QdTypeError(f"cannot assign {low.describe(r)} to variable {name!r}, which holds {low.describe(cur)}",
                           low.loc(node))
-    new_vars(low, name, r, low.loc(node))
+    new_vars(low, name, r, node)
 
 
 def annotated(low, name: str, st: StructType, value, node) -> None:
@@ -333,7 +335,7 @@ def annotated(low, name: str, st: StructType, value, node) -> None:
     r = construct(low, st, node, [], {}) if value is None else as_rec(low, value, node)
     if r is None:
         r = construct(low, st, node, [value], {})
-    new_vars(low, name, cast(low, st, r, node) if not r.stype.same_layout(st) else r, low.loc(node))
+    new_vars(low, name, cast(low, st, r, node) if not r.stype.same_layout(st) else r, node)
 
 
 # ---------------------------------------------------------------- members
@@ -391,7 +393,7 @@ def _rec_place(low, node):
             if low.is_kernel and low.task >= 0:
                 raise QdTypeError(f"struct parameter {node.id!r} is read-only inside a parallel loop; copy it "
                                   f"first (`t = {node.id}`)", low.loc(node))
-            v = new_vars(low, node.id, v, low.loc(node))
+            v = new_vars(low, node.id, v, node)
         return v
     if isinstance(node, ast.Attribute):
         base = _rec_place(low, node.value)
@@ -458,7 +460,7 @@ def bind(low, where: str, spec, value, name: str, node, site):
             return r
         tmp = f"_{name}"
         saved = low.scope.get(tmp)
-        v = new_vars(low, tmp, r, low.loc(node))
+        v = new_vars(low, tmp, r, node)
         if saved is None:
             del low.scope[tmp]
         else:
@@ -481,13 +483,17 @@ def bind(low, where: str, spec, value, name: str, node, site):
 # ---------------------------------------------------------------- results
 
 
-def return_items(low, inst, value, node) -> list:
+def return_items(low, inst, value, node, declared: bool) -> list:
     """The scalar components a `return` of a struct gives (checked against the declared or
-    first returned struct type, which `inst.ret_struct` records)."""
+    first returned struct type, which `inst.ret_struct` records; `declared`: the result
+    types are fixed already)."""
     r = as_rec(low, value, node)
     want = inst.ret_struct
     if r is None:
         raise QdTypeError(f"returns {low.describe(value)}, but the function returns a {want.name} struct")
+    if want is None and declared:
+        types = ", ".join(map(str, inst.returns)) or "nothing"
+        raise QdTypeError(f"returns {low.describe(r)}, but the function returns {types}")
     if want is None:
         inst.ret_struct = r.stype
     elif r.stype is not want:
