@@ -151,7 +151,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         if isinstance(value, LeafV) and not value.leaf.is_array:
             site.binds.append((value.leaf.path, name))
         else:
-            if isinstance(value, (StructV, LeafV, TupleV)):
+            if isinstance(value, (StructV, LeafV, TupleV, RecV)):
                 raise QdTypeError(f"{where} expects a {spec.dtype} scalar, got {low.describe(value)}", low.loc(node))
             site.values.append((name, low.cast(low.scalar(value, node), spec.dtype)))
         return LeafV(leaf), ("s", spec.dtype.name)
@@ -190,7 +190,7 @@ def _bind_vector(low, where: str, spec, value, name: str, node, site: CallSite |
 def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
     """A scalar parameter of a func expanded in place: the caller's scalar leaf when the types
     agree, else the value evaluated (and converted) into a fresh variable."""
-    if isinstance(value, StructV) or (isinstance(value, LeafV) and value.leaf.is_array):
+    if isinstance(value, (StructV, RecV)) or (isinstance(value, LeafV) and value.leaf.is_array):
         raise QdTypeError(f"{where} expects a scalar, got {low.describe(value)}", low.loc(node))
     if isinstance(value, LeafV) and (spec is None or spec.dtype == value.leaf.dtype):
         return value

@@ -513,3 +513,39 @@ def test_a_struct_argument_of_another_type_is_refused():
         return f(P2(1.0, 2.0))  # at:wrong-arg
 
     check_located(_raises(k), qd.QdTypeError, __file__, "wrong-arg", "f(P2")
+
+
+def test_a_struct_for_a_scalar_parameter_or_result_is_refused():
+    @qd.func
+    def half(a: qd.f32):
+        return a / 2
+
+    @qd.kernel
+    def k() -> qd.f32:
+        return half(P2(1.0, 2.0))  # at:struct-for-scalar
+
+    @qd.kernel
+    def k2() -> qd.f32:
+        return P2(1.0, 2.0)  # at:struct-result
+
+    assert "argument 'a'" in check_located(_raises(k), qd.QdTypeError, __file__, "struct-for-scalar", "half(")
+    msg = check_located(_raises(k2), qd.QdTypeError, __file__, "struct-result", "P2(")
+    assert "qd.f32" in msg
+
+
+def test_struct_parameters_and_results_from_the_disk_cache(arch, qd_cache_dir):
+    P = qd.types.struct(x=qd.f32, v=qd.math.vec3, n=qd.i32)
+
+    @qd.kernel(fastcache=True)
+    def k(p: P, out: F1) -> P:
+        out[0] = p.x + p.v[2]
+        q = p
+        q.n += 1
+        return q
+
+    for source in ("compile", "disk"):
+        qd.init(arch=arch, offline_cache_file_path=str(qd_cache_dir))
+        out = np.zeros(1, np.float32)
+        r = k(P(1.5, (1, 2, 3), 4), out)
+        assert qd.launch_info(k).source == source
+        assert out[0] == 4.5 and r.to_dict() == {"x": 1.5, "v": [1.0, 2.0, 3.0], "n": 5}
