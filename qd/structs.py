@@ -368,4 +368,6 @@ def dataclass(cls: type) -> StructType:
             if isinstance(v, (_pytypes.FunctionType, staticmethod, classmethod, property)) \
                     or getattr(v, "is_qd_func", False):
                 methods[name] = v
+            if getattr(v, "is_qd_func", False):
+                v.is_struct_method = True  # its `self` is the caller's struct (see frontend/structs.py)
     return StructType(_name=cls.__qualname__, _cls=cls, _methods=methods, **ann)

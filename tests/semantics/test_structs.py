@@ -55,9 +55,11 @@ class P2:
 
     @qd.func
     def scale(self, k):
-        self.x *= k  # a method's `self` is a copy: the caller's struct is unchanged
-        self.y *= k
-        return self
+        return P2(self.x * k, self.y * k)
+
+    @qd.func
+    def bump(self):
+        self.x += 1  # at:self-write
 
 
 def test_construction_forms_and_defaults():
@@ -227,11 +229,11 @@ def test_methods():
         q = p.add(p).add(P2(0.5, 0.25))
         out[2] = q.x * 10 + q.y
         r = p.scale(3.0)
-        out[3] = p.x * 100 + r.x * 10 + r.y
+        out[3] = r.x * 10 + r.y
 
     out = np.zeros(4, np.float32)
     k(out)
-    expect = [np.float32(4 * 3.14) * 4, 6 + 2, 2.5 * 10 + 4.25, 100 + 30 + 6]
+    expect = [np.float32(4 * 3.14) * 4, 6 + 2, 2.5 * 10 + 4.25, 30 + 6]
     np.testing.assert_allclose(out, expect, rtol=1e-6)
     assert Sphere(center=vec3f(0.0), radius=2.0).py_area() == pytest.approx(4 * 3.14 * 4)
 
@@ -501,6 +503,19 @@ def test_plain_methods_cannot_run_in_kernels():
 
     msg = check_located(_raises(k), qd.QdTypeError, __file__, "plain-method", "s.py_area")
     assert "@qd.func" in msg
+
+
+def test_a_method_assigning_to_self_is_refused():
+    """quadrants passes a method's `self` by reference; qd passes structs by value, so such a
+    write would be lost: it is an error instead."""
+
+    @qd.kernel
+    def k() -> qd.f32:
+        p = P2(1.0, 2.0)
+        p.bump()
+        return p.x
+
+    check_located(_raises(k), qd.QdTypeError, __file__, "self-write", "self")
 
 
 def test_a_struct_argument_of_another_type_is_refused():
