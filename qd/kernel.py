@@ -312,8 +312,9 @@ def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
             continue
         m = values[p]
         if not isinstance(m, s.cls):
-            raise QdArgumentError(f"argument {p!r} must be a {s.cls.__qualname__} (the annotated dataclass), "
-                                  f"got {type(m).__name__}", kernel.param_loc(p))
+            st = getattr(s, "stype", None)  # a struct type's (signature.RecSpec)
+            what = f"a {st.name} struct" if st is not None else f"a {s.cls.__qualname__} (the annotated dataclass)"
+            raise QdArgumentError(f"argument {p!r} must be {what}, got {type(m).__name__}", kernel.param_loc(p))
         values.update((f"{p}.{name}", getattr(m, name, None)) for name, ms in s.members if isinstance(ms, StructSpec))
 
 

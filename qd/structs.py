@@ -229,15 +229,29 @@ class StructType:
         return True
 
     def accepts(self, obj) -> bool:
-        """Whether `obj` can stand for a value of this type: one of its values, or a struct
-        with the same member names (each nested struct likewise)."""
+        """Whether `obj` can stand for a value of this type: a value of it (or of a type with
+        the same layout), or a plain `qd.Struct` with the same member names whose members fit
+        (numbers for scalars, vectors of the member's shape, fitting nested structs)."""
         if not isinstance(obj, Struct):
             return False
-        if type(obj)._qd_type is self:
-            return True
-        if list(obj.__dict__) != list(self.members):
+        other = type(obj)._qd_type
+        if other is not None:
+            return other.same_layout(self)
+        d = obj.__dict__
+        if list(d) != list(self.members):
             return False
-        return all(not isinstance(t, StructType) or t.accepts(obj.__dict__[n]) for n, t in self.members.items())
+        for n, t in self.members.items():
+            v = d[n]
+            if isinstance(t, StructType):
+                ok = t.accepts(v)
+            elif isinstance(t, (VectorType, MatrixType)):
+                ok = isinstance(v, (Matrix, list, tuple, np.ndarray)) and np.shape(
+                    v.to_numpy() if isinstance(v, Matrix) else v) in (tuple(t.shape), (int(np.prod(t.shape)),))
+            else:
+                ok = isinstance(v, (bool, int, float, np.integer, np.floating, np.bool_))
+            if not ok:
+                return False
+        return True
 
     def __instancecheck__(self, obj) -> bool:
         return self.accepts(obj)

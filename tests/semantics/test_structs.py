@@ -564,3 +564,18 @@ def test_struct_parameters_and_results_from_the_disk_cache(arch, qd_cache_dir):
         r = k(P(1.5, (1, 2, 3), 4), out)
         assert qd.launch_info(k).source == source
         assert out[0] == 4.5 and r.to_dict() == {"x": 1.5, "v": [1.0, 2.0, 3.0], "n": 5}
+
+
+def test_a_kernel_struct_argument_of_another_type_is_refused():
+    sphere_type = qd.types.struct(center=qd.math.vec3, radius=float)
+    circle_type = qd.types.struct(center=qd.math.vec2, radius=float)
+
+    for bad in (circle_type(center=qd.math.vec2([1, 2]), radius=2.33), 5):
+        @qd.kernel
+        def foo(sphere: sphere_type) -> qd.f32:
+            return sphere.radius
+
+        with pytest.raises(qd.QdArgumentError) as e:
+            foo(bad)
+        assert "argument 'sphere' must be a qd.types.struct(center, radius) struct" in str(e.value)
+        assert foo(sphere_type(radius=2.0)) == 2.0
