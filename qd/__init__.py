@@ -56,6 +56,7 @@ from .lang import (
 from .linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 from .matrix import Matrix, Vector
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .structs import Struct, dataclass
 from .types import Template, template
 from .version import __version__
 
@@ -73,3 +74,4 @@ __all__ = [
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
 ]
+__all__ += ["Struct", "dataclass"]

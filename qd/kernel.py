@@ -31,6 +31,7 @@ from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path, internal_names, param_list
 from .runtime.kernel_view import LaunchInfo
+from .structs import StructType
 
 
 class _Decorated:
@@ -102,6 +103,7 @@ class Kernel(_Decorated):
         self._fast = None
         self.variants: dict = {}
         self.last: LaunchInfo | None = None
+        self._ret_struct: StructType | None = None  # a struct result: built from the returned components
 
     # -- lazily computed signature facts -------------------------------------------------------
 
@@ -121,6 +123,8 @@ class Kernel(_Decorated):
                     raise QdArgumentError(f"kernel parameter {p.name!r} needs a type annotation (a qd dtype, "
                                           "qd.types.NDArray[...], qd.template() or a dataclass)", self.param_loc(p.name))
                 specs.append((p.name, spec))
+            ret = hints.get("return")
+            self._ret_struct = ret if isinstance(ret, StructType) else None
             self._specs = specs
             self.key_paths = _key_paths(specs)
         return self._specs
@@ -163,14 +167,16 @@ class Kernel(_Decorated):
         try:
             if fast is not None:
                 try:
-                    return fast(*args, **kwargs)
+                    r = fast(*args, **kwargs)
                 except QdError:
                     raise
                 except TypeError:  # wrong number or names of arguments: explain them
-                    return self._slow_call(args, kwargs)
-            return self._slow_call(args, kwargs)
+                    r = self._slow_call(args, kwargs)
+            else:
+                r = self._slow_call(args, kwargs)
         except QdError as e:
             raise e.with_traceback(None) from None
+        return r if self._ret_struct is None else self._ret_struct.from_flat(r)
 
     def _reset(self) -> None:
         """Forget variants compiled under an earlier `qd.init` (under the compile lock: several
@@ -316,8 +322,9 @@ def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
             continue
         m = values[p]
         if not isinstance(m, s.cls):
-            raise QdArgumentError(f"argument {p!r} must be a {s.cls.__qualname__} (the annotated dataclass), "
-                                  f"got {type(m).__name__}", kernel.param_loc(p))
+            st = getattr(s, "stype", None)  # a struct type's (signature.RecSpec)
+            what = f"a {st.name} struct" if st is not None else f"a {s.cls.__qualname__} (the annotated dataclass)"
+            raise QdArgumentError(f"argument {p!r} must be {what}, got {type(m).__name__}", kernel.param_loc(p))
         values.update((f"{p}.{name}", getattr(m, name, None)) for name, ms in s.members if isinstance(ms, StructSpec))
 
 

@@ -132,3 +132,5 @@ def is_template(annotation) -> bool:
 i8, i16, i32, i64 = _dt.i8, _dt.i16, _dt.i32, _dt.i64
 u8, u16, u32, u64 = _dt.u8, _dt.u16, _dt.u32, _dt.u64
 f32, f64, u1 = _dt.f32, _dt.f64, _dt.u1
+
+from .structs import StructType, struct  # noqa: E402, F401 - qd.types.struct

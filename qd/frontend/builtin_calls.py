@@ -26,8 +26,9 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lang
 from .. import matrix as _matrix
+from .. import structs as _structs
 from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import ir, math_calls, semantics, vectors
+from . import ir, math_calls, semantics, structs, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, RangeV, TupleV
 
@@ -157,6 +158,14 @@ def _vector(low, f, node, args, kwargs):
     return vectors.construct(low, f, node, list(args), dict(kwargs))
 
 
+def _struct_type(low, f, node, args, kwargs):
+    return structs.construct(low, f, node, list(args), dict(kwargs))
+
+
+def _struct(low, f, node, args, kwargs):
+    return structs.untyped(low, node)
+
+
 def _filled(value):
     def handler(low, f, node, args, kwargs):
         a = list(args) + [kwargs[k] for k in ("dt", "n", "m") if k in kwargs]
@@ -276,6 +285,8 @@ _register([builtins.len], Builtin("len", _len, "the first extent of an array, th
 _register([lang.grouped], Builtin("qd.grouped", _grouped, "a loop over an index space with the index as a vector"))
 _register([_matrix.Vector, _matrix.Matrix, _matrix.VectorType, _matrix.MatrixType],
           Builtin("vector", _vector, "a vector or matrix from its components"))
+_register([_structs.StructType], Builtin("struct type", _struct_type, "a struct value of this type from its members"))
+_register([_structs.Struct], Builtin("qd.Struct", _struct, "a struct value typed by its members", raw=True))
 for _cls in (_matrix.Vector, _matrix.Matrix):
     for _name, _handler in (("zero", _filled(0)), ("one", _filled(1)), ("identity", _identity), ("unit", _unit)):
         _f = getattr(_cls, _name, None)

@@ -18,22 +18,24 @@ import ast
 from dataclasses import dataclass, field
 
 from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
-from . import ids, ir, vectors
+from . import ids, ir, structs, vectors
 from .registry import free_vars
 from .signature import (
     AnySpec,
     ArraySpec,
     ConstSpec,
+    RecSpec,
     ScalarSpec,
     StructSpec,
     VecSpec,
     return_items,
     return_shape,
+    return_struct,
     return_types,
     spec_of,
 )
 from .source import get_source
-from .values import CT, LeafV, MatV, StructV, TupleV, ct_key, template_values
+from .values import CT, LeafV, MatV, RecV, StructV, TupleV, ct_key, template_values
 
 __all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_func", "expand_call",
            "expands_in_kernel"]
@@ -66,15 +68,20 @@ def arg_value(low, node: ast.expr) -> object:
             if m is None:
                 raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {node.attr!r}", low.loc(node))
             return m
+        if isinstance(base, RecV) and base.member(node.attr) is not None:
+            return base.member(node.attr)  # a struct member passed on: bound, not read
         with low.at(node):  # not visited through `expr`, so errors are located here
             return low.expr_Attribute(node, base)
     return low.expr(node)
 
 
-def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
+def call_arguments(low, f, node: ast.Call, self_value=None) -> list[tuple[str, object, object]]:
     """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
-    defaults from the signature become compile-time values."""
+    defaults from the signature become compile-time values. `self_value` is the struct a
+    method is called on (its first parameter)."""
     args = [arg_value(low, a) for a in node.args]
+    if self_value is not None:
+        args.insert(0, self_value)
     kwargs = {k.arg: arg_value(low, k.value) for k in node.keywords}
     try:
         bound = f.signature.bind(*args, **kwargs)
@@ -83,7 +90,7 @@ def call_arguments(low, f, node: ast.Call) -> list[tuple[str, object, object]]:
     bound.apply_defaults()
     out = []
     for name, value in bound.arguments.items():
-        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV, MatV)):
+        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV, MatV, RecV)):
             value = CT(value)  # a default from the signature
         ann = f.hints.get(name)
         spec = spec_of(ann)
@@ -109,6 +116,8 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     where = f"argument {name!r} of {f.fn.__qualname__}"
     inplace = site is None
     open_spec = isinstance(spec, (ConstSpec, AnySpec))
+    if isinstance(spec, RecSpec) or (isinstance(value, RecV) and open_spec):
+        return structs.bind(low, where, spec, value, name, node, site)
     if isinstance(value, CT) and open_spec:
         return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))
     if isinstance(value, TupleV) and (inplace or open_spec):
@@ -143,7 +152,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         if isinstance(value, LeafV) and not value.leaf.is_array:
             site.binds.append((value.leaf.path, name))
         else:
-            if isinstance(value, (StructV, LeafV, TupleV)):
+            if isinstance(value, (StructV, LeafV, TupleV, RecV)):
                 raise QdTypeError(f"{where} expects a {spec.dtype} scalar, got {low.describe(value)}", low.loc(node))
             site.values.append((name, low.cast(low.scalar(value, node), spec.dtype)))
         return LeafV(leaf), ("s", spec.dtype.name)
@@ -182,7 +191,7 @@ def _bind_vector(low, where: str, spec, value, name: str, node, site: CallSite |
 def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
     """A scalar parameter of a func expanded in place: the caller's scalar leaf when the types
     agree, else the value evaluated (and converted) into a fresh variable."""
-    if isinstance(value, StructV) or (isinstance(value, LeafV) and value.leaf.is_array):
+    if isinstance(value, (StructV, RecV)) or (isinstance(value, LeafV) and value.leaf.is_array):
         raise QdTypeError(f"{where} expects a scalar, got {low.describe(value)}", low.loc(node))
     if isinstance(value, LeafV) and (spec is None or spec.dtype == value.leaf.dtype):
         return value
@@ -232,6 +241,10 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
             v, k = _bind_vector(low, f"member {sub!r}", None, mv, sub, node, site)
             members.append((mname, v))
             key.append((mname, k))
+        elif isinstance(mv, RecV):
+            v, k = structs.bind(low, f"member {sub!r}", None, mv, sub, node, site)
+            members.append((mname, v))
+            key.append((mname, k))
         else:
             members.append((mname, mv))
             key.append((mname, "ct", _ct_key(low, mv.value, node)))
@@ -263,13 +276,14 @@ def _ct_key(low, v, node):
 # ---------------------------------------------------------------- instantiated calls
 
 
-def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
+def call_func(low, f, node: ast.Call, self_value=None) -> ir.Expr | TupleV:
     """A call of func `f` as an expression: bind, instantiate (once per static context) and
-    record the call; the value is the call (or a tuple of temporaries for several results)."""
+    record the call; the value is the call (or a tuple of temporaries for several results).
+    A method call passes the struct it is called on as `self_value`."""
     site = CallSite()
     params: list[tuple[str, object]] = []
     key = []
-    for name, spec, value in call_arguments(low, f, node):
+    for name, spec, value in call_arguments(low, f, node, self_value):
         v, k = bind_argument(low, f, name, spec, value, node, site)
         params.append((name, v))
         key.append((name, k))
@@ -290,6 +304,8 @@ def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
         tmps = [low.new_var(None, t) for t in ret]
         low.emit(ir.Unpack(low.loc(node), tmps, call))
         items = tuple(ir.VarRead(t.dtype, t) for t in tmps)
+        if callee.ret_struct is not None:
+            return structs.from_flat(callee.ret_struct, list(items))
         if callee.ret_shape is not None:
             return MatV(callee.ret_shape, items)
         if callee.ret_items is not None:  # regroup the components into the tuple's vectors
@@ -304,6 +320,8 @@ def call_func(low, f, node: ast.Call) -> ir.Expr | TupleV:
         return TupleV(items)
     if callee.ret_shape is not None:
         return MatV(callee.ret_shape, (call,))
+    if callee.ret_struct is not None:
+        return structs.from_flat(callee.ret_struct, [call])
     return call
 
 
@@ -316,6 +334,7 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
         callee = type(low)(reg, f, src, inst_id, False, params, leaves, ret)
         callee.inst.ret_shape = return_shape(ret_ann)
         callee.inst.ret_items = return_items(ret_ann)
+        callee.inst.ret_struct = return_struct(ret_ann)
         inst = callee.run()
     inst.static = template_values(params)
     reg.insts[inst_id] = inst

@@ -11,7 +11,7 @@ import ast
 
 from . import ir
 from .ids import dead_site_id
-from .values import CT, LeafV, MatV, StructV
+from .values import CT, LeafV, MatV, RecV, StructV
 
 
 class DeadArmScanner:
@@ -64,7 +64,7 @@ class DeadArmScanner:
             return None
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
-            if isinstance(base, StructV):
+            if isinstance(base, (StructV, RecV)):
                 return base.member(node.attr)
             if isinstance(base, CT):
                 return CT(getattr(base.value, node.attr, None))
@@ -91,7 +91,7 @@ class DeadArmScanner:
                 v = None
             if isinstance(v, LeafV):
                 paths.append(v.leaf.path)
-            elif isinstance(v, (StructV, MatV)):
+            elif isinstance(v, (StructV, MatV, RecV)):
                 paths.extend(lf.path for lf in v.leaves())
             else:
                 continue
@@ -117,7 +117,7 @@ class DeadArmScanner:
             kind = "write" if id(chain) in stored or isinstance(getattr(at, "ctx", None), ast.Store) else default_kind
             if isinstance(val, LeafV):
                 self._record(val.leaf.path, at, kind)
-            elif isinstance(val, StructV):
+            elif isinstance(val, (StructV, RecV)):
                 for lf in val.leaves():
                     self._record(lf.path, at, "arg")
             elif isinstance(val, MatV):
@@ -130,7 +130,7 @@ class DeadArmScanner:
             v = self.resolve(node)
         except Exception:
             v = None
-        if v is not None and isinstance(v, (LeafV, StructV, MatV)):
+        if v is not None and isinstance(v, (LeafV, StructV, MatV, RecV)):
             return v, node
         if isinstance(node, ast.Attribute):
             inner = self.resolve_chain(node.value)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..errors import QdInternalError
 from . import ir
-from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, VecSpec, fold_spec
-from .values import CT, LeafV, MatV, StructV, ct_key
+from .signature import ArraySpec, ConstSpec, RecSpec, ScalarSpec, StructSpec, VecSpec, fold_spec
+from .values import CT, LeafV, MatV, RecV, StructV, ct_key
 
 __all__ = ["kernel_params"]
 
@@ -46,6 +46,9 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
         raise QdInternalError(f"unsupported kernel parameter spec {spec!r}")
 
     def struct(path: str, spec: StructSpec, members: list) -> tuple[object, tuple]:
+        if isinstance(spec, RecSpec):  # a struct value: one leaf per scalar component
+            return (RecV(spec.stype, tuple((m, v) for m, (v, _) in members)),
+                    ("rec", spec.cls.__module__, spec.cls.__qualname__, tuple(k for _, (_, k) in members)))
         return (StructV(path, spec.cls, tuple((m, v) for m, (v, _) in members)),
                 ("st", tuple(k for _, (_, k) in members)))
 

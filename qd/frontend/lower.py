@@ -18,15 +18,15 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import calls, ids, ir, vectors
+from . import calls, ids, ir, structs, vectors
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
 from .lower_expr import BINOPS, ExprLowerer, located, relocated
 from .registry import InstRegistry
-from .signature import return_shape, return_types
+from .signature import return_shape, return_struct, return_types
 from .source import FuncSource, get_source
-from .values import _NUMERIC, CT, LeafV, MatV, RangeV, StructV, TupleV, template_values
+from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, template_values
 
 __all__ = ["Lowerer", "lower_kernel"]
 
@@ -109,6 +109,10 @@ class Lowerer(ExprLowerer):
         if not isinstance(node.target, ast.Name):
             raise self.syntax(node, "an annotated assignment to anything but a name")
         ann = self.static_value(node.annotation)
+        if isinstance(ann, structs.StructType):
+            value = None if node.value is None else self.expr(node.value)
+            structs.annotated(self, node.target.id, ann, value, node)
+            return
         if isinstance(ann, (vectors.VectorType, vectors.MatrixType)):
             if node.value is None:
                 raise QdTypeError("a vector variable needs an initial value")
@@ -211,8 +215,9 @@ class Lowerer(ExprLowerer):
             for t, it in zip(target.elts, stable):
                 self.assign(t, it, node)
         elif isinstance(target, ast.Attribute):
-            raise QdTypeError("dataclass members are read-only inside kernels; write to array elements instead",
-                              self.loc(target))
+            if not structs.assign_member(self, target, value, node):
+                raise QdTypeError("dataclass members are read-only inside kernels; write to array elements instead",
+                                  self.loc(target))
         else:
             raise self.syntax(target, "assignment to this target")
 
@@ -228,7 +233,12 @@ class Lowerer(ExprLowerer):
         return items
 
     def assign_name(self, name: str, value, node) -> None:
+        if structs.is_rec(value):
+            structs.assign_name(self, name, value, node)
+            return
         cur = self.scope.get(name)
+        if isinstance(cur, RecV) and cur.is_var and structs.is_visible(self, cur):
+            raise QdTypeError(f"cannot assign {self.describe(value)} to struct variable {name!r}", self.loc(node))
         if isinstance(value, MatV):
             if isinstance(cur, MatV) and cur.vars is not None and cur.shape == value.shape \
                     and vectors.is_visible(self, cur):
@@ -319,7 +329,10 @@ class Lowerer(ExprLowerer):
             raise QdTypeError("a kernel that returns a value needs a return type annotation, e.g. `-> qd.f32`")
         v = self.expr(node.value)
         mat = vectors.as_mat(self, v, node.value)
-        if mat is not None:
+        if self.inst.ret_struct is not None or structs.is_rec(v):
+            with self.at(node.value):
+                items = structs.return_items(self, self.inst, v, node.value, self._returns_fixed)
+        elif mat is not None:
             if self.inst.ret_shape is not None and self.inst.ret_shape != mat.shape:
                 raise QdTypeError(f"returns {self.describe(mat)}, but the function returns a "
                                   f"{vectors._shape_text(self.inst.ret_shape)} value")
@@ -446,7 +459,8 @@ class Lowerer(ExprLowerer):
         if parallel:  # loop variables and task-local names are not visible after the task
             for k, v in list(self.scope.items()):
                 if (isinstance(v, ir.Var) and v.home >= 0) or \
-                        (isinstance(v, MatV) and v.vars is not None and any(x.home >= 0 for x in v.vars)):
+                        (isinstance(v, MatV) and v.vars is not None and any(x.home >= 0 for x in v.vars)) or \
+                        structs.task_local(v):
                     del self.scope[k]
             for k, v in saved_scope.items():
                 if v is not None:
@@ -485,6 +499,7 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst
     with reg.compiling(kernel, inst_id):
         low = Lowerer(reg, kernel, src, inst_id, True, params, leaves, ret)
         low.inst.ret_shape = return_shape(ann)
+        low.inst.ret_struct = return_struct(ann)
         try:
             inst = low.run()
         except QdError:

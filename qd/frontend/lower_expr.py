@@ -30,11 +30,11 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import builtin_calls, calls, captures, ir, semantics, vectors
+from . import builtin_calls, calls, captures, ir, semantics, structs, vectors
 from . import typing_rules as rules
 from .registry import InstRegistry, free_vars
 from .source import FuncSource
-from .values import _NUMERIC, CT, LeafV, MatV, RangeV, StructV, TupleV
+from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV
 
 __all__ = ["BINOPS", "ExprLowerer", "located"]
 
@@ -134,7 +134,7 @@ class ExprLowerer:
         return not self.is_kernel or var.home == -1 or var.home == self.task
 
     def wrap_static(self, item):
-        return item if isinstance(item, (LeafV, StructV, TupleV, MatV)) else CT(item)
+        return item if isinstance(item, (LeafV, StructV, TupleV, MatV, RecV)) else CT(item)
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -160,7 +160,8 @@ class ExprLowerer:
     def lookup(self, name: str, node):
         if name in self.scope:
             v = self.scope[name]
-            if (isinstance(v, ir.Var) and not self.visible(v)) or (isinstance(v, MatV) and not vectors.is_visible(self, v)):
+            if (isinstance(v, ir.Var) and not self.visible(v)) or (isinstance(v, MatV) and not vectors.is_visible(self, v)) \
+                    or (isinstance(v, RecV) and not structs.is_visible(self, v)):
                 raise QdNameError(f"variable {name!r} belongs to another parallel loop and is not visible here",
                                   self.loc(node))
             return v
@@ -184,6 +185,8 @@ class ExprLowerer:
         if base is None:
             base = self.expr(node.value)
         name = node.attr
+        if isinstance(base, CT) and vectors.is_mat(base) and not hasattr(base.value, name):
+            base = vectors.as_mat(self, base, node)  # `.x`, `.T` of a Python-scope vector read at compile time
         if isinstance(base, MatV):
             r = vectors.attribute(self, base, name, node)
             if r is None:
@@ -194,6 +197,8 @@ class ExprLowerer:
             if m is None:
                 raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {name!r}")
             return self.read(m, node)
+        if isinstance(base, RecV):
+            return structs.attribute(self, base, name, node)
         if isinstance(base, LeafV) and base.leaf.is_array:
             leaf = base.leaf
             if name == "shape":
@@ -445,6 +450,10 @@ class ExprLowerer:
                 kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
                 return vectors.method(self, mat, node.func.attr, args, kwargs, node)
             with self.at(node.func):
+                method = structs.method_of(self, base, node.func.attr)
+            if method is not None:  # a struct's @qd.func method, `self` bound to the struct
+                return calls.call_func(self, method, node, structs.as_rec(self, base, node))
+            with self.at(node.func):
                 fn = self.expr_Attribute(node.func, base)
         else:
             fn = self.expr(node.func)
@@ -494,6 +503,8 @@ class ExprLowerer:
             return f"dataclass {v.cls.__qualname__} ({v.path!r})"
         if isinstance(v, MatV):
             return f"a {vectors._shape_text(v.shape)} value"
+        if isinstance(v, RecV):
+            return f"a {v.stype.name} struct"
         if isinstance(v, TupleV):
             return "a tuple"
         if isinstance(v, CT):
@@ -503,6 +514,10 @@ class ExprLowerer:
         if isinstance(v, RangeV):
             return "a range"
         return type(v).__name__
+
+    def member_place(self, node: ast.Attribute):
+        """The place of a struct variable's scalar or vector member (for `vectors.place`)."""
+        return structs.place(self, node)
 
     def const(self, value, node) -> ir.Const:
         with self.at(node):

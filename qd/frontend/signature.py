@@ -22,6 +22,7 @@ from typing import TypeVar
 from .. import dtypes as _dt
 from ..errors import QdError, QdTypeError, SourceLoc
 from ..matrix import MatrixType, VectorType
+from ..structs import StructType
 from ..types import NDArray, NDArrayType, is_template
 
 T = TypeVar("T")
@@ -60,6 +61,28 @@ class ConstSpec:
 class StructSpec:
     cls: type
     members: tuple[tuple[str, object], ...]  # (name, spec)
+
+
+@dataclass(frozen=True)
+class RecSpec(StructSpec):
+    """A struct-type parameter (`s: qd.types.struct(...)`, an `@qd.dataclass`): a struct whose
+    members are scalars, vectors or structs, one leaf per scalar component. A `StructSpec`, so
+    every walk over parameter trees (the launcher's, the disk cache's) sees its members;
+    `cls` is the class of the type's values."""
+
+    stype: object = None
+
+
+def rec_spec(st: StructType) -> RecSpec:
+    members = []
+    for name, t in st.members.items():
+        if isinstance(t, StructType):
+            members.append((name, rec_spec(t)))
+        elif isinstance(t, (VectorType, MatrixType)):
+            members.append((name, VecSpec(t.shape, t.resolved_dtype())))
+        else:
+            members.append((name, ScalarSpec(_dt.as_dtype(t))))
+    return RecSpec(st.cls, tuple(members), st)
 
 
 @dataclass(frozen=True)
@@ -156,6 +179,8 @@ def spec_of(ann, allow_any: bool = True):
                          tuple(elem) if elem is not None else None)
     if isinstance(ann, (VectorType, MatrixType)):
         return VecSpec(ann.shape, ann.resolved_dtype())
+    if isinstance(ann, StructType):
+        return rec_spec(ann)
     if ann is NDArray:  # bare `qd.types.NDArray`: any dtype and rank, like `NDArray[None, None]`
         return ArraySpec(None, None)
     if isinstance(ann, type) and dataclasses.is_dataclass(ann):
@@ -199,6 +224,8 @@ def return_types(ann, src) -> tuple[_dt.DType, ...]:
         for s in ann.shape:
             n *= s
         return (ann.resolved_dtype(),) * n
+    if isinstance(ann, StructType):
+        return ann.flat_dtypes()
     items = ann if isinstance(ann, tuple) else typing.get_args(ann) if typing.get_origin(ann) is tuple else None
     if items is not None and any(isinstance(a, (VectorType, MatrixType)) for a in items):
         out = tuple(d for a in items for d in (return_types(a, src) if isinstance(a, (VectorType, MatrixType))
@@ -224,3 +251,8 @@ def return_items(ann) -> tuple | None:
     if items is None or not any(isinstance(a, (VectorType, MatrixType)) for a in items):
         return None
     return tuple(a.shape if isinstance(a, (VectorType, MatrixType)) else () for a in items)
+
+
+def return_struct(ann) -> StructType | None:
+    """The struct type of a declared struct result."""
+    return ann if isinstance(ann, StructType) else None

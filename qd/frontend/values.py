@@ -49,7 +49,7 @@ class StructV:
         for _, v in self.members:
             if isinstance(v, LeafV):
                 yield v.leaf
-            elif isinstance(v, (StructV, MatV)):
+            elif isinstance(v, (StructV, MatV, RecV)):
                 yield from v.leaves()
 
 
@@ -91,6 +91,33 @@ class MatV:
         for e in self.entries:
             if isinstance(e, LeafV):
                 yield e.leaf
+
+
+@dataclass(frozen=True)
+class RecV:
+    """A struct value (`qd.types.struct`, `@qd.dataclass`) inside a kernel, scalarised like a
+    vector (`frontend/structs.py`): each member a run-time scalar (an IR expression, or a
+    scalar leaf read where used), a `MatV` or a nested `RecV`. `is_var` when it names a local
+    variable: every scalar member is then a `VarRead` of its variable and every vector member
+    has its `vars` (assignments write them). Not a `StructV`: that is a view of a Python
+    dataclass parameter, whose members are passed by reference and read-only."""
+
+    stype: object  # qd.structs.StructType
+    members: tuple[tuple[str, object], ...]
+    is_var: bool = False
+
+    def member(self, name):
+        for n, v in self.members:
+            if n == name:
+                return v
+        return None
+
+    def leaves(self):
+        for _, v in self.members:
+            if isinstance(v, LeafV):
+                yield v.leaf
+            elif isinstance(v, (MatV, RecV)):
+                yield from v.leaves()
 
 
 @dataclass(frozen=True)

@@ -602,6 +602,9 @@ def place(low, node) -> Place | None:
             return None
         return _sub_place(low, inner, low.expr(node.slice), node)
     if isinstance(node, ast.Attribute):
+        member = low.member_place(node)  # a member of a struct variable (frontend/structs.py)
+        if member is not None:
+            return member
         inner = place(low, node.value) if isinstance(node.value, (ast.Name, ast.Subscript, ast.Attribute)) else None
         if inner is None or len(inner.shape) != 1:
             return None

@@ -3,7 +3,8 @@
 Each entry is the text of one module that defines a kernel `main` and `make_args()`, which
 returns the positional arguments of a valid launch. Between them they cover the language:
 arrays of several dtypes and ranks, scalars, templates, dataclasses (nested, `Final` members),
-funcs returning scalars and tuples, `qd.static` branches and unrolled loops, `qd.ndrange`,
+funcs returning scalars and tuples, struct values (`@qd.dataclass` with a method,
+struct parameters and results), `qd.static` branches and unrolled loops, `qd.ndrange`,
 atomics, casts, math, kernel-level serial code and break/continue. There are no `while`
 loops: a mutated loop condition would make a program that legitimately never ends.
 """
@@ -253,5 +254,42 @@ def main(x: qd.types.NDArray[qd.u32, 1], sh: qd.i32, flag: qd.u1):
 
 def make_args():
     return (np.arange(6, dtype=np.uint32), 3, True)
+""",
+    "struct_values": """
+line2 = qd.types.struct(d=qd.math.vec2, n=qd.f32)
+
+
+@qd.dataclass
+class Body:
+    pos: qd.math.vec2
+    mass: qd.f32
+    line: line2
+
+    @qd.func
+    def energy(self, k: qd.f32) -> qd.f32:
+        return 0.5 * self.mass * self.pos.norm_sqr() * k
+
+
+@qd.func
+def shifted(b: Body, dx) -> Body:
+    c = b
+    c.pos.x += dx
+    return c
+
+
+@qd.kernel
+def main(x: qd.types.NDArray[qd.f32, 1], b0: Body, out: qd.types.NDArray[qd.f32, 1]) -> Body:
+    acc = Body(mass=0.0)
+    for i in range(x.shape[0]):
+        b = Body(pos=qd.math.vec2(x[i], 1.0), mass=b0.mass, line=line2(d=(1.0, 2.0), n=i))
+        b = shifted(b, 0.5)
+        b.line.n += b.pos[1]
+        out[i] = b.energy(2.0) + b.line.n
+        acc.mass += x[i]
+    return acc
+
+
+def make_args():
+    return (np.linspace(-1, 1, 8).astype(np.float32), Body(pos=(1.0, 2.0), mass=3.0), np.zeros(8, np.float32))
 """,
 }
