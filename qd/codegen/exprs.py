@@ -291,9 +291,9 @@ class ExprGen(Emitter):
             return fn.ins(f"icmp {pred} {t} {a}, {b}")
         if od.is_float:
             if op in ("add", "sub", "mul"):
-                return fn.ins(f"f{op} {t} {a}, {b}")
+                return fn.ins(f"f{op} {self.mg.fp_flags}{t} {a}, {b}")
             if op == "truediv":
-                return fn.ins(f"fdiv {t} {a}, {b}")
+                return fn.ins(f"fdiv {self.mg.fp_flags}{t} {a}, {b}")
             if op in ("floordiv", "mod"):
                 return self.float_divmod(op, od, a, b)
             raise QdInternalError(f"codegen: float operator {op}")
@@ -411,7 +411,7 @@ class ExprGen(Emitter):
         """A float math function; the target names the symbol that implements it."""
         t = ll(d)
         f = self.mg.intrinsic(self.mg.target.math_symbol(name, d), t, [t] * len(args))
-        return self.fn.ins(f"call {t} {f}({', '.join(f'{t} {a}' for a in args)})")
+        return self.fn.ins(f"call {self.mg.fp_flags}{t} {f}({', '.join(f'{t} {a}' for a in args)})")
 
     def float_minmax(self, name: str, d: _dt.DType, a: str, b: str) -> str:
         """NaN-ignoring min/max that returns the first operand on ties: `b if b < a or a is NaN

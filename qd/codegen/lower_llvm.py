@@ -33,7 +33,7 @@ class ModuleGen:
     """Writes the LLVM module of one kernel variant; `target` is a `qd.targets.base.Target`."""
 
     def __init__(self, name: str, kernel: ir.Inst, insts: dict[str, ir.Inst], used: dict[str, tuple[str, ...]],
-                 layout: ArgLayout, target: Any, debug: bool, noalias: bool):
+                 layout: ArgLayout, target: Any, debug: bool, noalias: bool, fast_math: bool = False):
         self.name = name
         self.layout = layout
         self.target = target
@@ -42,6 +42,9 @@ class ModuleGen:
         self.used = used
         self.debug = debug
         self.noalias = noalias
+        # `qd.init(fast_math=True)`: float arithmetic may be reassociated and contracted (so float
+        # reductions vectorise) and math functions approximated; NaN and inf keep their meaning
+        self.fp_flags = "reassoc nsz arcp contract afn " if fast_math else ""
         self.funcs: dict[str, str] = {}  # inst id -> llvm name
         self.func_text: list[str] = []
         self.decls: set[str] = set()
