@@ -95,4 +95,3 @@ class CpuTarget(CpuHost, Target):
 
     def compile(self, ir_text: str) -> bytes:
         return jit.emit_object(jit.optimize(ir_text))
-
