@@ -1,10 +1,11 @@
 """`@qd.kernel` / `@qd.func` and the dispatch from a Python call to a compiled variant.
 
-This module sits above the pipeline and the runtime (a first call compiles through
+This module sits above the pipeline and the runtime (a first call goes through
 `pipeline.get_variant`, later calls go to generated launchers and dispatchers); they see a
 kernel only through `runtime.kernel_view.KernelView`, so nothing imports this module back.
-The pipeline (frontend, analysis seam, fastcache) is loaded on the first compile, so that
-`import qd` stays cheap for a script that only defines kernels or loads them from the cache.
+The pipeline's launch side (fastcache, the targets' host side, the launcher) is loaded on the
+first launch and its compile side (frontend lowering, analysis, codegen) on the first compile,
+so `import qd` stays cheap and a process served from the disk cache never loads a compiler.
 """
 
 from __future__ import annotations
@@ -295,16 +296,23 @@ def _asig(v):
     return (from_numpy(v.dtype), v.ndim)
 
 
-def load_compiler():
-    """The compiler (`qd.compiler`), imported on first use: `import qd` stays cheap."""
-    from . import compiler  # lazy: loads the frontend, analysis, codegen and targets
+def load_pipeline():
+    """The launch side of the pipeline (`qd.pipeline`), imported on the first launch: `import qd`
+    stays cheap for a script that only defines kernels."""
+    from . import pipeline  # lazy: the disk cache, the targets' host side, the launcher
 
-    return compiler
+    return pipeline
+
+
+def load_compiler():
+    """The compile side (`qd.compiler`), for `qd.ptx` and `qd.explain`; a launch reaches it
+    through the pipeline, and only for a variant that is not cached."""
+    return load_pipeline().load_compiler()
 
 
 def get_variant(kernel, key, bound: dict):
-    """(variant, source) for a specialisation key, compiling it on its first launch."""
-    return load_compiler().get_variant(kernel, key, bound)
+    """(variant, source) for a specialisation key, loading or compiling it on its first launch."""
+    return load_pipeline().get_variant(kernel, key, bound)
 
 
 def ptx(kernel, *args, sm: str = "sm_90", **kwargs) -> str:

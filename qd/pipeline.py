@@ -1,39 +1,43 @@
-"""The compile pipeline: frontend → analysis (pruning plan) → argument layout (`qd.abi`) →
-codegen (target-neutral) → the target's compile and load → launcher.
+"""From a specialisation key to a launchable variant: from memory, from the disk cache, or
+compiled, then loaded by the target's host side and wrapped in a launcher.
 
-Each stage hands plain data to the next; this module only sequences them, picks the target
-(`target`) and owns the explicit caches (instantiations, compiled variants) that `qd.init`
-resets.
+This is the launch side of the compile pipeline and imports only what a disk-cache hit needs
+(the cache key and entry reader, the host side of the targets, the launcher). The compile
+side (`qd.compiler`: frontend lowering, the pruning plan, codegen, `qd.ptx`, explanations) is
+imported by `load_compiler` on the first variant that has to be compiled, or the first
+`qd.ptx` / `qd.explain`; a process whose kernels all come from the disk cache never loads it.
 """
 
 from __future__ import annotations
 
 import traceback
-import uuid
 from dataclasses import dataclass
 
 from analysis.plan import PruningPlan
 
 from . import config as _config
-from . import fastcache, fastcache_records, fastcache_trust, pruning, variants
+from . import fastcache, fastcache_trust, variants
 from .abi import KernelModule
-from .abi import layout as arg_layout
-from .codegen.lower_llvm import ModuleGen
 from .errors import QdError, QdInternalError
-from .frontend import ir
-from .frontend.lower import lower_kernel
-from .frontend.registry import InstRegistry
-from .frontend.signature import ArraySpec, walk_specs
 from .ndarray import DeviceNdarray, Ndarray
-from .runtime.args import array_signature, get_path, leaf_type
+from .runtime.entry import EntryPoint
 from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
-from .targets.base import EntryPoint, Target
-from .targets.cpu import CpuTarget
+from .targets.base import Host
+from .targets.cpu.host import CpuHost
 from .targets.cuda import driver as _cuda_driver
 from .targets.cuda import launch as _cuda_launch
-from .targets.cuda.target import CudaTarget
 from .version import __version__
+
+_compiler: dict = {"module": None}  # qd.compiler once loaded
+
+
+def load_compiler():
+    """The compile side (`qd.compiler`), imported on first use."""
+    from . import compiler  # lazy: the frontend lowering, analysis, codegen; disk-cache hits never need it
+
+    _compiler["module"] = compiler
+    return compiler
 
 
 @dataclass
@@ -53,36 +57,24 @@ class Variant:
         """Facts of every reachable instantiation (no cached used sets)."""
         if self.stored is not None:
             return self.stored
-        return pruning.explain_facts(self.insts[0], self.insts)
+        return load_compiler().explain_facts(self.insts[0], self.insts)
 
 
-_registry: dict = {"gen": -1, "epoch": 0, "reg": None}
+_configured: dict = {"gen": -1, "epoch": 0}
 
 
-def registry() -> InstRegistry:
-    cfg = _config.current()
-    if _registry["gen"] != cfg.generation or _registry["epoch"] != variants.epoch():
-        _registry.update(gen=cfg.generation, epoch=variants.epoch(), reg=InstRegistry(cfg))
-        target(cfg).configure()
-    return _registry["reg"]
+def host(cfg: _config.Config) -> Host:
+    """Where `cfg`'s code runs: the CPU, or the CUDA device `qd.init` started (so its `sm_XX` is
+    known). Its run-time settings (the CPU thread count) are applied once per `qd.init`."""
+    h = CpuHost(cfg.cpu_max_num_threads) if cfg.arch != _config.cuda else \
+        _cuda_launch.CudaHost(_cuda_driver.open_driver().sm)
+    if _configured["gen"] != cfg.generation or _configured["epoch"] != variants.epoch():
+        _configured.update(gen=cfg.generation, epoch=variants.epoch())
+        h.configure()
+    return h
 
 
-def target(cfg: _config.Config) -> Target:
-    """The target `cfg` compiles for: the CPU, or CUDA (`qd.init` has started the driver, so
-    the device's `sm_XX` is known)."""
-    if cfg.arch == _config.cuda:
-        return CudaTarget(sm=_cuda_driver.open_driver().sm)
-    return CpuTarget(cfg.cpu_max_num_threads)
-
-
-# The CUDA host side (`qd.targets.cuda.launch`) loads and launches what CUDA code generation
-# compiled; the CPU target does both itself. These three keep that choice in one place.
-
-def _load(cfg: _config.Config, tgt: Target, obj: bytes, entry: str) -> object:
-    return _cuda_launch.load(obj) if cfg.arch == _config.cuda else tgt.load(obj, entry)
-
-
-def _identity(cfg: _config.Config, tgt: Target) -> tuple[str, ...]:
+def _identity(cfg: _config.Config, tgt: Host) -> tuple[str, ...]:
     """What names the machine in disk-cache keys; for CUDA also the device's `sm_XX` and the
     newest PTX ISA its driver accepts (a cubin or PTX built for another is a miss)."""
     if cfg.arch == _config.cuda:
@@ -91,38 +83,20 @@ def _identity(cfg: _config.Config, tgt: Target) -> tuple[str, ...]:
     return tgt.identity()
 
 
-def _entry_point(tgt: Target, code: object, km: KernelModule, written: set[str], kernel: KernelView) \
+def _entry_point(tgt: Host, code: object, km: KernelModule, written: set[str], kernel: KernelView) \
         -> tuple[EntryPoint, type]:
-    """How the launcher runs `code`, and the `qd.ndarray` class it may pass without a copy."""
+    """How the launcher runs `code`, and the `qd.ndarray` class it may pass without a copy (a
+    CUDA launch also needs the buffer layout and the written leaves)."""
     if isinstance(code, _cuda_launch.DeviceCode):
         return _cuda_launch.entry_point(code, km, written, kernel.fn.__qualname__), DeviceNdarray
     return tgt.entry_point(code), Ndarray
-
-
-def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
-    """Kernel leaves that some instantiation stores to (for the launch-time aliasing check)."""
-    memo: dict[str, set[str]] = {}
-
-    def of(inst: ir.Inst) -> set[str]:
-        if inst.id in memo:
-            return memo[inst.id]
-        memo[inst.id] = set(inst.written)
-        out = set(inst.written)
-        for call in inst.calls:
-            sub = of(insts[call.callee])
-            out.update(a for a, q in call.binds if q in sub)
-        memo[inst.id] = out
-        return out
-
-    return of(kernel)
 
 
 def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
     """The variant for `key`: from the disk cache when the kernel opted in and an intact, still
     valid entry exists; compiled otherwise (and then stored)."""
     cfg = _config.current()
-    reg = registry()
-    tgt = target(cfg)
+    tgt = host(cfg)
     tgt.prepare()
     entry_path = dkey = None
     if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
@@ -133,54 +107,33 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
             entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
             entry = fastcache.load(entry_path, kernel, key, dkey, tgt.entry_symbol)
             if entry is not None:
-                code = _load(cfg, tgt, entry.obj, entry.module.entry)
+                code = tgt.load(entry.obj, entry.module.entry)
                 return _finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
                                entry.written, noalias, None, [], entry.facts), "disk"
-    inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
-    insts = ir.reachable(inst, reg.insts)
-    plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
-    # symbol names must be unique across processes too: a cached object keeps the names it was
-    # compiled with and shares the engine with this process's fresh compiles
-    name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
-    written = written_leaves(inst, reg.insts)
+    compiler = load_compiler()
+    built = compiler.build(kernel, bound, noalias)
+    km, obj = built.module, built.obj
     try:
-        km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
-                       noalias).build()
-        obj = tgt.compile(km.ir_text)
-        code = _load(cfg, tgt, obj, km.entry)
+        code = tgt.load(obj, km.entry)
         if isinstance(code, _cuda_launch.DeviceCode):
             obj = code.cache_bytes()  # the PTX with the cubin assembled from it
     except QdError:
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
-        raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
+        raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}",
+                              built.inst.loc) from None
     if entry_path is not None:
-        _store(entry_path, dkey, kernel, km, obj, plan, inst, insts, written)
-    return _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, inst.id, written, noalias, plan, insts,
-                   None), "compile"
-
-
-def _store(path, dkey, kernel, km, obj, plan, inst, insts, written) -> None:
-    caps, problem = fastcache_records.captures(insts)
-    sources = {}
-    functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
-    functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
-    for file, qualname, line in functions:
-        rec = fastcache_records.source_record(file, qualname, line) if file else None
-        if rec is None:
-            problem = problem or f"the source of {qualname}"
+        try:
+            problem = compiler.store(entry_path, dkey, kernel, built, obj)
+        except OSError as e:
+            fastcache_trust.warn_once(("write", str(entry_path)), f"qd fastcache: could not write {entry_path}: {e}",
+                                      kernel.def_loc())
         else:
-            sources[rec[0]] = rec[1]
-    if problem is not None:
-        _not_stored(kernel, problem)  # froze something that cannot be re-checked later
-        return
-    facts = pruning.explain_facts(inst, insts)
-    facts = {k: [list(r) for r in v] for k, v in facts.items()}
-    try:
-        fastcache.store(path, dkey, km, obj, kept=plan.kept, pruned=plan.pruned, inst_id=inst.id, written=written,
-                        facts=facts, sources=sources, caps=caps)
-    except OSError as e:
-        fastcache_trust.warn_once(("write", str(path)), f"qd fastcache: could not write {path}: {e}", kernel.def_loc())
+            if problem is not None:
+                _not_stored(kernel, problem)  # froze something that cannot be re-checked later
+    plan = built.plan
+    return _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
+                   built.insts, None), "compile"
 
 
 def _not_stored(kernel, what: str) -> None:
@@ -213,20 +166,6 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
     return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored, code)
 
 
-
-
-def _ident(s: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in s)
-
-
-def _array_types(kernel: KernelView, bound: dict) -> dict[str, tuple]:
-    """(dtype, ndim) of every array argument, checked against its annotation: the frontend
-    types the kernel's leaves from these and never inspects launch values itself."""
-    loc_of = kernel.param_loc
-    return {path: leaf_type(array_signature(get_path(bound, path, loc_of), spec, path, loc_of=loc_of), spec)
-            for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
-
-
 def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
     v = kernel.variants.get(key)
     if v is not None:
@@ -247,10 +186,10 @@ def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
         rec = _recorded["list"]
         if rec is not None:
             rec.append(Recorded(kernel, v))
+        compiler = _compiler["module"]
         for old in variants.remember(kernel, key, v):
-            reg = _registry["reg"]
-            if reg is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
-                reg.insts.pop(old.inst_id, None)
+            if compiler is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
+                compiler.forget(old.inst_id)
     return v, source
 
 

@@ -2,8 +2,8 @@
 them, pruning plans back.
 
 `analysis/` works on plain rows and knows nothing of qd's IR; this module is the seam between
-the two. It is part of the compiler (`qd.compiler`), which `import qd` does not load, and
-the rules engine itself loads on the first analysis only.
+the two. It is part of the compile side (`qd.compiler`), which neither `import qd` nor a
+launch served from the disk cache loads, so the rules engine is imported with it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import MutableMapping, Sequence
 
+from analysis import analyze
+from analysis.analyze import EngineUnavailableError
 from analysis.plan import PruningPlan, all_used
 
 from .errors import QdConfigError, caller_loc
@@ -18,26 +20,16 @@ from .frontend import ir
 from .frontend.facts import export, signatures
 
 
-def _engine():
-    """The analysis driver and the engine's error type. Imported on first use even within the
-    compiler: a process whose kernels all come from the disk cache never runs the rules, and the
-    engine's import costs about as much as the rest of the compiler's."""
-    from analysis import analyze  # lazy: loaded by the first compile or explanation
-
-    return analyze, analyze.EngineUnavailableError
-
-
 def plans(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
           engine=None, explain: bool = False) -> dict[str, PruningPlan]:
     """Plans for kernel specialisations from one engine run; `insts` are all instantiations they
     reach, `analysed` the used sets known from earlier runs (extended with the new ones)."""
-    analyze, unavailable = _engine()
     t0 = time.perf_counter()
     facts = export(kernels, insts, analysed, decision_only=not explain)
     t1 = time.perf_counter()
     try:
         out = analyze.analyze_many([k.id for k in kernels], signatures(insts), facts, analysed, engine, explain)
-    except unavailable as e:  # QD_DATALOG_ENGINE names an engine that cannot run
+    except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
         raise QdConfigError(str(e), caller_loc()) from None
     for p in out.values():
         p.timings = {"export": t1 - t0, **p.timings}
@@ -54,10 +46,9 @@ def plan(kernel: ir.Inst, insts: Sequence[ir.Inst], analysed: MutableMapping[str
 
 def explain_relations(facts: dict[str, list]) -> dict[str, set]:
     """Every derived relation, provenance included, of the facts of an earlier analysis."""
-    analyze, unavailable = _engine()
     try:
         return analyze.explain_relations(facts)
-    except unavailable as e:
+    except EngineUnavailableError as e:
         raise QdConfigError(str(e), caller_loc()) from None
 
 

@@ -6,14 +6,23 @@ have no cycle (counting function-local imports too: a lazy import hides a cycle,
 remove it), `analysis/` must import nothing from `qd` (it works on exported facts), and at most
 4 import statements may be function-local (of anything, the standard library and llvmlite
 included), each a deliberate lazy load that says why in a comment next to it.
+
+What those lazy loads buy is checked on real processes: `import qd` loads no LLVM and no
+launch machinery, and a process whose kernels all come from the disk cache loads no compiler.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("qd", "analysis")
@@ -80,10 +89,10 @@ def graph() -> tuple[nx.DiGraph, list[tuple[str, int, str]]]:
 def test_the_reader_sees_imports_of_every_kind():
     """The checker itself: it finds module-level, relative, from-package and local imports."""
     g, local = graph()
-    assert g.has_edge("qd.compiler", "qd.pipeline") and g.has_edge("qd.kernel", "qd.compiler")
+    assert g.has_edge("qd.compiler", "qd.compile_path") and g.has_edge("qd.pipeline", "qd.compiler")
     assert g.has_edge("qd.pruning", "analysis.plan")  # `from X import name`
     assert g.has_edge("qd.pipeline", "qd.fastcache")  # `from . import module`
-    assert ("qd/kernel.py", "qd.compiler") in {(f, t) for f, _, t in local}  # inside a function
+    assert ("qd/kernel.py", "qd.pipeline") in {(f, t) for f, _, t in local}  # inside a function
     assert len(g) == len(MODULES) > 40
 
 
@@ -121,3 +130,74 @@ def test_few_function_local_imports_each_explained():
     local = local_imports()
     assert len(local) <= MAX_LOCAL_IMPORTS, "function-local imports: " + ", ".join(f"{f}:{n}" for f, n, _ in local)
     assert [f"{f}:{n}" for f, n, commented in local if not commented] == []
+
+
+# A program run twice against one cache directory: the first run compiles and stores, the second
+# finds every kernel on disk. It reports the modules loaded after `import qd` and after the launches.
+_PROGRAM = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+
+    def loaded():
+        return sorted(m for m in sys.modules if m.split(".")[0] in ("qd", "analysis", "llvmlite"))
+
+    import qd
+    after_import = loaded()
+    qd.init(arch=qd.cpu, offline_cache_file_path=sys.argv[1])
+
+    @qd.func
+    def scaled(v: qd.f32, c: qd.f32) -> qd.f32:
+        return v * c
+
+    @qd.kernel(fastcache=True)
+    def axpy(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1], c: qd.f32):
+        for i in range(x.shape[0]):
+            y[i] += scaled(x[i], c)
+
+    @qd.kernel(fastcache=True)
+    def fill(y: qd.types.NDArray[qd.i32, 1], twice: qd.template()):
+        for i in range(y.shape[0]):
+            y[i] = i
+            if qd.static(twice):
+                y[i] = 2 * i
+
+    x = np.arange(6, dtype=np.float32)
+    y = np.ones(6, np.float32)
+    axpy(x, y, 3.0)
+    sources = [qd.launch_info(axpy).source]
+    z = np.zeros(5, np.int32)
+    fill(z, True)
+    sources.append(qd.launch_info(fill).source)
+    print(json.dumps({"import": after_import, "launched": loaded(), "sources": sources,
+                      "y": y.tolist(), "z": z.tolist()}))
+""")
+
+
+def _run_program(tmp_path) -> dict:
+    (tmp_path / "prog.py").write_text(_PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([sys.executable, "prog.py", str(tmp_path / "cache")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+CODE_GENERATION = ("qd.codegen", "qd.frontend.lower", "qd.targets.cuda.ptx", "analysis.datalog")  # prefixes
+COMPILER_MODULES = (*CODE_GENERATION, "qd.compiler", "qd.compile_path", "qd.pruning", "analysis.analyze",
+                    "analysis.explain")
+
+
+def test_import_loads_no_llvm_and_a_warm_process_no_compiler(tmp_path):
+    cold, warm = _run_program(tmp_path), _run_program(tmp_path)
+    x = np.arange(6, dtype=np.float32)
+    expect_y = (np.ones(6, np.float32) + x * np.float32(3.0)).tolist()
+    expect_z = (2 * np.arange(5)).tolist()
+    for run in (cold, warm):
+        assert run["y"] == expect_y and run["z"] == expect_z
+        assert [m for m in run["import"] if m.startswith(("llvmlite", "qd.pipeline", "qd.fastcache"))] == []
+    assert cold["sources"] == ["compile", "compile"] and warm["sources"] == ["disk", "disk"]
+    # the cold run did load the code generators, so the prefixes name modules that exist
+    assert {p for p in CODE_GENERATION if any(m.startswith(p) for m in cold["launched"])} == set(CODE_GENERATION)
+    assert "qd.compiler" in cold["launched"]
+    assert [m for m in warm["launched"] if m.startswith(COMPILER_MODULES)] == []

@@ -17,7 +17,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..abi import ARG_HEADER, STATUS_SLOT, KernelModule, return_slot
-from ..codegen.checks import check_error
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
@@ -28,6 +27,7 @@ from .args import alias_checked, array_arg, components, int_range, overlaps, slo
 from .entry import EntryPoint
 from .hygiene import Namer, checked_int, checked_path, internal_names, param_list
 from .kernel_view import KernelView, LaunchInfo
+from .status import check_error
 
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],

@@ -16,6 +16,11 @@ machine matters it asks the `Target` it was given:
   the callable a launcher runs (and how it reports a pending interruption);
 - identity: what of the target goes into disk-cache keys (triple, CPU name and features).
 
+The interface comes in two layers. `Host` is what running compiled code needs (identity, entry
+symbol, load, entry point): a kernel served from the disk cache uses only that, so it never
+imports a code generator. `Target` adds the codegen seam and `compile`. The codegen types below
+are imported for annotations only, for the same reason.
+
 Each concrete target lives in a package of its own (`qd.targets.cpu`); nothing outside the
 pipeline chooses one.
 """
@@ -23,34 +28,54 @@ pipeline chooses one.
 from __future__ import annotations
 
 import abc
+from typing import TYPE_CHECKING
 
-from ..codegen.emitter import Emitter
-from ..codegen.lower_llvm import ModuleGen
-from ..dtypes import DType
-from ..frontend import ir
-from ..runtime.entry import EntryPoint
+if TYPE_CHECKING:
+    from ..codegen.emitter import Emitter
+    from ..codegen.lower_llvm import ModuleGen
+    from ..dtypes import DType
+    from ..frontend import ir
+    from ..runtime.entry import EntryPoint
 
 
-class Target(abc.ABC):
-    """One machine qd generates code for."""
+class Host(abc.ABC):
+    """The machine compiled code runs on: what a launch of already compiled code needs."""
 
     name: str = ""
-
-    # -- identity --------------------------------------------------------------------------
 
     @abc.abstractmethod
     def identity(self) -> tuple[str, ...]:
         """What names the machine in disk-cache keys (code built for another one is a miss)."""
+
+    @abc.abstractmethod
+    def entry_symbol(self, name: str) -> str:
+        """The symbol of the entry function of the module called `name`."""
+
+    @abc.abstractmethod
+    def prepare(self) -> None:
+        """Make the target's run-time support available before code is loaded."""
+
+    @abc.abstractmethod
+    def configure(self) -> None:
+        """Apply this target's settings to its run-time support (e.g. the thread count)."""
+
+    @abc.abstractmethod
+    def load(self, obj: bytes, entry: str) -> object:
+        """Load object code (fresh, or from the disk cache); the result keeps it loaded."""
+
+    @abc.abstractmethod
+    def entry_point(self, code: object) -> EntryPoint:
+        """How a launcher runs loaded code."""
+
+
+class Target(Host):
+    """One machine qd generates code for."""
 
     # -- module and entry ABI --------------------------------------------------------------
 
     @abc.abstractmethod
     def module_header(self) -> list[str]:
         """The module's first lines: target triple and data layout."""
-
-    @abc.abstractmethod
-    def entry_symbol(self, name: str) -> str:
-        """The symbol of the entry function of the module called `name`."""
 
     def emit_kernel(self, mg: ModuleGen, tasks: list[ir.For]) -> list[str]:
         """Every entry function of the variant and its task functions, as IR text. By default
@@ -93,24 +118,8 @@ class Target(abc.ABC):
         `codegen.stmts.StmtGen`. By default one atomic update per chunk."""
         g.reduce_into(e, value)
 
-    # -- compile, load, invoke -------------------------------------------------------------
-
-    @abc.abstractmethod
-    def prepare(self) -> None:
-        """Make the target's run-time support available before code is loaded."""
-
-    @abc.abstractmethod
-    def configure(self) -> None:
-        """Apply this target's settings to its run-time support (e.g. the thread count)."""
+    # -- compile --------------------------------------------------------------------------
 
     @abc.abstractmethod
     def compile(self, ir_text: str) -> bytes:
         """Optimise the module's IR text and return the object code."""
-
-    @abc.abstractmethod
-    def load(self, obj: bytes, entry: str) -> object:
-        """Load object code (fresh, or from the disk cache); the result keeps it loaded."""
-
-    @abc.abstractmethod
-    def entry_point(self, code: object) -> EntryPoint:
-        """How a launcher runs loaded code."""

@@ -8,7 +8,7 @@ import pathlib
 import qd
 from qd import abi
 from qd.targets.base import Target
-from qd.targets.cpu import CpuTarget
+from qd.targets.cpu.target import CpuTarget
 
 QD = pathlib.Path(qd.__file__).parent
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import qd
-from qd import dtypes, lang, pipeline
+from qd import compile_path, dtypes, lang
 from qd.frontend import builtin_calls, ids, ir
 from qd.frontend import typing_rules as rules
 
@@ -71,7 +71,7 @@ def test_kernel_steps_in_order():
 
     a = np.zeros(4, np.float32)
     k(a, True)
-    inst = pipeline.registry().insts[qd.launch_info(k).inst_id]
+    inst = compile_path.registry().insts[qd.launch_info(k).inst_id]
     kinds = [(t.index, t.kind.value, len(t.stmts)) for t in inst.tasks]
     assert kinds == [(0, "serial", 1), (1, "parallel", 1), (2, "serial", 1), (3, "parallel", 1),
                      (4, "parallel", 1), (5, "serial", 1)]

@@ -13,9 +13,10 @@ import os
 import threading
 import weakref
 
+import llvmlite.binding as llvm
+
 _lock = threading.Lock()
 _state: dict = {}
-llvm = None  # llvmlite.binding once `_init` has run (every entry point below calls it first)
 _live: weakref.WeakValueDictionary[int, NativeCode] = weakref.WeakValueDictionary()  # entry address -> code
 
 
@@ -25,12 +26,6 @@ def _init():
     with _lock:
         if _state:
             return _state
-        global llvm
-        # Deliberately lazy: loading LLVM costs ~35 ms that `import qd` (which imports the
-        # pipeline and so this module) should not pay before the first compile or cache load.
-        import llvmlite.binding
-
-        llvm = llvmlite.binding
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         # With `noalias` arrays, GVN's load PRE across loop back-edges turns stencil neighbours
@@ -52,8 +47,8 @@ def _init():
 
 
 def binding():
-    """`llvmlite.binding`, loaded on first use: the one lazy load of LLVM, which the other
-    targets share (the CUDA target adds its NVPTX backend to it)."""
+    """`llvmlite.binding` with the native target initialised, which the other targets share
+    (the CUDA target adds its NVPTX backend to it)."""
     _init()
     return llvm
 

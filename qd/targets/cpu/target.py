@@ -19,8 +19,9 @@ from ...codegen.llvm_text import Fn
 from ...codegen.lower_llvm import ModuleGen
 from ...dtypes import DType
 from ...errors import QdInternalError
-from ..base import EntryPoint, Target
-from . import jit, parallel
+from ..base import Target
+from . import jit
+from .host import CpuHost
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
 _NEVER = 1 << 62  # with one thread every loop runs inline
@@ -30,29 +31,18 @@ MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", 
         "floor": "floor", "ceil": "ceil", "copysign": "copysign", "abs": "fabs", "min": "minnum", "max": "maxnum"}
 
 
-class CpuTarget(Target):
-    """The host CPU, with `threads` threads for parallel loops."""
-
-    name = "cpu"
+class CpuTarget(CpuHost, Target):
+    """The host CPU as a code generator (identity, loading and the pool come from `CpuHost`)."""
 
     def __init__(self, threads: int):
-        self.threads = threads
+        super().__init__(threads)
         self.parallel_min = PARALLEL_MIN if threads > 1 else _NEVER
-
-    # -- identity --------------------------------------------------------------------------
-
-    def identity(self) -> tuple[str, ...]:
-        triple, _layout, cpu, features = jit.target_info()
-        return triple, cpu, features
 
     # -- module and entry ABI --------------------------------------------------------------
 
     def module_header(self) -> list[str]:
         triple, datalayout, _cpu, _features = jit.target_info()
         return [f'target triple = "{triple}"', f'target datalayout = "{datalayout}"']
-
-    def entry_symbol(self, name: str) -> str:
-        return f"{name}_run"
 
     def task_symbol(self, name: str, task: int) -> str:
         return f"{name}_task{task}"
@@ -101,20 +91,7 @@ class CpuTarget(Target):
             raise QdInternalError(f"codegen: no CPU math function {name!r}")
         return f"llvm.{family}.{'f32' if dtype.bits == 32 else 'f64'}"
 
-    # -- compile, load, invoke -------------------------------------------------------------
-
-    def prepare(self) -> None:
-        parallel.register()
-
-    def configure(self) -> None:
-        parallel.configure(self.threads)
+    # -- compile --------------------------------------------------------------------------
 
     def compile(self, ir_text: str) -> bytes:
         return jit.emit_object(jit.optimize(ir_text))
-
-    def load(self, obj: bytes, entry: str) -> jit.NativeCode:
-        return jit.load_object(obj, entry)
-
-    def entry_point(self, code: jit.NativeCode) -> EntryPoint:
-        return EntryPoint(jit.ENTRY(code.address), parallel.raise_interrupt)
-

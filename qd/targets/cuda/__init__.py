@@ -10,5 +10,6 @@ Code generation (usable without a GPU or driver):
 
 The host side (`driver`, `memory`, `launch`) loads modules, owns device memory and launches
 the steps; it reaches the code generator only through `CudaModule` and `CudaTarget`'s
-`runtime` argument.
+`runtime` argument, and imports none of it: `launch.CudaHost` is all a variant from the disk
+cache needs.
 """

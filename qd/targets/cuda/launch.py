@@ -38,11 +38,12 @@ import weakref
 from collections.abc import Callable
 
 from ...abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
-from ...errors import warn_at
-from ..base import EntryPoint
+from ...errors import QdInternalError, warn_at
+from ...runtime.entry import EntryPoint
+from ..base import Host
 from . import driver as _driver
 from .memory import DeviceBuffer, on_device
-from .module import CudaModule
+from .module import TRIPLE, CudaModule, step_symbol
 
 CACHE_MAGIC = b"QDCU1"  # a packed module: magic, u64 length of the module bytes, module bytes, cubin
 
@@ -205,3 +206,34 @@ def entry_point(code: DeviceCode, layout: ArgLayout, written: set[str], kernel: 
     name errors and the transfer warning give."""
     launch = Launch(code, layout, written, kernel)
     return EntryPoint(launch.run, _no_pending)
+
+
+class CudaHost(Host):
+    """The CUDA device of compute capability `sm` as the place compiled code runs: what a launch
+    of a compiled or cached variant needs, without the code generator (`target.CudaTarget`).
+    Its identity is the code generator's, so both name a variant's cache entry alike."""
+
+    name = "cuda"
+
+    def __init__(self, sm: str):
+        self.sm = sm
+
+    def identity(self) -> tuple[str, ...]:
+        return (TRIPLE, self.sm)
+
+    def entry_symbol(self, name: str) -> str:
+        return step_symbol(name, 0)
+
+    def prepare(self) -> None:
+        pass
+
+    def configure(self) -> None:
+        pass
+
+    def load(self, obj: bytes, entry: str) -> DeviceCode:
+        return load(obj)
+
+    def entry_point(self, code: object) -> EntryPoint:
+        """Refused: a CUDA launch also needs the variant's buffer layout and written leaves,
+        which `entry_point(code, layout, written, kernel)` takes."""
+        raise QdInternalError("a CUDA variant's entry point is made by qd.targets.cuda.launch.entry_point")

@@ -22,12 +22,21 @@ Launch protocol (every `.entry` alike):
   between steps.
 
 `to_bytes`/`from_bytes` are the form `CudaTarget.compile` returns and the disk cache stores.
+The triple and the entry names (`step_symbol`) live here too: the host side names cache keys
+and checks cached entries with them without loading the code generator.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+
+TRIPLE = "nvptx64-nvidia-cuda"
+
+
+def step_symbol(name: str, index: int) -> str:
+    """The PTX entry of launch step `index` of module `name`."""
+    return f"{name}_step{index}"
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from ... import compile_path, pruning, variants
 from ... import config as _config
-from ... import pipeline, pruning, variants
 from ...abi import KernelModule
 from ...abi import layout as arg_layout
 from ...codegen.lower_llvm import ModuleGen
@@ -56,7 +56,7 @@ def compile_bound(kernel: KernelView, bound: dict, sm: str = "sm_90") -> PtxVari
     binds them); the caller holds the compile lock."""
     target = CudaTarget(sm)
     cfg = _config.current()
-    reg = pipeline.registry()
+    reg = compile_path.registry()
     types = {path: leaf_type(array_signature(get_path(bound, path, kernel.param_loc), spec, path,
                                              loc_of=kernel.param_loc), spec)
              for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}

@@ -43,12 +43,12 @@ from ...codegen.stmts import StmtGen
 from ...dtypes import DType
 from ...errors import QdConfigError, QdInternalError
 from ...frontend import ir
-from ..base import EntryPoint, Target
+from ...runtime.entry import EntryPoint
+from ..base import Target
 from ..cpu import jit
 from . import libdevice
-from .module import CudaModule, CudaTask
+from .module import TRIPLE, CudaModule, CudaTask, step_symbol
 
-TRIPLE = "nvptx64-nvidia-cuda"
 MAX_BLOCK = 1024  # CUDA's limit on threads per block: the size of the block-reduction buffer
 _META = re.compile(r"^; qd\.cuda (\{.*\})$", re.M)
 
@@ -222,11 +222,6 @@ class CudaTarget(Target):
         if self.runtime is None:
             raise QdConfigError("qd: this CUDA target only generates PTX (no CUDA runtime was given to launch it)")
         return self.runtime.entry_point(code)
-
-
-def step_symbol(name: str, index: int) -> str:
-    """The PTX entry of launch step `index` of module `name`."""
-    return f"{name}_step{index}"
 
 
 def compile_module(ir_text: str, sm: str) -> CudaModule:

@@ -1,0 +1,152 @@
+"""One compile of a kernel variant: frontend → pruning plan → argument layout (`qd.abi`) →
+codegen (target-neutral) → the target's compile, and the disk-cache entry written from it.
+
+This is the compile side of `qd.pipeline`, reached only through `qd.compiler` when a variant is
+in neither the memory nor the disk cache (or for `qd.ptx` and `qd.explain`), so a process
+served from the disk cache never imports the frontend lowering, the analysis or codegen. It
+owns the instantiation registry, the compile-time cache that `qd.init` resets; loading the
+compiled object and wrapping it in a launcher stay with the pipeline.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.plan import PruningPlan
+
+from . import config as _config
+from . import fastcache, fastcache_records, pruning, variants
+from .abi import KernelModule
+from .abi import layout as arg_layout
+from .codegen.lower_llvm import ModuleGen
+from .errors import QdError, QdInternalError
+from .frontend import ir
+from .frontend.lower import lower_kernel
+from .frontend.registry import InstRegistry
+from .frontend.signature import ArraySpec, walk_specs
+from .runtime.args import array_signature, get_path, leaf_type
+from .runtime.kernel_view import KernelView
+from .targets.base import Target
+from .targets.cpu.target import CpuTarget
+from .targets.cuda import driver as _cuda_driver
+from .targets.cuda.target import CudaTarget
+
+_registry: dict = {"gen": -1, "epoch": 0, "reg": None}
+
+
+def registry() -> InstRegistry:
+    """The instantiations lowered under the current `qd.init` (rebuilt after one, or in a
+    forked child whose parent was compiling)."""
+    cfg = _config.current()
+    if _registry["gen"] != cfg.generation or _registry["epoch"] != variants.epoch():
+        _registry.update(gen=cfg.generation, epoch=variants.epoch(), reg=InstRegistry(cfg))
+    return _registry["reg"]
+
+
+def forget(inst_id: str) -> None:
+    """Drop a kernel-level instantiation whose variant was evicted (it serves only that variant
+    and its aliasing twin)."""
+    reg = _registry["reg"]
+    if reg is not None:
+        reg.insts.pop(inst_id, None)
+
+
+def target(cfg: _config.Config) -> Target:
+    """The code generator for `cfg`'s machine: the CPU, or CUDA (`qd.init` has started the
+    driver, so the device's `sm_XX` is known)."""
+    if cfg.arch == _config.cuda:
+        return CudaTarget(sm=_cuda_driver.open_driver().sm)
+    return CpuTarget(cfg.cpu_max_num_threads)
+
+
+@dataclass
+class Built:
+    """A freshly compiled variant before it is loaded: its module (layout, check sites, IR),
+    object code, pruning plan, the kernel's instantiation and every one it reaches."""
+
+    module: KernelModule
+    obj: bytes
+    plan: PruningPlan
+    inst: ir.Inst
+    insts: list[ir.Inst]
+    written: set[str]
+
+
+def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
+    """Compile the specialisation `bound` selects (the caller holds the compile lock)."""
+    cfg = _config.current()
+    reg = registry()
+    tgt = target(cfg)
+    inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
+    insts = ir.reachable(inst, reg.insts)
+    plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
+    # symbol names must be unique across processes too: a cached object keeps the names it was
+    # compiled with and shares the engine with this process's fresh compiles
+    name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
+    written = written_leaves(inst, reg.insts)
+    try:
+        km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
+                       noalias).build()
+        obj = tgt.compile(km.ir_text)
+    except QdError:
+        raise
+    except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
+        raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
+    return Built(km, obj, plan, inst, insts, written)
+
+
+def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes) -> str | None:
+    """Write the disk-cache entry of `built` (`obj`: its object code as loaded, e.g. PTX with
+    the cubin assembled from it). Returns None, or what the kernel depends on that another
+    process cannot re-check (then nothing is written); raises `OSError` if the write fails."""
+    insts = built.insts
+    caps, problem = fastcache_records.captures(insts)
+    sources = {}
+    functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
+    functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
+    for file, qualname, line in functions:
+        rec = fastcache_records.source_record(file, qualname, line) if file else None
+        if rec is None:
+            problem = problem or f"the source of {qualname}"
+        else:
+            sources[rec[0]] = rec[1]
+    if problem is not None:
+        return problem  # froze something that cannot be re-checked later
+    facts = pruning.explain_facts(built.inst, insts)
+    facts = {k: [list(r) for r in v] for k, v in facts.items()}
+    plan = built.plan
+    fastcache.store(path, dkey, built.module, obj, kept=plan.kept, pruned=plan.pruned, inst_id=built.inst.id,
+                    written=built.written, facts=facts, sources=sources, caps=caps)
+    return None
+
+
+def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
+    """Kernel leaves that some instantiation stores to (for the launch-time aliasing check)."""
+    memo: dict[str, set[str]] = {}
+
+    def of(inst: ir.Inst) -> set[str]:
+        if inst.id in memo:
+            return memo[inst.id]
+        memo[inst.id] = set(inst.written)
+        out = set(inst.written)
+        for call in inst.calls:
+            sub = of(insts[call.callee])
+            out.update(a for a, q in call.binds if q in sub)
+        memo[inst.id] = out
+        return out
+
+    return of(kernel)
+
+
+def _ident(s: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in s)
+
+
+def _array_types(kernel: KernelView, bound: dict) -> dict[str, tuple]:
+    """(dtype, ndim) of every array argument, checked against its annotation: the frontend
+    types the kernel's leaves from these and never inspects launch values itself."""
+    loc_of = kernel.param_loc
+    return {path: leaf_type(array_signature(get_path(bound, path, loc_of), spec, path, loc_of=loc_of), spec)
+            for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}

@@ -1,0 +1,35 @@
+"""What a failed run-time check leaves in a launch's status block, and the error it becomes.
+
+The checks are compiled into kernels by `qd.codegen.checks`, which documents when each one is
+compiled in; a failing one records (kind, site, value) in the status block and the launcher
+raises `check_error(...)` once the launch returns. The kinds and the decoding live here, with
+the runtime, so that launching code (a kernel from the disk cache included) needs nothing of
+the code generator. The kind numbers are the contract between the two: `qd.codegen.checks`
+writes the same values (`tests/runtime/test_check_status.py` holds them equal).
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..errors import QdArgumentError, QdError, QdRuntimeError, SourceLoc
+
+BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT = range(1, 8)
+I32_MAX = 2**31 - 1
+INT_TYPES = (_dt.i8, _dt.i16, _dt.i32, _dt.i64, _dt.u8, _dt.u16, _dt.u32, _dt.u64)  # a record's value: an index here
+_OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
+
+
+def check_error(kind: int, value: int, loc: SourceLoc | None) -> QdError:
+    """The error for a status record (kind, value) written by a failed check at `loc`."""
+    if kind in _OVERFLOW_WORD:
+        t = INT_TYPES[value] if 0 <= value < len(INT_TYPES) else None
+        what = f"the result does not fit {t}" if t is not None else "the result does not fit its type"
+        if kind == SHL and t is not None:
+            what = f"bits are shifted out of {t}, or the shift amount is not in 0..{t.bits - 1}"
+        return QdRuntimeError(f"{_OVERFLOW_WORD[kind]} overflow detected: {what}", loc)
+    if kind == STEP:
+        return QdRuntimeError("range() step must not be zero", loc)
+    if kind == EXTENT:
+        return QdArgumentError(f"launch refused: an array extent of {value} is read here as a qd.i32 "
+                               f"(.shape and len() are i32 in kernels), which holds at most {I32_MAX}", loc)
+    return QdRuntimeError(f"index {value} is out of bounds", loc)
