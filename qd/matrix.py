@@ -111,6 +111,9 @@ def _flat_args(args, count: int) -> list:
     return flat
 
 
+_FIELD_MAKERS: dict = {}  # "vector" / "matrix" -> the constructors of qd/field.py, which registers them
+
+
 class Matrix:
     """A Python-scope matrix (or, with `ndim == 1`, vector) value."""
 
@@ -145,9 +148,19 @@ class Matrix:
     def __repr__(self) -> str:
         return repr(self.entries.tolist())
 
+    @staticmethod
+    def field(n: int, m: int, dtype, shape=None, **options):
+        """`qd.Matrix.field(n, m, dtype, shape)`: a dense field of n x m matrices (qd/field.py)."""
+        return _FIELD_MAKERS["matrix"](n, m, dtype, shape, **options)
+
 
 class Vector(Matrix):
     """`qd.Vector([...])`: a Matrix with one dimension."""
 
     def __init__(self, arr, dt=None):
         super().__init__(np.asarray(arr).ravel() if not isinstance(arr, Matrix) else arr.entries.ravel(), dt)
+
+    @staticmethod
+    def field(n: int, dtype, shape=None, **options):
+        """`qd.Vector.field(n, dtype, shape)`: a dense field of n-vectors (qd/field.py)."""
+        return _FIELD_MAKERS["vector"](n, dtype, shape, **options)
