@@ -364,6 +364,7 @@ class Inst:
     static: tuple[tuple[str, str], ...] = ()  # (parameter path, repr) of its compile-time values, for explanations
     ret_shape: tuple | None = None  # the shape of a vector or matrix result (`returns` holds its components)
     ret_items: tuple | None = None  # a tuple result holding vectors: each item's shape (() for a scalar)
+    fields: dict = field(default_factory=dict)  # field leaf path -> its frontend.fields.FieldSource
 
 
 # ---------------------------------------------------------------- queries

@@ -30,7 +30,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import builtin_calls, calls, captures, ir, semantics, vectors
+from . import builtin_calls, calls, captures, fields, ir, semantics, vectors
 from . import typing_rules as rules
 from .registry import InstRegistry, free_vars
 from .source import FuncSource
@@ -165,9 +165,11 @@ class ExprLowerer:
                                   self.loc(node))
             return v
         if name in self.freevars:
-            return captures.name(self.inst, self.func, "free", self.func.fn.__module__, name, self.freevars[name])
+            return fields.wrap(self, captures.name(self.inst, self.func, "free", self.func.fn.__module__, name,
+                                                   self.freevars[name]), node)
         if name in self.globals:
-            return captures.name(self.inst, self.func, "global", self.func.fn.__module__, name, self.globals[name])
+            return fields.wrap(self, captures.name(self.inst, self.func, "global", self.func.fn.__module__, name,
+                                                   self.globals[name]), node)
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))
@@ -211,7 +213,8 @@ class ExprLowerer:
                 v = getattr(base.value, name)
             except AttributeError:
                 raise QdNameError(f"{self.describe(base)} has no attribute {name!r}") from None
-            return v if isinstance(v, (LeafV, StructV, TupleV)) else captures.attribute(self.inst, base, name, v)
+            return v if isinstance(v, (LeafV, StructV, TupleV)) else \
+                fields.wrap(self, captures.attribute(self.inst, base, name, v), node)
         raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}")
 
     def expr_Subscript(self, node):
@@ -251,7 +254,7 @@ class ExprLowerer:
         sl = node.slice
         if isinstance(sl, ast.Slice):
             raise self.syntax(sl, "slicing")
-        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        items = sl.elts if isinstance(sl, ast.Tuple) else [] if fields.is_none_index(sl) else [sl]
         vals, nodes = [], []
         for it in items:
             v = self.expr(it)
