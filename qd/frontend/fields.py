@@ -121,6 +121,8 @@ def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
     else:
         inst.fields[src.path] = src
         inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape))
+        # a disk-cache entry could not name the field's holder again: such kernels stay in memory
+        inst.captures.append(("opaque", f"the {src.where} (a field, fetched at every launch)"))
     for lf in inst.params:
         if lf.path == src.path:
             return LeafV(lf)
