@@ -30,9 +30,9 @@ class Field(Ndarray):
     """A dense field: scalar elements (`element_shape == ()`), vectors (`(n,)`) or matrices
     (`(n, m)`). Created without a shape it is unplaced until `qd.root.dense(...).place(f)`."""
 
-    __slots__ = ("n", "m", "name", "_placed")
+    __slots__ = ("n", "m", "name", "offset", "_placed")
 
-    def __init__(self, dtype, shape, element_shape: tuple = (), name: str = ""):
+    def __init__(self, dtype, shape, element_shape: tuple = (), name: str = "", offset=None):
         d = _dt.as_dtype(dtype)
         if d is None:
             raise QdArgumentError(f"qd.field: unknown dtype {show(dtype)} (use a qd dtype such as qd.f32)",
@@ -45,10 +45,14 @@ class Field(Ndarray):
         self._placed = False
         self._arr = None
         self.shape = None
+        self.offset = ()
         if shape is not None:
-            self._allocate(_field_shape(shape))
+            self._allocate(_field_shape(shape), offset)
+        elif offset is not None:
+            raise QdArgumentError("qd.field: an offset needs a shape (or give it to place())", caller_loc())
 
-    def _allocate(self, shape: tuple) -> None:
+    def _allocate(self, shape: tuple, offset=None) -> None:
+        self.offset = _offset_of(offset, shape)
         try:
             self._arr = np.zeros(shape + self.element_shape, dtype=self.dtype.np)
         except (ValueError, MemoryError) as e:
@@ -85,12 +89,13 @@ class Field(Ndarray):
         if len(key) != len(self.shape):
             raise QdIndexError(f"qd.field of shape {self.shape} indexed with {len(key)} index(es)"
                                + (" (index a 0-d field with x[None])" if not self.shape else ""), caller_loc())
-        for axis, (k, n) in enumerate(zip(key, self.shape)):
-            if not 0 <= int(k) < n:
+        off = self.offset or (0,) * len(key)
+        for axis, (k, n, o) in enumerate(zip(key, self.shape, off)):
+            if not o <= int(k) < o + n:
                 raise QdIndexError(f"qd.field index {show(key)}: index {int(k)} is out of bounds for axis {axis} "
-                                   f"with size {n}", caller_loc())
+                                   f"with size {n}" + (f" from {o}" if o else ""), caller_loc())
         del arr
-        return tuple(int(k) for k in key)
+        return tuple(int(k) - o for k, o in zip(key, off))
 
     def __getitem__(self, key):
         v = self._arr[self._key(key)]
@@ -183,6 +188,23 @@ def _plain(value):
     return value.entries if isinstance(value, Matrix) else value
 
 
+def _offset_of(offset, shape: tuple) -> tuple:
+    """A field's index offset per dimension; () when there is none (all zeros)."""
+    if offset is None:
+        return ()
+    dims = (offset,) * len(shape) if isinstance(offset, (int, np.integer)) and not isinstance(offset, bool) \
+        else offset
+    try:
+        dims = tuple(int(o) for o in dims)
+    except (TypeError, ValueError):
+        raise QdArgumentError(f"qd.field: offset must be an int or a tuple of ints, got {show(offset)}",
+                              caller_loc()) from None
+    if len(dims) != len(shape):
+        raise QdArgumentError(f"qd.field: offset {show(offset)} does not match the {len(shape)} dimension(s) of "
+                              f"shape {shape}", caller_loc())
+    return dims if any(dims) else ()
+
+
 def _field_shape(shape) -> tuple:
     if shape == () or shape is None:
         return ()
@@ -191,30 +213,25 @@ def _field_shape(shape) -> tuple:
 
 def field(dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False, **_options) -> Field:
     """`qd.field(dtype, shape)`: a dense field of scalars (a vector or matrix type as `dtype`
-    makes a field of those). Without `shape` it is placed later with `qd.root`."""
-    if offset is not None:
-        raise QdTypeError("qd.field(offset=...) is not supported by qd: index from 0", caller_loc())
+    makes a field of those). Without `shape` it is placed later with `qd.root`. With `offset`,
+    indices run from it (`x[-4]` is the first element of a field with offset -4)."""
     if needs_grad:
         raise QdTypeError("qd.field(needs_grad=True): automatic differentiation is not supported by qd", caller_loc())
     if isinstance(dtype, VectorType):
-        return Field(dtype.resolved_dtype(), shape, (dtype.n,), name)
+        return Field(dtype.resolved_dtype(), shape, (dtype.n,), name, offset)
     if isinstance(dtype, MatrixType):
-        return Field(dtype.resolved_dtype(), shape, tuple(dtype.shape), name)
-    return Field(dtype, shape, (), name)
+        return Field(dtype.resolved_dtype(), shape, tuple(dtype.shape), name, offset)
+    return Field(dtype, shape, (), name, offset)
 
 
 def vector_field(n: int, dtype, shape=None, name: str = "", offset=None, **_options) -> Field:
     """`qd.Vector.field(n, dtype, shape)`."""
-    if offset is not None:
-        raise QdTypeError("qd.Vector.field(offset=...) is not supported by qd: index from 0", caller_loc())
-    return Field(dtype, shape, (_elem_dim(n),), name)
+    return Field(dtype, shape, (_elem_dim(n),), name, offset)
 
 
 def matrix_field(n: int, m: int, dtype, shape=None, name: str = "", offset=None, **_options) -> Field:
     """`qd.Matrix.field(n, m, dtype, shape)`."""
-    if offset is not None:
-        raise QdTypeError("qd.Matrix.field(offset=...) is not supported by qd: index from 0", caller_loc())
-    return Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name)
+    return Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset)
 
 
 def _elem_dim(n) -> int:
@@ -279,15 +296,13 @@ class SNode:
         return SNode(out)
 
     def place(self, *fields, offset=None) -> SNode:
-        if offset is not None:
-            raise QdTypeError("place(offset=...) is not supported by qd: index from 0", caller_loc())
         for f in fields:
             if not isinstance(f, Field):
                 raise QdArgumentError(f"place() takes fields made without a shape, got {type(f).__name__}",
                                       caller_loc())
             if f._placed:
                 raise QdValueError(f"{f!r} is already placed (it was given a shape)", caller_loc())
-            f._allocate(self.shape)
+            f._allocate(self.shape, offset)
         return self
 
     def _sparse(self, what: str):

@@ -30,7 +30,7 @@ from ..field import Field
 from . import ir
 from .values import CT, LeafV, RangeV
 
-__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "is_none_index", "stale", "struct_range", "wrap"]
+__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
 
 
 @dataclass(eq=False)
@@ -44,6 +44,7 @@ class FieldSource:
     dtype: _dt.DType
     ndim: int
     element_shape: tuple
+    offset: tuple
     where: str  # how messages name it: "global x of module m"
 
     def same_place(self, other: FieldSource) -> bool:
@@ -59,7 +60,7 @@ class FieldSource:
 
     def matches(self, v) -> bool:
         return isinstance(v, Field) and v._placed and v._dtype is self.dtype and v._ndim == self.ndim \
-            and v.element_shape == self.element_shape
+            and v.element_shape == self.element_shape and v.offset == self.offset
 
     def fetcher(self, loc: SourceLoc | None):
         """The launch-time read: the field the name holds now, checked to be of the compiled type."""
@@ -107,7 +108,8 @@ def _source(low, value: Field, origin) -> FieldSource | None:
             return None
         holder = fn.__closure__[names.index(name)]
         path, where = f"@{module}.{fn.__qualname__}.{chain}", f"closure variable {chain} of {fn.__qualname__}"
-    return FieldSource(path, holder, name, tuple(attrs), value._dtype, value._ndim, value.element_shape, where)
+    return FieldSource(path, holder, name, tuple(attrs), value._dtype, value._ndim, value.element_shape, value.offset,
+                       where)
 
 
 def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
@@ -120,7 +122,7 @@ def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
                               "give one of them another name", loc)
     else:
         inst.fields[src.path] = src
-        inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape))
+        inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape, src.offset))
         # a disk-cache entry could not name the field's holder again: such kernels stay in memory
         inst.captures.append(("opaque", f"the {src.where} (a field, fetched at every launch)"))
     for lf in inst.params:
@@ -189,6 +191,19 @@ def struct_range(low, rng, node):
     if isinstance(rng, LeafV) and rng.leaf.is_array:
         lf = rng.leaf
         low.access(lf.path, node, "shape")
-        return RangeV(tuple((CT(0), ir.Shape(_dt.i32, lf.path, d, low.loc(node)), CT(1))
-                            for d in range(lf.outer_ndim)))
+        off = lf.offset or (0,) * lf.outer_ndim
+        dims = []
+        for d in range(lf.outer_ndim):
+            stop = ir.Shape(_dt.i32, lf.path, d, low.loc(node))
+            if off[d]:
+                stop = ir.BinOp(_dt.i32, "add", stop, ir.Const(_dt.i32, off[d]))
+            dims.append((CT(off[d]), stop, CT(1)))
+        return RangeV(tuple(dims))
     return rng
+
+
+def shifted(leaf: ir.Leaf, idx: list) -> list:
+    """The indices of an element of a field with an offset, as positions in its buffer."""
+    if not getattr(leaf, "offset", ()):
+        return idx
+    return [e if not o else ir.BinOp(e.dtype, "sub", e, ir.Const(e.dtype, o)) for e, o in zip(idx, leaf.offset)]

@@ -27,7 +27,7 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
     def leaf(path: str, spec) -> tuple[object, tuple]:
         v = _value_at(args, path)
         if isinstance(spec, ConstSpec) and isinstance(v, Field):  # a field as a template: an array argument
-            lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape)
+            lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape, v.offset)
             leaves.append(lf)
             return LeafV(lf), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec):

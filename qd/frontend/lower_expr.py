@@ -274,14 +274,14 @@ class ExprLowerer:
             e = self.scalar(v, node.slice)
             if not (e.dtype.is_int or e.dtype.is_bool):
                 raise QdTypeError(f"array index must be an integer, got {e.dtype}", self.loc(node.slice))
-            if isinstance(e, ir.Const) and int(e.value) < 0:
+            if isinstance(e, ir.Const) and int(e.value) < 0 and not base.leaf.offset:
                 # quadrants rejects these too; without a debug bounds check a[-1] would write
                 # before the array instead of meaning its last element
                 raise QdSyntaxError(f"negative index {int(e.value)}: negative indices are not supported in kernels "
                                     f"(write a.shape[{len(idx)}] - {-int(e.value)} for Python's meaning)",
                                     self.loc(it))
             idx.append(e)
-        return base, idx
+        return base, fields.shifted(base.leaf, idx)
 
     def expr_Tuple(self, node):
         return TupleV(tuple(self.expr(e) for e in node.elts))

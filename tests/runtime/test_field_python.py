@@ -132,8 +132,24 @@ def test_sparse_snodes_are_refused_by_name(method):
     assert e.value.loc is not None and e.value.loc.file == __file__
 
 
+def test_offsets_shift_python_indices():
+    x = qd.field(qd.i32, shape=(3, 4), offset=(-1, 2))
+    x[-1, 2] = 5
+    x[1, 5] = 9
+    want = np.zeros((3, 4), np.int32)
+    want[0, 0], want[2, 3] = 5, 9
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    assert x[1, 5] == 9
+    with pytest.raises(qd.QdIndexError, match="out of bounds"):
+        x[0, 0]
+    with pytest.raises(qd.QdArgumentError, match="does not match"):
+        qd.field(qd.f32, shape=(2, 2), offset=(1,))
+    y = qd.field(qd.f32, shape=(3, 4), offset=(4, 4))
+    y.fill(2.0)
+    x.copy_from(y)  # element by element, whatever the offsets
+    np.testing.assert_array_equal(x.to_numpy(), np.full((3, 4), 2))
+
+
 def test_unsupported_options_are_refused():
-    with pytest.raises(qd.QdTypeError, match="offset"):
-        qd.field(qd.f32, shape=4, offset=(-2,))
     with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
         qd.field(qd.f32, shape=4, needs_grad=True)

@@ -119,6 +119,27 @@ def test_vector_and_matrix_fields():
     np.testing.assert_array_equal(rot.to_numpy()[2:], m[2:])
 
 
+def test_fields_with_offsets_index_from_their_offset():
+    x = qd.field(qd.i32, shape=8, offset=-4)
+    g = qd.Vector.field(2, qd.i32, shape=(3, 4), offset=(-2, 3))
+
+    @qd.kernel
+    def k():
+        for i in x:
+            x[i] = i * 10
+        for ix in qd.grouped(g):
+            g[ix] = ix
+        x[-4] += 1
+
+    k()
+    want = np.arange(-4, 4) * 10
+    want[0] += 1
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    i, j = np.indices((3, 4))
+    np.testing.assert_array_equal(g.to_numpy(), np.stack([i - 2, j + 3], axis=-1))
+    assert x[-4] == -39
+
+
 def test_placed_fields_aos_and_soa_give_the_same_values():
     a, b = qd.field(qd.f32), qd.field(qd.f32)
     c, d = qd.field(qd.f32), qd.field(qd.f32)
