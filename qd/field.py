@@ -79,13 +79,11 @@ class Field(Ndarray):
             key = ()
         elif not isinstance(key, tuple):
             key = (key,)
-        if any(isinstance(k, (slice, type(Ellipsis))) for k in key):
-            raise QdIndexError("slicing a qd.field is not supported; index one element, or use to_numpy()",
-                               caller_loc())
         for k in key:
             if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-                raise QdArgumentError(f"qd.field index {show(key)}: indices must be ints, got {show(k)}",
-                                      caller_loc())
+                raise QdArgumentError(f"Detected illegal element of type: {type(k).__name__}. Please be aware that "
+                                      "slicing a qd.field is not supported so far (index one element, or use "
+                                      "to_numpy())", caller_loc())
         if len(key) != len(self.shape):
             raise QdIndexError(f"qd.field of shape {self.shape} indexed with {len(key)} index(es)"
                                + (" (index a 0-d field with x[None])" if not self.shape else ""), caller_loc())
@@ -145,8 +143,11 @@ class Field(Ndarray):
         except (TypeError, ValueError) as e:
             raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
                                   caller_loc()) from None
-        shapes = {self.shape + self.element_shape, self._numpy_shape(False)}
-        if a.shape not in shapes:
+        # the element's components may come as quadrants writes them: (n,), (n, 1) or (1, n) for vectors
+        lead, trail = a.shape[:len(self.shape)], a.shape[len(self.shape):]
+        if lead != self.shape or int(np.prod(trail, dtype=np.int64)) != int(np.prod(self.element_shape, dtype=np.int64)) \
+                or len(trail) > 2 or (len(trail) != len(self.element_shape) and not self.element_shape) \
+                or (len(trail) == 2 and len(self.element_shape) == 2 and trail != self.element_shape):
             raise QdValueError(f"from_numpy: shape {a.shape} does not match the field's shape {self.shape} "
                                f"of {self._kind()}", caller_loc())
         try:
@@ -162,6 +163,10 @@ class Field(Ndarray):
             raise QdValueError(f"copy_from: field shape {self.shape} of {self._kind()} does not match the source "
                                f"field's {other.shape} of {other._kind()}", caller_loc())
         np.copyto(self._arr, other._arr, casting="unsafe")
+
+    @property
+    def _name(self) -> str:
+        return self.name
 
     def _kind(self) -> str:
         if not self.element_shape:
