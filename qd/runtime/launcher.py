@@ -104,14 +104,16 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             # compiled for (the numpy array's trailing extents, the qd.ndarray's element shape)
             nd_elem = f" and @v.element_shape == {es!r}" if es else ""
             np_elem = f" and @v.shape[{s.ndim - len(es)}:] == {es!r}" if es else ""
+            nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
+            name = f"@path{k}"
             body += [f"  @v = {acc}",
                      f"  if (@type(@v) is @Nd or @type(@v) is @Fd) and @v._dtype is @dt{k} and @v._ndim == {s.ndim}"
                      f"{nd_elem}:",
                      f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v._dims",
                      f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
-                     f"    @p{k} = @nptr(@v, {s.path!r}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
+                     f"    @p{k} = @nptr(@v, {name}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
                      "  else:",
-                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}, {es!r}); @nd = False",
+                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}); @nd = False",
                      f"  @i[{k}] = @p{k}"]
             body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
