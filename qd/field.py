@@ -122,9 +122,9 @@ class Field(Ndarray):
                                caller_loc()) from None
 
     def _numpy_shape(self, keep_dims: bool) -> tuple:
-        """quadrants' numpy form: an n x 1 matrix field drops its trailing 1 unless `keep_dims`."""
-        if len(self.element_shape) == 2 and self.m == 1 and not keep_dims:
-            return self.shape + (self.n,)
+        """quadrants' numpy form: vectors are n x 1 matrices, whose trailing 1 is dropped unless `keep_dims`."""
+        if self.element_shape and self.m == 1:
+            return self.shape + ((self.n, 1) if keep_dims else (self.n,))
         return self.shape + self.element_shape
 
     def to_numpy(self, dtype=None, keep_dims: bool = False, **_options) -> np.ndarray:

@@ -632,6 +632,11 @@ def _sub_place(low, p: Place, idx, node) -> Place:
     for d in range(len(parts), len(p.shape)):
         axes.append(list(range(p.shape[d])))
     dyn = [a for a in axes if isinstance(a, ir.Expr)]
+    if dyn and p.leaf is not None and len(p.shape) == 2 and not any(isinstance(a, list) for a in axes) \
+            and p.comps is not None and len(p.comps) == p.shape[0] * p.shape[1]:
+        # one entry of a whole matrix element at run-time indices: itself an element of the array
+        comp = [low.cast(a, _dt.i32) if isinstance(a, ir.Expr) else ir.Const(_dt.i32, a) for a in axes]
+        return Place((), leaf=p.leaf, outer=p.outer, comps=[comp])
     if dyn:
         if len(p.shape) != 1 or len(parts) != 1:
             raise QdTypeError("a run-time index can only select a component of a vector here")

@@ -43,7 +43,7 @@ def test_vector_and_matrix_fields_python_scope():
     v[1] = [1, 2, 3]
     got = v[1]
     assert isinstance(got, qd.Vector) and got.entries.tolist() == [1.0, 2.0, 3.0]
-    assert v.to_numpy().shape == (4, 3)
+    assert v.to_numpy().shape == (4, 3) and v.to_numpy(keep_dims=True).shape == (4, 3, 1)
     m = qd.Matrix.field(2, 3, qd.i32, shape=(2, 2))
     assert (m.n, m.m) == (2, 3)
     m[1, 0] = [[1, 2, 3], [4, 5, 6]]

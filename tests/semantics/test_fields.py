@@ -140,6 +140,20 @@ def test_fields_with_offsets_index_from_their_offset():
     assert x[-4] == -39
 
 
+def test_matrix_field_entries_at_run_time_indices():
+    m = qd.Matrix.field(3, 4, qd.f32, shape=5)
+
+    @qd.kernel
+    def k():
+        for i in m:
+            for j, c in qd.ndrange(3, 4):
+                m[i][j, c] = j * j + c * 10 + i
+
+    k()
+    j, c = np.indices((3, 4))
+    np.testing.assert_array_equal(m.to_numpy(), np.stack([j * j + c * 10 + i for i in range(5)]))
+
+
 def test_placed_fields_aos_and_soa_give_the_same_values():
     a, b = qd.field(qd.f32), qd.field(qd.f32)
     c, d = qd.field(qd.f32), qd.field(qd.f32)
