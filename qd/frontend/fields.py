@@ -30,7 +30,7 @@ from ..field import Field
 from . import ir
 from .values import CT, LeafV, RangeV
 
-__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
+__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "fill", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
 
 
 @dataclass(eq=False)
@@ -179,6 +179,51 @@ def stale(inst: ir.Inst) -> bool:
         except (KeyError, ValueError, AttributeError):
             return True
     return False
+
+
+def fill(low, arr: LeafV, node: ast.Call):
+    """`x.fill(v)` inside a kernel or func: a loop over x's elements storing v (quadrants
+    lowers it the same way, so at kernel level it is a parallel loop). The loop is written as
+    the source would write it, with names no user code has, and lowered like that source."""
+    if len(node.args) != 1 or node.keywords:
+        raise QdTypeError("fill() takes one value", low.loc(node))
+    value = low.expr(node.args[0])
+    if isinstance(value, ir.Expr):  # evaluated once, before the loop
+        var = low.new_var(None, low.scalar(value, node.args[0]).dtype)
+        low.emit(ir.Assign(low.loc(node), var, value))
+        value = var
+    lf = arr.leaf
+    tag = f"_qd_fill{low.n_blocks}_"
+    names = [f"{tag}{k}" for k in range(lf.outer_ndim)]
+    saved = {n: low.scope.get(n) for n in [tag, *names]}
+    low.scope[tag] = value
+    where = node.func.value
+
+    def load(n):
+        return ast.Name(id=n, ctx=ast.Load())
+
+    if not names:
+        stmt = ast.Assign(targets=[ast.Subscript(value=where, slice=ast.Constant(None), ctx=ast.Store())],
+                          value=load(tag))
+    else:
+        index = load(names[0]) if len(names) == 1 else ast.Tuple(elts=[load(n) for n in names], ctx=ast.Load())
+        target = ast.Name(id=names[0], ctx=ast.Store()) if len(names) == 1 else \
+            ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())
+        body = ast.Assign(targets=[ast.Subscript(value=where, slice=index, ctx=ast.Store())], value=load(tag))
+        stmt = ast.For(target=target, iter=where, body=[body], orelse=[])
+    ast.fix_missing_locations(ast.copy_location(stmt, node))
+    for sub in ast.walk(stmt):
+        if not hasattr(sub, "end_lineno") or sub.end_lineno is None:
+            ast.copy_location(sub, node)
+    try:
+        low.stmt(stmt)
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                low.scope.pop(n, None)
+            else:
+                low.scope[n] = v
+    return CT(None)
 
 
 def is_none_index(sl: ast.expr) -> bool:

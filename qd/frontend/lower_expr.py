@@ -207,6 +207,8 @@ class ExprLowerer:
                 return CT(leaf.outer_ndim)
             if name == "element_shape":
                 return CT(leaf.element_shape)
+            if name == "fill":  # only called (`x.fill(v)`, lowered by `expr_Call`)
+                return CT(None)
             raise QdTypeError(f"arrays have no attribute {name!r} inside kernels")
         if isinstance(base, CT):
             try:
@@ -441,6 +443,8 @@ class ExprLowerer:
     def expr_Call(self, node):
         if isinstance(node.func, ast.Attribute):
             base = self.expr(node.func.value)
+            if isinstance(base, LeafV) and base.leaf.is_array and node.func.attr == "fill":
+                return fields.fill(self, base, node)
             mat = vectors.as_mat(self, base, node) if not (isinstance(base, CT) and isinstance(base.value, type)) \
                 else None
             if mat is not None and node.func.attr in vectors.METHODS:

@@ -154,6 +154,22 @@ def test_matrix_field_entries_at_run_time_indices():
     np.testing.assert_array_equal(m.to_numpy(), np.stack([j * j + c * 10 + i for i in range(5)]))
 
 
+def test_fill_inside_a_kernel():
+    val = qd.field(qd.i32, shape=(4, 7))
+    mat = qd.Matrix.field(2, 3, qd.i32, shape=3)
+
+    @qd.kernel
+    def k(v: qd.i32, m: qd.types.matrix(2, 3, qd.i32)):
+        val.fill(v + 1)
+        mat.fill(m)
+        total.fill(v * 0.5)
+
+    k(3, qd.Matrix([[0, 1, 2], [2, 3, 4]]))
+    np.testing.assert_array_equal(val.to_numpy(), np.full((4, 7), 4))
+    np.testing.assert_array_equal(mat.to_numpy(), np.broadcast_to([[0, 1, 2], [2, 3, 4]], (3, 2, 3)))
+    assert total[None] == 1.5
+
+
 def test_placed_fields_aos_and_soa_give_the_same_values():
     a, b = qd.field(qd.f32), qd.field(qd.f32)
     c, d = qd.field(qd.f32), qd.field(qd.f32)
