@@ -178,6 +178,12 @@ class Field(Ndarray):
             raise QdArgumentError("len() of a 0-d qd.field", caller_loc())
         return self.shape[0]
 
+    def __iter__(self):
+        """Refused: a struct-for over a field exists only inside kernels, and Python's fallback
+        (indexing 0, 1, ... until an IndexError) would stop silently on a 2-d field."""
+        raise QdArgumentError("`for i in field` is a struct-for, available only inside kernels; in Python iterate "
+                              "over field.to_numpy()", caller_loc())
+
     def __array__(self, dtype=None, copy=None):
         return self.to_numpy(dtype)
 

@@ -119,6 +119,13 @@ def test_dense_placement_gives_shapes():
         qd.root.dense(qd.i, 2).place(a)
 
 
+def test_python_iteration_is_refused():
+    x = qd.field(qd.f32, shape=(2, 2))
+    with pytest.raises(qd.QdArgumentError, match="only inside kernels"):
+        for _ in x:
+            pass
+
+
 def test_unplaced_field_refuses_access():
     x = qd.field(qd.f32)
     with pytest.raises(qd.QdValueError, match="no shape yet"):
