@@ -301,6 +301,29 @@ def test_closure_and_attribute_chain_fields_are_read_at_launch():
     assert any(p.startswith("@") and p.endswith(".local") for p in qd.launch_info(k).kept)
 
 
+def test_a_func_closure_field_reaches_the_kernel_as_a_leaf():
+    def make():
+        f = qd.field(qd.f32, shape=4)
+
+        @qd.func
+        def put(i: qd.i32, v: qd.f32):
+            f[i] = v
+
+        return f, put
+
+    f, put = make()
+
+    @qd.kernel
+    def k():
+        for i in range(4):
+            put(i, i * 2.0)
+
+    k()
+    np.testing.assert_array_equal(f.to_numpy(), [0.0, 2.0, 4.0, 6.0])
+    assert qd.launch_info(k).kept == (f"@{__name__}.test_a_func_closure_field_reaches_the_kernel_as_a_leaf."
+                                      "<locals>.make.<locals>.put.f",)
+
+
 def test_template_field_arguments_share_a_variant_per_type():
     @qd.kernel
     def fill_index(x: qd.template(), v: qd.f32):
