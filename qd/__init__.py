@@ -26,6 +26,7 @@ from .errors import (
     QdWarning,
 )
 from .explain import explain
+from .field import Axis, Field, SNode, field, root
 from .kernel import func, kernel, launch_info, ptx
 from .lang import (
     abs,
@@ -62,6 +63,8 @@ from .version import __version__
 
 i = i32
 f = f32
+j, k = Axis(1), Axis(2)  # placement axes (`qd.i` is also i32's alias; dense() takes it as axis 0)
+ij, ijk, ijkl = Axis(0, 1), Axis(0, 1, 2), Axis(0, 1, 2, 3)
 
 __all__ = [
     "types", "math", "Matrix", "Vector", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
@@ -73,5 +76,6 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
+    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl",
 ]
 __all__ += ["Struct", "dataclass"]

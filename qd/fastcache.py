@@ -256,6 +256,9 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
                 leaves[path] = ("array", *leaf_type(part, spec))
         elif not isinstance(spec, (ConstSpec, StructSpec)):
             raise ValueError(f"unexpected parameter spec {spec!r}")
+    for (path, kind, _s), part in zip(kernel.key_paths, spec_key):  # a field as a template is an array leaf
+        if kind == "ct" and isinstance(part, tuple) and len(part) == 5 and part[0] == "field":
+            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]))
     m = _dict(header["module"])
     name = _str(m["name"])
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)

@@ -109,8 +109,9 @@ class _ElementType:
         m = self.shape[1]
         return Matrix([flat[i * m:(i + 1) * m] for i in range(self.n)], dt=self.resolved_dtype())
 
-    def field(self, *args, **kwargs):
-        raise QdTypeError("qd.field is not supported yet: use qd.ndarray(dtype=..., shape=...)", caller_loc())
+    def field(self, shape=None, **options):
+        """`vec3.field(shape=(n,))`: a dense field of such elements (qd/field.py)."""
+        return _FIELD_MAKERS["type"](self, shape, **options)
 
     def ndarray(self, shape=(), needs_grad: bool = False):
         """`vec3.ndarray(shape=(n,))`: a zero-filled `qd.ndarray` of such elements."""
@@ -263,6 +264,9 @@ def _operator(op: str, reflected: bool = False):
 
     f.__name__ = f"__{'r' if reflected else ''}{op}__"
     return f
+
+
+_FIELD_MAKERS: dict = {}  # "vector" / "matrix" -> the constructors of qd/field.py, which registers them
 
 
 class Matrix:
@@ -566,13 +570,14 @@ class Matrix:
         return Matrix.rows(cols).transpose()
 
     @classmethod
-    def field(cls, *args, **kwargs):
-        raise QdTypeError("qd.field is not supported yet: use qd.ndarray(dtype=..., shape=...)", caller_loc())
-
-    @classmethod
     def ndarray(cls, n: int, m: int, dtype, shape, needs_grad: bool = False):
         """A zero-filled `qd.ndarray` of `shape` whose elements are n×m matrices."""
         return ndarray_factory(MatrixType(n, m, dtype), shape, needs_grad)
+
+    @staticmethod
+    def field(n: int, m: int, dtype, shape=None, **options):
+        """`qd.Matrix.field(n, m, dtype, shape)`: a dense field of n x m matrices (qd/field.py)."""
+        return _FIELD_MAKERS["matrix"](n, m, dtype, shape, **options)
 
 
 class Vector(Matrix):
@@ -584,6 +589,11 @@ class Vector(Matrix):
     def ndarray(cls, n: int, dtype, shape, needs_grad: bool = False):
         """A zero-filled `qd.ndarray` of `shape` whose elements are n-vectors."""
         return ndarray_factory(VectorType(n, dtype), shape, needs_grad)
+
+    @staticmethod
+    def field(n: int, dtype, shape=None, **options):
+        """`qd.Vector.field(n, dtype, shape)`: a dense field of n-vectors (qd/field.py)."""
+        return _FIELD_MAKERS["vector"](n, dtype, shape, **options)
 
 
 def _stack(values: list) -> Matrix:

@@ -71,6 +71,17 @@ def _element_name(d: _dt.DType, es: tuple) -> str:
     return str(d)
 
 
+def _set_layout(a, d: _dt.DType, shape: tuple, element_shape: tuple) -> None:
+    """What a launch reads of an array-like (a field's buffer too): the component dtype, the
+    element shape, every dimension of the components (outer, then the element's) and their
+    count."""
+    a._dtype = d
+    a.element_shape = tuple(element_shape)
+    a._dims = tuple(shape) + a.element_shape
+    a._ndim = len(a._dims)
+    a._sig = (d, a._ndim, a.element_shape)
+
+
 class Ndarray:
     __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_ptr", "_end",
                  "__weakref__")
@@ -90,10 +101,7 @@ class Ndarray:
     def _describe(self, d: _dt.DType, shape: tuple, es: tuple) -> None:
         self.dtype, self._dtype = d, d
         self.shape, self.ndim = shape, len(shape)
-        self.element_shape = es
-        self._ndim = len(shape) + len(es)
-        self._sig = (d, self._ndim, es)
-        self._dims = shape + es  # every dimension of the components: the extents a launch passes
+        _set_layout(self, d, shape, es)
 
     @property
     def n(self) -> int:

@@ -158,7 +158,8 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
         return v.launch(*args, **kwargs)
 
     entry, array_type = _entry_point(tgt, code, km, written, kernel)
-    launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type)
+    fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
+    launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.

@@ -32,12 +32,12 @@ class ExprGen(Emitter):
                                   "(pruning plan is inconsistent)", loc)
         ptr, shape = lv
         idx = [self.index(e) for e in indices]
-        lin = idx[0]
+        lin = idx[0] if idx else "0"  # a 0-d array (`x[None]` of a 0-d field) has one element
         for d in range(1, len(idx)):
             m = fn.ins(f"mul i64 {lin}, {shape[d]}")
             lin = fn.ins(f"add i64 {m}, {idx[d]}")
         ok = None
-        if self.mg.debug:
+        if self.mg.debug and idx:
             fits = [fn.ins(f"icmp ult i64 {x}, {shape[d]}") for d, x in enumerate(idx)]
             bad = idx[-1]  # the index to report: the first one that is out of range
             for d in range(len(idx) - 2, -1, -1):

@@ -28,7 +28,7 @@ from .. import lang
 from .. import matrix as _matrix
 from .. import structs as _structs
 from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import ir, math_calls, semantics, structs, vectors
+from . import fields, ir, math_calls, semantics, structs, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, RangeV, TupleV
 
@@ -204,9 +204,7 @@ def _grouped(low, f, node, args, kwargs):
     elif isinstance(v, CT) and isinstance(v.value, lang.ndrange):
         v = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in v.value.dims))
     elif isinstance(v, LeafV) and v.leaf.is_array:
-        low.access(v.leaf.path, node, "shape")
-        v = RangeV(tuple((CT(0), ir.Shape(_dt.i32, v.leaf.path, d, low.loc(node)), CT(1))
-                         for d in range(v.leaf.outer_ndim)))
+        v = fields.struct_range(low, v, node)
     if not isinstance(v, RangeV):
         raise QdTypeError(f"qd.grouped() takes a qd.ndrange, a range or an array, got {low.describe(v)}")
     return RangeV(v.dims, grouped=True)

@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
-from . import ids, ir, structs, vectors
+from . import fields, ids, ir, structs, vectors
 from .registry import free_vars
 from .signature import (
     AnySpec,
@@ -140,7 +140,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         leaf = ir.leaf_like(lf, name)
         site.leaves.append(leaf)
         site.binds.append((lf.path, name))
-        return LeafV(leaf), ("a", lf.dtype.name, lf.ndim)
+        return LeafV(leaf), ("a", lf.dtype.name, lf.ndim) + ((lf.offset,) if lf.offset else ())
     if isinstance(spec, StructSpec):
         _check_struct(low, where, spec, value, node)
         return value if inplace else _rebase_struct(low, value, name, site, node)
@@ -288,13 +288,14 @@ def call_func(low, f, node: ast.Call, self_value=None) -> ir.Expr | TupleV:
         params.append((name, v))
         key.append((name, k))
     reg = low.reg
+    inst_id = ids.inst_id(f.fn.__qualname__, (reg.identity(f), tuple(key)))
+    callee = reg.insts.get(inst_id)
+    if callee is None or fields.stale(callee):
+        callee = _instantiate(low, f, inst_id, params, site.leaves, node)
+    fields.bind_callee(low, callee, site.binds)
     # A site is named by its source position and what it binds, so every instantiation of
     # this caller that binds alike shares the site and its Bind rows.
     site_id = ids.site_id(low.inst.qualname, node.lineno, node.col_offset, (reg.identity(low.func), tuple(site.binds)))
-    inst_id = ids.inst_id(f.fn.__qualname__, (reg.identity(f), tuple(key)))
-    callee = reg.insts.get(inst_id)
-    if callee is None:
-        callee = _instantiate(low, f, inst_id, params, site.leaves, node)
     low.inst.callees.add(inst_id)
     ret = callee.returns
     call = ir.CallFunc(ret[0] if len(ret) == 1 else None, site_id, inst_id, site.binds, site.values, low.loc(node),

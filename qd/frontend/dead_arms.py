@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from . import ir
+from . import fields, ir
 from .ids import dead_site_id
 from .values import CT, LeafV, MatV, RecV, StructV
 
@@ -58,9 +58,9 @@ class DeadArmScanner:
             if node.id in low.scope:
                 return low.scope[node.id]
             if node.id in low.freevars:
-                return CT(low.freevars[node.id])
+                return fields.dead_arm_value(low, low.freevars[node.id], "free", node.id)
             if node.id in low.globals:
-                return CT(low.globals[node.id])
+                return fields.dead_arm_value(low, low.globals[node.id], "global", node.id)
             return None
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)

@@ -55,6 +55,7 @@ class ArrayLeaf(Leaf):
 
     ndim: int = 0
     element_shape: tuple[int, ...] = ()
+    offset: tuple[int, ...] = ()  # a field's index offset per outer dimension (`qd.field(..., offset=)`); () for none
 
     is_array: ClassVar[bool] = True
 
@@ -68,7 +69,7 @@ class ArrayLeaf(Leaf):
 def leaf_like(leaf: Leaf, path: str) -> Leaf:
     """A leaf of `leaf`'s type under `path`, without a location (a callee's parameter)."""
     if isinstance(leaf, ArrayLeaf):
-        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape)
+        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape, leaf.offset)
     return ScalarLeaf(path, leaf.dtype)
 
 
@@ -365,6 +366,7 @@ class Inst:
     ret_shape: tuple | None = None  # the shape of a vector or matrix result (`returns` holds its components)
     ret_items: tuple | None = None  # a tuple result holding vectors: each item's shape (() for a scalar)
     ret_struct: object = None  # the StructType of a struct result (`returns` holds its scalar components)
+    fields: dict = field(default_factory=dict)  # field leaf path -> its frontend.fields.FieldSource
 
 
 # ---------------------------------------------------------------- queries

@@ -10,6 +10,7 @@ digest), so it must stay exactly as it is for ids to stay stable.
 from __future__ import annotations
 
 from ..errors import QdInternalError
+from ..field import Field
 from . import ir
 from .signature import ArraySpec, ConstSpec, RecSpec, ScalarSpec, StructSpec, VecSpec, fold_spec
 from .values import CT, LeafV, MatV, RecV, StructV, ct_key
@@ -25,6 +26,10 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
 
     def leaf(path: str, spec) -> tuple[object, tuple]:
         v = _value_at(args, path)
+        if isinstance(spec, ConstSpec) and isinstance(v, Field):  # a field as a template: an array argument
+            lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape, v.offset)
+            leaves.append(lf)
+            return LeafV(lf), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec):
             return CT(v), ("ct", ct_key(v))
         if isinstance(spec, ScalarSpec):

@@ -18,7 +18,7 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import calls, ids, ir, structs, vectors
+from . import calls, fields, ids, ir, structs, vectors
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
@@ -395,7 +395,7 @@ class Lowerer(ExprLowerer):
             finally:
                 self.loops.pop()
             return
-        rng = self.expr(node.iter)
+        rng = fields.struct_range(self, self.expr(node.iter), node.iter)
         if isinstance(rng, CT) and isinstance(rng.value, range):
             r = rng.value
             rng = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))

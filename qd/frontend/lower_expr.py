@@ -30,7 +30,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import builtin_calls, calls, captures, ir, semantics, structs, vectors
+from . import builtin_calls, calls, captures, fields, ir, semantics, structs, vectors
 from . import typing_rules as rules
 from .registry import InstRegistry, free_vars
 from .source import FuncSource
@@ -166,9 +166,11 @@ class ExprLowerer:
                                   self.loc(node))
             return v
         if name in self.freevars:
-            return captures.name(self.inst, self.func, "free", self.func.fn.__module__, name, self.freevars[name])
+            return fields.wrap(self, captures.name(self.inst, self.func, "free", self.func.fn.__module__, name,
+                                                   self.freevars[name]), node)
         if name in self.globals:
-            return captures.name(self.inst, self.func, "global", self.func.fn.__module__, name, self.globals[name])
+            return fields.wrap(self, captures.name(self.inst, self.func, "global", self.func.fn.__module__, name,
+                                                   self.globals[name]), node)
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))
@@ -210,13 +212,16 @@ class ExprLowerer:
                 return CT(leaf.outer_ndim)
             if name == "element_shape":
                 return CT(leaf.element_shape)
+            if name == "fill":  # only called (`x.fill(v)`, lowered by `expr_Call`)
+                return CT(None)
             raise QdTypeError(f"arrays have no attribute {name!r} inside kernels")
         if isinstance(base, CT):
             try:
                 v = getattr(base.value, name)
             except AttributeError:
                 raise QdNameError(f"{self.describe(base)} has no attribute {name!r}") from None
-            return v if isinstance(v, (LeafV, StructV, TupleV)) else captures.attribute(self.inst, base, name, v)
+            return v if isinstance(v, (LeafV, StructV, TupleV)) else \
+                fields.wrap(self, captures.attribute(self.inst, base, name, v), node)
         raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}")
 
     def expr_Subscript(self, node):
@@ -256,7 +261,7 @@ class ExprLowerer:
         sl = node.slice
         if isinstance(sl, ast.Slice):
             raise self.syntax(sl, "slicing")
-        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        items = sl.elts if isinstance(sl, ast.Tuple) else [] if fields.is_none_index(sl) else [sl]
         vals, nodes = [], []
         for it in items:
             v = self.expr(it)
@@ -276,14 +281,14 @@ class ExprLowerer:
             e = self.scalar(v, node.slice)
             if not (e.dtype.is_int or e.dtype.is_bool):
                 raise QdTypeError(f"array index must be an integer, got {e.dtype}", self.loc(node.slice))
-            if isinstance(e, ir.Const) and int(e.value) < 0:
+            if isinstance(e, ir.Const) and int(e.value) < 0 and not base.leaf.offset:
                 # quadrants rejects these too; without a debug bounds check a[-1] would write
                 # before the array instead of meaning its last element
                 raise QdSyntaxError(f"negative index {int(e.value)}: negative indices are not supported in kernels "
                                     f"(write a.shape[{len(idx)}] - {-int(e.value)} for Python's meaning)",
                                     self.loc(it))
             idx.append(e)
-        return base, idx
+        return base, fields.shifted(base.leaf, idx)
 
     def expr_Tuple(self, node):
         return TupleV(tuple(self.expr(e) for e in node.elts))
@@ -443,6 +448,8 @@ class ExprLowerer:
     def expr_Call(self, node):
         if isinstance(node.func, ast.Attribute):
             base = self.expr(node.func.value)
+            if isinstance(base, LeafV) and base.leaf.is_array and node.func.attr == "fill":
+                return fields.fill(self, base, node)
             mat = vectors.as_mat(self, base, node) if not (isinstance(base, CT) and isinstance(base.value, type)) \
                 else None
             if mat is not None and node.func.attr in vectors.METHODS:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import dtypes as _dt
+from ..field import Field
 from . import ir
 
 
@@ -146,6 +147,8 @@ def ct_key(v):
         return (type(v).__name__, v.item())
     if isinstance(v, _dt.DType):
         return ("dtype", v.name)
+    if isinstance(v, Field):  # a template field is an array argument: keyed by its type, not its identity
+        return ("field", v._dtype.name, v._ndim, v.element_shape, v.offset) if v._placed else ("field", None)
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, tuple(ct_key(x) for x in v))
     if isinstance(v, range):

@@ -676,9 +676,22 @@ def _sub_place(low, p: Place, idx, node) -> Place:
     return _pick(p, flat, shape)
 
 
+def _listed(t: TupleV) -> list:
+    """The items of a (nested) list or tuple written in kernel code, flattened row-major."""
+    out = []
+    for x in t.items:
+        out.extend(_listed(x) if isinstance(x, TupleV) else [x])
+    return out
+
+
 def store(low, p: Place, value, node, stmt_loc) -> None:
     """Write `value` (a vector of the place's shape, or a scalar broadcast) into place `p`."""
     count = len(p.dyn) if p.dyn is not None else len(p.vars) if p.vars is not None else len(p.comps)
+    if isinstance(value, TupleV) and p.shape and p.dyn is None:  # `a[i] = [x, y, z]`: the components listed
+        flat = _listed(value)
+        if len(flat) != count:
+            raise QdTypeError(f"cannot assign {len(flat)} values to a {_shape_text(p.shape)} place")
+        value = MatV(p.shape, tuple(flat))
     m = as_mat(low, value, node)
     if p.shape == () and m is not None:
         raise QdTypeError("cannot assign a vector to one component")

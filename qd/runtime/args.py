@@ -193,20 +193,20 @@ def alias_checked(km, written: set[str]) -> bool:
 
 def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written: set[str], args: tuple,
                 kwargs: dict, bufs: tuple, on_alias: Callable[..., object], finish: Callable[[], object],
-                device_ok: bool = False, vec_shapes: dict | None = None) -> object:
+                device_ok: bool = False, vec_shapes: dict | None = None, fields: dict | None = None) -> object:
     """The checked twin of a generated launcher, for calls its fast path does not take.
 
     The call is bound with `bind` (the kernel's own binding, which explains a bad call); every
     kept leaf is converted with the explaining checks above (so a bad argument is a
     QdArgumentError naming it) and written into the same buffer; a valid value that ctypes
     refuses (a numpy bool) is launched from here instead of being reported as a qd bug.
-    Called with the variant's lock held.
+    `fields`: the fetch function of each field leaf, by path. Called with the variant's lock held.
     """
     ibuf, fbuf = bufs
     bound = bind(args, kwargs)
     spans = []
     for s in km.slots:
-        v = get_path(bound, s.path, loc_of, vec_shapes)
+        v = fields[s.path]() if fields and s.path in fields else get_path(bound, s.path, loc_of, vec_shapes)
         if s.is_array:
             p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written, device_ok,
                                       s.element_shape)

@@ -20,6 +20,7 @@ from ..abi import ARG_HEADER, STATUS_SLOT, KernelModule, return_slot
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
+from ..field import Field
 from ..frontend.signature import VecSpec, walk_specs
 from ..matrix import Matrix, Vector
 from ..ndarray import Ndarray
@@ -32,14 +33,17 @@ from .status import check_error
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
                   on_alias: Callable[..., object], info: LaunchInfo,
-                  array_type: type = Ndarray) -> Callable[..., object]:
+                  array_type: type = Ndarray, fields: dict | None = None) -> Callable[..., object]:
     """The launch function of one compiled variant, run through the target's `entry`:
     straight-line code for the fast case, and the checked slow path (`slow_launch`) for
     anything the fast path does not take. `array_type` is the `qd.ndarray` class whose
     pointer the target's code can use directly (the fast path takes only it: a host array
-    for the CPU, a `DeviceNdarray` for CUDA); other arrays go through `array_arg`."""
+    for the CPU, a `DeviceNdarray` for CUDA); other arrays go through `array_arg`. `fields`
+    maps each field leaf's path to the function that fetches the field at launch (see
+    `frontend/fields.py`); generated code calls it by a bound name, never spelling the path."""
+    fields = fields or {}
     try:
-        _check_module(kernel, km)
+        _check_module(kernel, km, fields)
     except QdInternalError as e:
         raise QdInternalError(e.message, kernel.def_loc()) from None
     n = km.buffer_size
@@ -67,10 +71,11 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     def slow(*args, **kwargs):
         return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
                            lambda: _finish_run(run, buf, kernel, info, status, fail, returns, km.ret_shape), device_ok,
-                           vec_shapes)
+                           vec_shapes, fields)
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
+                        "Fd": Field if array_type is Ndarray else array_type,  # fields live in host memory
                         "arr": lambda v, d, nd, path, w, es=(): array_arg(v, d, nd, path, loc_of, w, device_ok, es),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
@@ -85,7 +90,11 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     prefixes: dict[str, str] = {}
     for s in km.slots:
         k = s.slot
-        acc = _accessor(s.path, prefixes, body, vec_shapes)
+        if s.path in fields:
+            nm.bind(f"fld{k}", fields[s.path])
+            acc = f"@fld{k}()"
+        else:
+            acc = _accessor(s.path, prefixes, body, vec_shapes)
         if s.is_array:
             nm.bind(f"dt{k}", s.dtype)
             nm.bind(f"np{k}", s.dtype.np)
@@ -95,13 +104,16 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             # compiled for (the numpy array's trailing extents, the qd.ndarray's element shape)
             nd_elem = f" and @v.element_shape == {es!r}" if es else ""
             np_elem = f" and @v.shape[{s.ndim - len(es)}:] == {es!r}" if es else ""
+            nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
+            name = f"@path{k}"
             body += [f"  @v = {acc}",
-                     f"  if @type(@v) is @Nd and @v._dtype is @dt{k} and @v._ndim == {s.ndim}{nd_elem}:",
+                     f"  if (@type(@v) is @Nd or @type(@v) is @Fd) and @v._dtype is @dt{k} and @v._ndim == {s.ndim}"
+                     f"{nd_elem}:",
                      f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v._dims",
                      f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
-                     f"    @p{k} = @nptr(@v, {s.path!r}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
+                     f"    @p{k} = @nptr(@v, {name}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
                      "  else:",
-                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {s.path!r}, {w}, {es!r}); @nd = False",
+                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}); @nd = False",
                      f"  @i[{k}] = @p{k}"]
             body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
@@ -179,7 +191,7 @@ def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None):
     return tuple(vals) if vals else None
 
 
-def _check_module(kernel, km: KernelModule) -> None:
+def _check_module(kernel, km: KernelModule, fields: dict) -> None:
     """Everything of `km` that generated code spells out must be plain: identifiers for paths,
     non-negative ints inside the buffer for slots. `km` may come from a disk-cache entry."""
     what = f"launcher of kernel {kernel.fn.__qualname__}"
@@ -195,8 +207,13 @@ def _check_module(kernel, km: KernelModule) -> None:
             raise QdInternalError(f"{what}: result shape {km.ret_shape!r} does not match its return types")
     vectors = {path for path, spec in walk_specs(kernel.specs) if isinstance(spec, VecSpec)}
     for s in km.slots:
-        checked_path(s.path, kernel.signature.parameters, what)
-        if type(s.path) is str and s.path.endswith("]") and s.path[:s.path.rindex("[")] not in vectors:
+        if s.path in fields:  # fetched by a bound function, never spelled in the source
+            if not s.is_array:
+                raise QdInternalError(f"{what}: field leaf {s.path!r} is not an array")
+        else:
+            checked_path(s.path, kernel.signature.parameters, what)
+        if type(s.path) is str and s.path not in fields and s.path.endswith("]") \
+                and s.path[:s.path.rindex("[")] not in vectors:
             raise QdInternalError(f"{what}: leaf path {s.path!r} is a component of no vector parameter")
         if s.dtype not in ALL_DTYPES:
             raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")

@@ -128,11 +128,9 @@ def test_type_objects_and_their_errors():
     assert qd.math.mat3.shape == (3, 3) and qd.math.mat3.ndim == 2 and (qd.math.mat3.n, qd.math.mat3.m) == (3, 3)
     assert repr(qd.types.vector(3, qd.f32)) == "qd.types.vector(3, qd.f32)"
     assert qd.types.vector(2, np.float64).dtype == qd.f64
-    with pytest.raises(qd.QdTypeError) as e:
-        qd.math.vec3.field(shape=4)  # at:field
-    assert "qd.field is not supported yet" in check_located(e.value, qd.QdTypeError, HERE, "field", "qd.math")
-    with pytest.raises(qd.QdTypeError, match="not supported yet"):
-        qd.Vector.field(3, qd.f32, shape=4)
+    f = qd.math.vec3.field(shape=4)  # a type's field: a dense field of such elements
+    assert f.shape == (4,) and f.to_numpy().shape == (4, 3) and f.dtype == qd.f32
+    assert qd.Vector.field(3, qd.f32, shape=4).to_numpy().shape == (4, 3)
     with pytest.raises(qd.QdTypeError) as e:
         qd.math.vec3(1, 2)  # at:count
     check_located(e.value, qd.QdTypeError, HERE, "count", "qd.math")

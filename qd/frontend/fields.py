@@ -1,0 +1,254 @@
+"""Fields named by kernel code: implicit array leaves, fetched at launch from where the code names them.
+
+A field is global data, not a compile-time constant: freezing its buffer into the code would
+make a kernel compiled before `x.from_numpy(...)` or before `x = qd.field(...)` rebinds the
+global read the old memory. So when the lowering meets a name (a module global, a closure
+variable, or an attribute chain from one, `mod.x`) whose value is a `qd.Field`, that field
+becomes an array leaf of the instantiation under a path no parameter can have (`@` then the
+module and the chain: `@sim.state.x`). From there it is a leaf like any other: accesses are
+recorded on it, a func that mentions it has it as its own leaf and every call site binds the
+caller's leaf of the same path to it (the caller gains the leaf when it lacks it, up to the
+kernel), so the rules decide whether it is used exactly as they do for an argument, and a
+kernel is passed only the fields it really uses.
+
+Each leaf keeps its `FieldSource`: the globals dict or closure cell and the attribute chain it
+was read through. The launcher calls `FieldSource.fetcher()`'s function for every kept field
+at every launch (the path is never spelled as Python source), so a global rebound to a field
+of the same dtype, dimensions and element shape is used without recompiling; one of another
+type is refused with an error that names it (the specialisation key is computed from the
+arguments alone, so a launch never reads globals it does not use).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .. import dtypes as _dt
+from ..errors import QdArgumentError, QdTypeError, SourceLoc
+from ..field import Field
+from . import ir
+from .values import CT, LeafV, RangeV
+
+__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "fill", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
+
+
+@dataclass(eq=False)
+class FieldSource:
+    """Where a field leaf is read from at launch, and the type its code was compiled for."""
+
+    path: str
+    holder: object  # the globals dict, or the closure cell
+    name: str  # the name in it
+    attrs: tuple[str, ...]  # the attribute chain read from that value
+    dtype: _dt.DType
+    ndim: int
+    element_shape: tuple
+    offset: tuple
+    where: str  # how messages name it: "global x of module m"
+
+    def same_place(self, other: FieldSource) -> bool:
+        return self.holder is other.holder and self.name == other.name and self.attrs == other.attrs
+
+    def current(self):
+        """The value the code's name has now."""
+        h = self.holder
+        v = h[self.name] if isinstance(h, dict) else h.cell_contents
+        for a in self.attrs:
+            v = getattr(v, a)
+        return v
+
+    def matches(self, v) -> bool:
+        return isinstance(v, Field) and v._placed and v._dtype is self.dtype and v._ndim == self.ndim \
+            and v.element_shape == self.element_shape and v.offset == self.offset
+
+    def fetcher(self, loc: SourceLoc | None):
+        """The launch-time read: the field the name holds now, checked to be of the compiled type."""
+
+        def fetch():
+            try:
+                v = self.current()
+            except (KeyError, ValueError, AttributeError):
+                raise QdArgumentError(f"the {self.where} that this kernel reads is no longer defined", loc) from None
+            if not self.matches(v):
+                raise QdArgumentError(f"the {self.where} that this kernel reads is now {_describe(v)}, but the "
+                                      f"kernel was compiled for a field of {self.dtype} with {self.ndim} "
+                                      f"dimension(s) of components{_elem(self.element_shape)}; a field of another "
+                                      "type needs a new kernel (or pass such fields as qd.template() arguments)",
+                                      loc)
+            return v
+
+        return fetch
+
+
+def _elem(es: tuple) -> str:
+    return f" and elements of shape {es}" if es else ""
+
+
+def _describe(v) -> str:
+    if isinstance(v, Field):
+        if not v._placed:
+            return "a field without a shape"
+        return f"a field of {v._dtype} with {v._ndim} dimension(s) of components{_elem(v.element_shape)}"
+    return f"a {type(v).__name__}"
+
+
+def _source(low, value: Field, origin) -> FieldSource | None:
+    """Where the code read `value` (a CT's origin: ("global" | "free" | "hfree", module, chain))."""
+    if origin is None or len(origin) != 3:
+        return None
+    kind, module, chain = origin
+    name, *attrs = chain.split(".")
+    fn = low.func.fn
+    if kind == "global":
+        holder, path, where = fn.__globals__, f"@{module}.{chain}", f"global {chain} of module {module}"
+    else:
+        names = fn.__code__.co_freevars
+        if name not in names:
+            return None
+        holder = fn.__closure__[names.index(name)]
+        path, where = f"@{module}.{fn.__qualname__}.{chain}", f"closure variable {chain} of {fn.__qualname__}"
+    return FieldSource(path, holder, name, tuple(attrs), value._dtype, value._ndim, value.element_shape, value.offset,
+                       where)
+
+
+def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
+    """The instantiation's leaf for `src`, added to its parameters on first use."""
+    inst = low.inst
+    have = inst.fields.get(src.path)
+    if have is not None:
+        if not have.same_place(src):
+            raise QdTypeError(f"two different fields are both named {src.path[1:]!r} in this kernel's call tree; "
+                              "give one of them another name", loc)
+    else:
+        inst.fields[src.path] = src
+        inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape, src.offset))
+        # a disk-cache entry could not name the field's holder again: such kernels stay in memory
+        inst.captures.append(("opaque", f"the {src.where} (a field, fetched at every launch)"))
+    for lf in inst.params:
+        if lf.path == src.path:
+            return LeafV(lf)
+    raise AssertionError(src.path)
+
+
+def wrap(low, v, node=None):
+    """`v` as the lowering should see it: a compile-time value read from a name, unless it is a
+    field, which becomes the instantiation's leaf for that name (see the module docstring)."""
+    if not (isinstance(v, CT) and isinstance(v.value, Field)):
+        return v
+    f = v.value
+    loc = low.loc(node) if node is not None else None
+    if not f._placed:
+        raise QdTypeError("this field has no shape yet: give it one (shape=...) or place it with "
+                          "qd.root.dense(...).place(...) before a kernel uses it", loc)
+    src = _source(low, f, v.origin)
+    if src is None:
+        raise QdTypeError("qd reads fields by the name the code gives them (a global, a closure variable or an "
+                          "attribute chain from one); this field was reached otherwise", loc)
+    caps = low.inst.captures  # the field is read at launch, not frozen: drop its compile-time record
+    if caps and caps[-1][-1] is f:
+        caps.pop()
+    return _leaf(low, src, loc)
+
+
+def dead_arm_value(low, value, kind: str, name: str):
+    """A name resolved while scanning a dead `qd.static` arm: a field becomes its leaf (so the
+    facts show its access in the dead arm and the kernel lists it as pruned), else a constant."""
+    if isinstance(value, Field) and value._placed:
+        src = _source(low, value, (kind, low.func.fn.__module__, name))
+        if src is not None:
+            return _leaf(low, src, None)
+    return CT(value)
+
+
+def bind_callee(low, callee: ir.Inst, binds: list) -> None:
+    """The fields a called instantiation uses are the caller's too: each is bound from the
+    caller's leaf of the same path (created when missing)."""
+    for path, src in callee.fields.items():
+        _leaf(low, src, None)
+        binds.append((path, path))
+
+
+def stale(inst: ir.Inst) -> bool:
+    """Whether a cached instantiation was lowered for fields whose names now hold fields of
+    another type (it is lowered again)."""
+    for src in inst.fields.values():
+        try:
+            if not src.matches(src.current()):
+                return True
+        except (KeyError, ValueError, AttributeError):
+            return True
+    return False
+
+
+def fill(low, arr: LeafV, node: ast.Call):
+    """`x.fill(v)` inside a kernel or func: a loop over x's elements storing v (quadrants
+    lowers it the same way, so at kernel level it is a parallel loop). The loop is written as
+    the source would write it, with names no user code has, and lowered like that source."""
+    if len(node.args) != 1 or node.keywords:
+        raise QdTypeError("fill() takes one value", low.loc(node))
+    value = low.expr(node.args[0])
+    if isinstance(value, ir.Expr):  # evaluated once, before the loop
+        var = low.new_var(None, low.scalar(value, node.args[0]).dtype)
+        low.emit(ir.Assign(low.loc(node), var, value))
+        value = var
+    lf = arr.leaf
+    tag = f"_qd_fill{low.n_blocks}_"
+    names = [f"{tag}{k}" for k in range(lf.outer_ndim)]
+    saved = {n: low.scope.get(n) for n in [tag, *names]}
+    low.scope[tag] = value
+    where = node.func.value
+
+    def load(n):
+        return ast.Name(id=n, ctx=ast.Load())
+
+    if not names:
+        stmt = ast.Assign(targets=[ast.Subscript(value=where, slice=ast.Constant(None), ctx=ast.Store())],
+                          value=load(tag))
+    else:
+        index = load(names[0]) if len(names) == 1 else ast.Tuple(elts=[load(n) for n in names], ctx=ast.Load())
+        target = ast.Name(id=names[0], ctx=ast.Store()) if len(names) == 1 else \
+            ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())
+        body = ast.Assign(targets=[ast.Subscript(value=where, slice=index, ctx=ast.Store())], value=load(tag))
+        stmt = ast.For(target=target, iter=where, body=[body], orelse=[])
+    ast.fix_missing_locations(ast.copy_location(stmt, node))
+    for sub in ast.walk(stmt):
+        if not hasattr(sub, "end_lineno") or sub.end_lineno is None:
+            ast.copy_location(sub, node)
+    try:
+        low.stmt(stmt)
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                low.scope.pop(n, None)
+            else:
+                low.scope[n] = v
+    return CT(None)
+
+
+def is_none_index(sl: ast.expr) -> bool:
+    """`x[None]`: the element of a 0-d field (or array)."""
+    return isinstance(sl, ast.Constant) and sl.value is None
+
+
+def struct_range(low, rng, node):
+    """`for i, j in x` over a field (or array): its index space, one loop variable per dimension."""
+    if isinstance(rng, LeafV) and rng.leaf.is_array:
+        lf = rng.leaf
+        low.access(lf.path, node, "shape")
+        off = lf.offset or (0,) * lf.outer_ndim
+        dims = []
+        for d in range(lf.outer_ndim):
+            stop = ir.Shape(_dt.i32, lf.path, d, low.loc(node))
+            if off[d]:
+                stop = ir.BinOp(_dt.i32, "add", stop, ir.Const(_dt.i32, off[d]))
+            dims.append((CT(off[d]), stop, CT(1)))
+        return RangeV(tuple(dims))
+    return rng
+
+
+def shifted(leaf: ir.Leaf, idx: list) -> list:
+    """The indices of an element of a field with an offset, as positions in its buffer."""
+    if not getattr(leaf, "offset", ()):
+        return idx
+    return [e if not o else ir.BinOp(e.dtype, "sub", e, ir.Const(e.dtype, o)) for e, o in zip(idx, leaf.offset)]
