@@ -70,3 +70,26 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "template", "Template", "ptx", "__version__",
 ]
+
+# ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
+from .config import cfg, reset  # noqa: E402
+from .dtypes import (  # noqa: E402
+    f16,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint1,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+__all__ += [
+    "cfg", "reset", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint1", "uint8", "uint16", "uint32", "uint64",
+]

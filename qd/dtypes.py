@@ -117,3 +117,29 @@ def promote(a: DType, b: DType) -> DType:
     if signed.bits > unsigned.bits:
         return signed
     return unsigned if unsigned.bits >= signed.bits else signed
+
+
+class UnsupportedDType:
+    """A quadrants dtype qd cannot compute in (`qd.f16`). It exists so that quadrants programs
+    import and name it; using it (as an annotation, in a cast, as a conversion) is refused
+    where it is used, with this reason, instead of failing at import."""
+
+    def __init__(self, name: str, reason: str):
+        self.name = name
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"qd.{self.name}"
+
+    __str__ = __repr__
+
+    def __call__(self, value=None):
+        raise QdTypeError(f"{self!r} is not supported: {self.reason}", caller_loc())
+
+
+f16 = UnsupportedDType("f16", "qd has no half-precision arithmetic; use qd.f32")
+
+# quadrants' long names
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint8, uint16, uint32, uint64, uint1 = u8, u16, u32, u64, u1
+float32, float64, float16 = f32, f64, f16

@@ -310,7 +310,7 @@ def test_good_qd_num_threads(monkeypatch):
     ({"arch": "nothing"}, "QdConfigError", "init-1"),
     ({"default_fp": qd.i32}, "QdConfigError", "init-2"),
     ({"default_ip": qd.f32}, "QdConfigError", "init-3"),
-    ({"no_such_option": 1}, "QdArgumentError", "init-4"),
+    ({"no_such_option": 1}, "QdConfigError", "init-4"),
     ({"cpu_max_num_threads": -2}, "QdConfigError", "init-5"),
     ({"cpu_max_num_threads": 2.5}, "QdConfigError", "init-6"),
     ({"offline_cache_file_path": 5}, "QdConfigError", "init-7"),
