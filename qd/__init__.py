@@ -93,3 +93,24 @@ __all__ += [
     "cfg", "reset", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint1", "uint8", "uint16", "uint32", "uint64",
 ]
+from .lang import (  # noqa: E402
+    acos,
+    asin,
+    atan2,
+    atomic_mul,
+    bit_cast,
+    bit_shr,
+    pow,
+    raw_div,
+    raw_mod,
+    round,
+    rsqrt,
+    select,
+    static_assert,
+    tanh,
+)
+
+__all__ += [
+    "acos", "asin", "atan2", "atomic_mul", "bit_cast", "bit_shr", "pow", "raw_div", "raw_mod", "round", "rsqrt",
+    "select", "static_assert", "tanh",
+]

@@ -18,7 +18,7 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import calls, ids, ir
+from . import builtin_scalars, calls, ids, ir  # noqa: F401 - builtin_scalars registers its builtins
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
