@@ -11,6 +11,7 @@ from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
 from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .errors import (
     QdArgumentError,
+    QdAssertionError,
     QdCallError,
     QdCompileError,
     QdConfigError,
@@ -65,6 +66,7 @@ __all__ = [
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
     "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError", "QdInternalError", "QdWarning",
+    "QdAssertionError",
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",

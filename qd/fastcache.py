@@ -156,6 +156,7 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
             "slots": [[s.path, s.kind, s.dtype.name, s.ndim, s.slot] for s in km.slots],
             "returns": [t.name for t in km.returns],
             "check_locs": [_loc(c) for c in km.check_locs],
+            "check_messages": [[site, msg] for site, msg in sorted(km.check_messages.items())],
         },
         "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
         "written": sorted(written),
@@ -258,7 +259,12 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
         else:
             f, line, col, end = _list(c)
             check_locs.append(SourceLoc(_str(f), _int(line), _int(col), None if end is None else _int(end)))
-    km = KernelModule(slots, n, returns, name, m["entry"], "", check_locs)
+    messages = {}
+    for row in _list(m.get("check_messages", [])):
+        site, msg = _list(row)
+        _need(0 <= _int(site) < len(check_locs), "bad check site")
+        messages[_int(site)] = _str(msg)
+    km = KernelModule(slots, n, returns, name, m["entry"], "", check_locs, messages)
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

@@ -284,6 +284,14 @@ class Return(Stmt):
 
 
 @dataclass(eq=False)
+class Assert(Stmt):
+    """`assert cond, message` (lowered only under debug): a false `cond` fails the launch."""
+
+    cond: Expr = None
+    message: str | None = None
+
+
+@dataclass(eq=False)
 class Unpack(Stmt):
     """Assign the results of a tuple-returning call to temporaries."""
 

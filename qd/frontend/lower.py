@@ -89,8 +89,8 @@ class Lowerer(ExprLowerer):
         pass
 
     def stmt_Expr(self, node):
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # docstring
+        if isinstance(node.value, ast.Constant) and (isinstance(node.value.value, str) or node.value.value is ...):
+            return  # a docstring, or `...` as a placeholder body: no-ops
         if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call):
             f = self.expr(node.value.func)
             if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) and calls.expands_in_kernel(f.value):
@@ -104,6 +104,24 @@ class Lowerer(ExprLowerer):
         value = self.expr(node.value)
         for target in node.targets:
             self.assign(target, value, node)
+
+    def stmt_Assert(self, node):
+        """`assert cond[, msg]`: checked at run time under `qd.init(debug=True)` only, as in
+        quadrants; without debug it is not compiled at all (its operands are not even read).
+        The message must be a compile-time value."""
+        if not self.cfg.debug:
+            return
+        cond = self.expr(node.test)
+        message = None
+        if node.msg is not None:
+            m = self.expr(node.msg)
+            if not isinstance(m, CT):
+                raise QdTypeError("an assert message must be a compile-time value (run-time values in the "
+                                  "message are not supported)", self.loc(node.msg))
+            message = str(m.value)
+        if isinstance(cond, CT) and rules.ct_truth(cond.value, self.loc(node.test)):
+            return
+        self.emit(ir.Assert(self.loc(node), self.truth(cond, node.test), message))
 
     def stmt_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):
