@@ -102,6 +102,7 @@ from .lang import (  # noqa: E402
     atomic_mul,
     bit_cast,
     bit_shr,
+    loop_config,
     pow,
     raw_div,
     raw_mod,
@@ -113,6 +114,6 @@ from .lang import (  # noqa: E402
 )
 
 __all__ += [
-    "acos", "asin", "atan2", "atomic_mul", "bit_cast", "bit_shr", "pow", "raw_div", "raw_mod", "round", "rsqrt",
+    "acos", "asin", "atan2", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow", "raw_div", "raw_mod", "round", "rsqrt",
     "select", "static_assert", "tanh",
 ]

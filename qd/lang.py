@@ -24,16 +24,47 @@ def static(x, *rest):
 
 
 class ndrange:
-    """`for i, j in qd.ndrange(n, (a, b))` — a multi-dimensional range."""
+    """`for i, j in qd.ndrange(n, (a, b))` — a multi-dimensional range.
 
-    def __init__(self, *dims):
-        self.dims = tuple((0, d) if not isinstance(d, tuple) else d for d in dims)
+    `axes=` (quadrants' keyword) is the order in which the dimensions are visited, outermost
+    first: `axes=(1, 0)` runs the last dimension outermost. The loop variables stay bound to
+    their own dimensions; only the visiting order changes."""
+
+    def __init__(self, *dims, axes=None):
+        self.dims = tuple((0, d) if not isinstance(d, (tuple, list)) else tuple(d) for d in dims)
+        self.axes = None if axes is None else check_axes(axes, len(self.dims))
 
     def __iter__(self):
+        order = self.axes or tuple(range(len(self.dims)))
         try:
-            return itertools.product(*(range(a, b) for a, b in self.dims))
+            ranges = [range(*self.dims[ax]) for ax in order]
         except TypeError as e:  # qd.ndrange(2, 'a') iterated from Python
             raise QdTypeError(f"qd.ndrange{self.dims}: {e}", caller_loc()) from None
+        for visit in itertools.product(*ranges):
+            idx = [0] * len(order)
+            for p, ax in enumerate(order):
+                idx[ax] = visit[p]
+            yield tuple(idx)
+
+
+def check_axes(axes, n: int) -> tuple[int, ...]:
+    """`axes` as a permutation of range(n), or a located error."""
+    try:
+        t = tuple(axes)
+    except TypeError:
+        raise QdTypeError(f"qd.ndrange(axes={axes!r}) must be a tuple of dimension numbers", caller_loc()) from None
+    if any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in t):
+        raise QdTypeError(f"qd.ndrange(axes={t!r}) entries must be ints", caller_loc())
+    if sorted(int(a) for a in t) != list(range(n)):
+        raise QdTypeError(f"qd.ndrange(axes={t!r}) must be a permutation of 0..{n - 1}", caller_loc())
+    return tuple(int(a) for a in t)
+
+
+def loop_config(*, block_dim=None, serialize=False, parallelize=None, block_dim_adaptive=True,
+                bit_vectorize=False, name=None) -> None:
+    """quadrants' directives for the next loop of a kernel (`serialize=True` runs it on one
+    thread, `block_dim=` sets the CUDA threads per block); outside kernels there is no loop to
+    configure, so this does nothing."""
 
 
 def cast(x, dtype):

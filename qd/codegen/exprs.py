@@ -32,6 +32,8 @@ class ExprGen(Emitter):
                                   "(pruning plan is inconsistent)", loc)
         ptr, shape = lv
         idx = [self.index(e) for e in indices]
+        if not idx:  # the one element of a 0-d array
+            return fn.ins(f"getelementptr inbounds {mem(self.leaf_dtype(path))}, ptr {ptr}, i64 0"), None, []
         lin = idx[0]
         for d in range(1, len(idx)):
             m = fn.ins(f"mul i64 {lin}, {shape[d]}")

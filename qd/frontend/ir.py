@@ -260,6 +260,7 @@ class For(Stmt):
     body: Block = None
     task: int = -1
     iter_loc: SourceLoc | None = None  # the `range(...)` expression, for a run-time step of 0
+    block_dim: int | None = None  # qd.loop_config(block_dim=): CUDA threads per block of this parallel loop
 
 
 @dataclass(eq=False)

@@ -18,7 +18,7 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import builtin_scalars, calls, ids, ir  # noqa: F401 - builtin_scalars registers its builtins
+from . import builtin_loops, builtin_scalars, calls, ids, ir  # noqa: F401 - the builtin_* modules register builtins
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
@@ -45,6 +45,7 @@ class Lowerer(ExprLowerer):
         self._returns_fixed = return_ann is not None
         self.returned_value = False
         self._bare_return = False  # a `return` without a value was lowered (the func returns nothing)
+        self.loop_config: dict | None = None  # qd.loop_config(...) settings waiting for the next loop
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -279,10 +280,15 @@ class Lowerer(ExprLowerer):
         if self.loops[-1] == "task" and what == "break":
             raise self.syntax(node, "`break` in a parallel (top-level) kernel loop")
 
+    def static_value(self, node):
+        if builtin_loops.membership_test(node):  # qd.static(mode in ("a", "b"))
+            return builtin_loops.static_membership(self, node)
+        return super().static_value(node)
+
     def stmt_Return(self, node):
         if self.task >= 0 or "task" in self.loops:
             raise self.syntax(node, "`return` inside a parallel (top-level) kernel loop")
-        if node.value is None:
+        if node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None):
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed")
             self._bare_return = True
@@ -331,15 +337,22 @@ class Lowerer(ExprLowerer):
             finally:
                 self.loops.pop()
             return
+        directives, self.loop_config = self.loop_config or {}, None
         rng = self.expr(node.iter)
         if isinstance(rng, CT) and isinstance(rng.value, range):
             r = rng.value
             rng = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
         elif isinstance(rng, CT) and isinstance(rng.value, lang.ndrange):
-            rng = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in rng.value.dims))
+            rng = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in rng.value.dims), rng.value.axes)
+        elif isinstance(rng, LeafV) and rng.leaf.is_array:  # `for i, j in a`: a's index space
+            if rng.leaf.ndim == 0:
+                raise QdTypeError(f"array {rng.leaf.path!r} has no dimensions to iterate over", self.loc(node.iter))
+            self.access(rng.leaf.path, node.iter, "shape")
+            rng = RangeV(tuple((CT(0), ir.Shape(_dt.i32, rng.leaf.path, d, self.loc(node.iter)), CT(1))
+                               for d in range(rng.leaf.ndim)))
         if not isinstance(rng, RangeV):
-            raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...) or qd.static(...)",
-                                self.loc(node.iter))
+            raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...), an array or "
+                                "qd.static(...)", self.loc(node.iter))
         names = []
         if isinstance(node.target, ast.Name):
             names = [node.target]
@@ -361,7 +374,8 @@ class Lowerer(ExprLowerer):
                 raise QdTypeError("range() step must not be zero", self.loc(where))
             t = _dt.promote(s.dtype, e.dtype)
             dims.append((self.cast(s, t), self.cast(e, t), self.cast(st, t)))
-        parallel = self.is_kernel and self.task < 0 and not self.loops_runtime()
+        serialize = bool(directives.get("serialize")) or directives.get("parallelize") == 1
+        parallel = self.is_kernel and self.task < 0 and not self.loops_runtime() and not serialize
         saved_task = self.task
         if parallel:
             self.task = self.n_tasks
@@ -388,8 +402,11 @@ class Lowerer(ExprLowerer):
             for k, v in saved_scope.items():
                 if v is not None:
                     self.scope[k] = v
+        if rng.axes is not None:  # visit the dims in `axes` order; each variable keeps its own dim
+            loop_vars = [loop_vars[a] for a in rng.axes]
+            dims = [dims[a] for a in rng.axes]
         self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1,
-                         self.loc(node.iter)))
+                         self.loc(node.iter), directives.get("block_dim") if parallel else None))
 
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""

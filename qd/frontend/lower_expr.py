@@ -240,6 +240,8 @@ class ExprLowerer:
         if isinstance(sl, ast.Slice):
             raise self.syntax(sl, "slicing")
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if base.leaf.ndim == 0 and isinstance(sl, ast.Constant) and sl.value is None:
+            return base, []  # `x[None]`: the element of a 0-d array (quadrants' spelling)
         vals, nodes = [], []
         for it in items:
             v = self.expr(it)

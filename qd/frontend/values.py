@@ -61,6 +61,7 @@ class TupleV:
 @dataclass(frozen=True)
 class RangeV:
     dims: tuple  # ((start, stop, step), ...) of symbolic values
+    axes: tuple[int, ...] | None = None  # visit order of the dims, outermost first (qd.ndrange(axes=))
 
 
 _NUMERIC = (bool, int, float, np.integer, np.floating, np.bool_)
