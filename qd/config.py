@@ -19,6 +19,11 @@ from .targets.cuda import driver as _cuda_driver
 class Arch(str):
     """An architecture name; a `str` so it prints and compares plainly."""
 
+    @property
+    def name(self) -> str:
+        """The name, as quadrants' arch objects have it (`getattr(qd, qd.cfg.arch.name)`)."""
+        return str(self)
+
 
 cpu = Arch("cpu")
 x64 = Arch("x64")

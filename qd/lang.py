@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdCallError, QdStaticError, QdTypeError, caller_loc
+from .errors import QdCallError, QdStaticError, QdSyntaxError, QdTypeError, caller_loc
 from .frontend import semantics as _semantics
 from .targets.cuda import driver as _cuda_driver
 
@@ -31,7 +31,15 @@ class ndrange:
     their own dimensions; only the visiting order changes."""
 
     def __init__(self, *dims, axes=None):
-        self.dims = tuple((0, d) if not isinstance(d, (tuple, list)) else tuple(d) for d in dims)
+        pairs = []
+        for d in dims:
+            pair = tuple(d) if isinstance(d, (tuple, list)) else (0, d)
+            if len(pair) != 2:
+                raise QdSyntaxError("Every argument of ndrange should be a scalar or a tuple/list like (begin, end)",
+                                    caller_loc())
+            pairs.append(pair)
+        self.dims = tuple(pairs)
+        check_bounds(b for p in self.dims for b in p)
         self.axes = None if axes is None else check_axes(axes, len(self.dims))
 
     def __iter__(self):
@@ -47,16 +55,27 @@ class ndrange:
             yield tuple(idx)
 
 
+def check_bounds(bounds) -> None:
+    """Compile-time ndrange bounds must be integers (quadrants' rule and message)."""
+    for b in bounds:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
+            raise QdTypeError("Every argument of ndrange should be an integer scalar or a tuple/list of (int, int)",
+                              caller_loc())
+
+
 def check_axes(axes, n: int) -> tuple[int, ...]:
-    """`axes` as a permutation of range(n), or a located error."""
+    """`axes` as a permutation of range(n), or a located error (quadrants' kinds and messages)."""
     try:
         t = tuple(axes)
     except TypeError:
         raise QdTypeError(f"qd.ndrange(axes={axes!r}) must be a tuple of dimension numbers", caller_loc()) from None
+    if len(t) != n:
+        raise QdSyntaxError(f"qd.ndrange(axes={t!r}) has {len(t)} entries but ndrange was called with {n} "
+                            "dimension argument(s); they must match", caller_loc())
     if any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) for a in t):
-        raise QdTypeError(f"qd.ndrange(axes={t!r}) entries must be ints", caller_loc())
+        raise QdTypeError(f"qd.ndrange(axes={t!r}) entries must be Python ints", caller_loc())
     if sorted(int(a) for a in t) != list(range(n)):
-        raise QdTypeError(f"qd.ndrange(axes={t!r}) must be a permutation of 0..{n - 1}", caller_loc())
+        raise QdSyntaxError(f"qd.ndrange(axes={t!r}) is not a permutation of range({n})", caller_loc())
     return tuple(int(a) for a in t)
 
 
@@ -149,10 +168,22 @@ MATH = {sqrt: "sqrt", sin: "sin", cos: "cos", tan: "tan", exp: "exp", log: "log"
 # Python-scope versions of the builtins `frontend/builtin_scalars.py` lowers in kernels, with
 # the kernels' rules where numpy's differ (rounding half away from zero, C division).
 
-asin = np.arcsin
-acos = np.arccos
+def asin(x):
+    """Arc sine (numpy's `arcsin`)."""
+    return np.arcsin(x)
+
+
+def acos(x):
+    """Arc cosine (numpy's `arccos`)."""
+    return np.arccos(x)
+
+
+def atan2(y, x):
+    """The angle of the point (x, y), in [-pi, pi] (numpy's `arctan2`)."""
+    return np.arctan2(y, x)
+
+
 tanh = np.tanh
-atan2 = np.arctan2
 
 
 def _py_dtype(x) -> _dt.DType:

@@ -215,6 +215,8 @@ class ExprGen(Emitter):
         if isinstance(e, ir.AtomicVar):
             v = self.expr(e.value)
             p = self.var_ptr(e.var)
+            if e.op == "mul":
+                return self.atomic_mul(p, e.dtype, v)
             return fn.ins(f"atomicrmw {_atomic_op(e.op, e.dtype)} ptr {p}, {ll(e.dtype)} {v} monotonic")
         if isinstance(e, ir.CallFunc):
             return self.call(e)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .. import lang
-from ..errors import QdStaticError, QdTypeError
+from ..errors import QdStaticError, QdSyntaxError, QdTypeError
 from . import builtin_calls as bc
 from . import typing_rules as rules
 from .values import CT, RangeV, TupleV
@@ -24,15 +24,18 @@ __all__ = ["LOOP_CONFIG_KEYS", "membership_test", "static_membership"]
 LOOP_CONFIG_KEYS = ("block_dim", "serialize", "parallelize", "block_dim_adaptive", "bit_vectorize", "name")
 
 
+_PAIR = "Every argument of ndrange should be a scalar or a tuple/list like (begin, end)"  # quadrants' words
+
+
 def _bounds(a):
     """(start, stop) of one ndrange argument: `n` or a pair `(start, stop)`."""
     if isinstance(a, TupleV):
         if len(a.items) != 2:
-            raise QdTypeError("every argument of qd.ndrange must be a bound or a (start, stop) pair")
+            raise QdSyntaxError(_PAIR)
         return a.items
     if isinstance(a, CT) and isinstance(a.value, (tuple, list)):
         if len(a.value) != 2:
-            raise QdTypeError("every argument of qd.ndrange must be a bound or a (start, stop) pair")
+            raise QdSyntaxError(_PAIR)
         return CT(a.value[0]), CT(a.value[1])
     return CT(0), a
 

@@ -141,13 +141,34 @@ def _select(low, f, node, args, kwargs):
     return _finish(low, ir.Select(t, c, low.cast(a, t), low.cast(b, t)), args)
 
 
-def _atomic_mul(low, f, node, args, kwargs):
+def _atomic(low, f, node, args, kwargs):
+    """`qd.atomic_<op>(target, value)`, giving the old value. The target is an array element
+    or a local variable: a kernel-scope variable updated from a parallel loop is updated
+    atomically (as `+=` on it is), any other variable in place."""
+    op = lang.ATOMICS[f]
     tnode = node.args[0]
     if isinstance(tnode, ast.Subscript):
-        arr, _ = low.subscript_parts(tnode)
-        if arr.leaf.dtype.is_bool:
+        if op == "mul" and low.subscript_parts(tnode)[0].leaf.dtype.is_bool:
             raise QdTypeError("qd.atomic_mul needs a numeric array, not a qd.u1 one")
-    return bc._atomic(low, f, node, args, kwargs)
+        return bc._atomic(low, f, node, args, kwargs)
+    var = low.lookup(tnode.id, tnode) if isinstance(tnode, ast.Name) else None
+    if not isinstance(var, ir.Var):
+        raise QdTypeError(f"the target of qd.atomic_{op} must be an array element like a[i] or a local "
+                          "variable", low.loc(tnode))
+    if var.dtype.is_bool or (op in ("and", "or", "xor") and var.dtype.is_float):
+        raise QdTypeError(f"qd.atomic_{op} cannot update a {var.dtype} variable", low.loc(tnode))
+    v = low.cast(low.scalar(args[1], node.args[1]), var.dtype)
+    if low.is_kernel and low.task >= 0 and var.home == -1:
+        return ir.AtomicVar(var.dtype, op, var, v)
+    old = low.new_var(None, var.dtype)
+    low.emit(ir.Assign(low.loc(node), old, ir.VarRead(var.dtype, var)))
+    cur = ir.VarRead(var.dtype, var)
+    if op in ("min", "max"):
+        new = bc.math(low, op, [cur, v], node)
+    else:
+        new = low.binop(op, cur, v, node)
+    low.emit(ir.Assign(low.loc(node), var, low.cast(new, var.dtype)))
+    return ir.VarRead(var.dtype, old)
 
 
 def _f16(low, f, node, args, kwargs):
@@ -195,9 +216,10 @@ _reg([lang.raw_div, lang.raw_mod], bc.Builtin("qd.raw_div", _raw, "C division / 
                                               arity_error="this function takes two arguments", no_keywords=True))
 _reg([lang.select], bc.Builtin("qd.select", _select, "`a` if `cond` else `b`, both evaluated", arity=(3, 3),
                                arity_error="qd.select(cond, a, b) takes three arguments", no_keywords=True))
-_reg([lang.atomic_mul], bc.Builtin("qd.atomic_mul", _atomic_mul, "atomic multiply of an array element, giving "
-                                   "the old value", arity=(2, 2),
-                                   arity_error="qd.atomic_mul(target, value) takes two arguments"))
+for _f, _op in lang.ATOMICS.items():
+    _reg([_f], bc.Builtin(f"qd.atomic_{_op}", _atomic, "atomic read-modify-write of an array element or a "
+                          "variable, giving the old value", arity=(2, 2),
+                          arity_error=f"qd.atomic_{_op}(target, value) takes two arguments"))
 _reg([_dt.f16], bc.Builtin("qd.f16", _f16, "refused: no half precision", raw=True))
 _reg([lang.static_assert], bc.Builtin("qd.static_assert", _static_assert, "a compile-time check", arity=(1, 2),
                                       arity_error="qd.static_assert(cond, msg=None) takes a condition and a message",

@@ -361,8 +361,9 @@ class Lowerer(ExprLowerer):
         else:
             raise self.syntax(node.target, "this loop target")
         if len(names) != len(rng.dims):
-            raise QdTypeError(f"loop has {len(names)} variables but the range has {len(rng.dims)} dimensions",
-                              self.loc(node.target))
+            raise QdSyntaxError("Ndrange for loop with number of the loop variables not equal to the dimension of "
+                                f"the ndrange is not supported: the loop has {len(names)} variable(s), the range "
+                                f"{len(rng.dims)} dimension(s)", self.loc(node.target))
         dims = []
         for start, stop, step in rng.dims:
             s = self.int_scalar(start, node.iter)

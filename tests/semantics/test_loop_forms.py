@@ -46,7 +46,7 @@ def test_struct_for_needs_one_variable_per_dimension():
         for i in a:
             a[i, 0] = 1
 
-    with pytest.raises(qd.QdTypeError, match="1 variables but the range has 2 dimensions"):
+    with pytest.raises(qd.QdSyntaxError, match=r"has 1 variable\(s\), the range 2 dimension\(s\)"):
         k(np.zeros((2, 2), np.int32))
 
 
@@ -119,9 +119,13 @@ def test_ndrange_axes_in_parallel_loops_and_bad_axes():
     a = np.zeros((6, 9), np.int32)
     k(a, (1, 0))
     np.testing.assert_array_equal(a, np.add.outer(np.arange(6) * 10, np.arange(9)))
-    for bad in [(0, 0), (0,), (0, 1, 2), ("a", 1)]:
-        with pytest.raises(qd.QdTypeError, match="axes"):
+    for bad, kind in [((0, 0), qd.QdSyntaxError), ((0,), qd.QdSyntaxError), ((0, 1, 2), qd.QdSyntaxError),
+                      (("a", 1), qd.QdTypeError), ((True, False), qd.QdTypeError)]:
+        with pytest.raises(kind, match="axes") as ei:
             k(a, bad)
+        assert "test_loop_forms.py" in str(ei.value)  # at the ndrange call in the kernel
+    with pytest.raises(qd.QdTypeError, match="integer scalar"):
+        qd.ndrange((0.5, 2))
 
 
 def test_static_ndrange_unrolls_and_static_membership():

@@ -189,3 +189,45 @@ def test_python_scope_versions():
         qd.atomic_mul(np.zeros(1), 2)
     with pytest.raises(qd.QdStaticError, match="bad"):
         qd.static_assert(False, "bad")
+
+
+
+@qd.kernel
+def _var_atomics(a: qd.types.NDArray[qd.i32, 1], halves: qd.types.NDArray[qd.f64, 1], n: qd.i32,
+                 out: qd.types.NDArray[qd.f64, 1]):
+    total = 0
+    low = 1 << 30
+    prod = 1.0
+    for i in a:  # kernel-scope variables updated from a parallel loop: atomic
+        qd.atomic_add(total, a[i])
+        qd.atomic_sub(total, 2)
+        qd.atomic_min(low, a[i])
+    for j in halves:
+        qd.atomic_mul(prod, halves[j])
+    r = 7
+    old = qd.atomic_max(r, n)  # serial code: an in-place update, still giving the old value
+    out[0] = total
+    out[1] = low
+    out[2] = prod
+    out[3] = old
+    out[4] = r
+
+
+def test_atomics_on_local_variables():
+    a = RNG.integers(1, 50, 3000).astype(np.int32)
+    halves = RNG.choice([0.5, 2.0, 1.0], 200)  # the product stays well inside f32 (prod = 1.0 is an f32)
+    out = np.zeros(5)
+    _var_atomics(a, halves, 9, out)
+    assert out[0] == int(a.sum()) - 2 * len(a)
+    assert out[1] == int(a.min())
+    assert out[2] == math.prod(float(h) for h in halves)  # powers of two: exact in any order
+    assert (out[3], out[4]) == (7, 9)
+
+
+def test_atomic_target_must_be_an_element_or_a_variable():
+    @qd.kernel
+    def k(x: qd.i32):
+        qd.atomic_add(x + 1, 1)
+
+    with pytest.raises(qd.QdTypeError, match="array element like a\\[i\\] or a local variable"):
+        k(1)
