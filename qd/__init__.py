@@ -99,6 +99,8 @@ from .lang import (  # noqa: E402
     acos,
     asin,
     atan2,
+    atomic_cas,
+    atomic_exchange,
     atomic_mul,
     bit_cast,
     bit_shr,
@@ -114,6 +116,6 @@ from .lang import (  # noqa: E402
 )
 
 __all__ += [
-    "acos", "asin", "atan2", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow", "raw_div", "raw_mod", "round", "rsqrt",
+    "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow", "raw_div", "raw_mod", "round", "rsqrt",
     "select", "static_assert", "tanh",
 ]

@@ -123,6 +123,11 @@ atomic_and = _atomic("and")
 atomic_or = _atomic("or")
 atomic_xor = _atomic("xor")
 atomic_mul = _atomic("mul")
+atomic_exchange = _atomic("exchange")
+
+
+def atomic_cas(ref, expected, desired):
+    raise QdCallError("qd.atomic_cas can only be used inside a kernel or func", caller_loc())
 
 sqrt = np.sqrt
 sin = np.sin

@@ -9,7 +9,7 @@ compare-and-swap, so when threads fail at once the first failure is reported who
 of a mixture of two.
 
 Which checks exist, and when they are compiled in:
-- bounds of every array access, `qd.init(debug=True)` only;
+- bounds of every array access, `qd.init(debug=True)` only (a `QdAssertionError`, as in quadrants);
 - signed and unsigned overflow of integer `+ - * <<`, debug only (quadrants checks the same
   four operators; `-` of unsigned values that would go below zero counts as overflow);
 - a run-time `range()` step of 0, always: Python raises for it, and the iteration count
@@ -53,7 +53,8 @@ def check_error(kind: int, value: int, loc: SourceLoc | None, message: str | Non
     if kind == EXTENT:
         return QdArgumentError(f"launch refused: an array extent of {value} is read here as a qd.i32 "
                                f"(.shape and len() are i32 in kernels), which holds at most {I32_MAX}", loc)
-    return QdRuntimeError(f"index {value} is out of bounds", loc)
+    # an assertion failure, as quadrants' debug bounds check is (so `except AssertionError` sees it)
+    return QdAssertionError(f"Out of bound access: index {value} is out of bounds", loc)
 
 
 # -- emitting checks into the function an Emitter is writing -----------------------------------

@@ -14,7 +14,7 @@ from . import checks
 from .emitter import Emitter, leaf_args
 from .llvm_text import const, ll, mem
 
-INT_ATOMIC = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
+INT_ATOMIC = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}
 
 
 class ExprGen(Emitter):
@@ -109,6 +109,9 @@ class ExprGen(Emitter):
         d = e.dtype
         if e.op == "mul":  # LLVM has no atomic multiply
             return self.guarded(ok, idx, e.loc, lambda: self.atomic_mul(p, d, v), ll(d))
+        if e.op == "cas":
+            x = self.expr(e.expected)
+            return self.guarded(ok, idx, e.loc, lambda: self.atomic_cas(p, d, x, v), ll(d))
         op = _atomic_op(e.op, d)
 
         def emit():
@@ -144,6 +147,18 @@ class ExprGen(Emitter):
         fn.term(f"br i1 {won}, label %{done_l}, label %{loop_l}")
         fn.label(done_l)
         return fn.ins(f"bitcast {it} {cur} to {t}") if d.is_float else cur
+
+    def atomic_cas(self, p: str, d: _dt.DType, expected: str, desired: str) -> str:
+        """`*p = desired` if `*p == expected`, atomically, giving the old value (integers only;
+        the frontend refuses floats, as quadrants does)."""
+        fn = self.fn
+        t = mem(d)
+        if d.is_bool:
+            expected = fn.ins(f"zext i1 {expected} to i8")
+            desired = fn.ins(f"zext i1 {desired} to i8")
+        r = fn.ins(f"cmpxchg ptr {p}, {t} {expected}, {t} {desired} monotonic monotonic")
+        old = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 0")
+        return fn.ins(f"icmp ne i8 {old}, 0") if d.is_bool else old
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -217,6 +232,8 @@ class ExprGen(Emitter):
             p = self.var_ptr(e.var)
             if e.op == "mul":
                 return self.atomic_mul(p, e.dtype, v)
+            if e.op == "cas":
+                return self.atomic_cas(p, e.dtype, self.expr(e.expected), v)
             return fn.ins(f"atomicrmw {_atomic_op(e.op, e.dtype)} ptr {p}, {ll(e.dtype)} {v} monotonic")
         if isinstance(e, ir.CallFunc):
             return self.call(e)
@@ -508,7 +525,7 @@ class RawValue(ir.Expr):
 
 def _atomic_op(op: str, d: _dt.DType) -> str:
     if d.is_float:
-        return {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}[op]
+        return {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax", "xchg": "xchg"}[op]
     if op in ("min", "max"):
         return op if d.is_signed else "u" + op
     return INT_ATOMIC[op]

@@ -171,6 +171,44 @@ def _atomic(low, f, node, args, kwargs):
     return ir.VarRead(var.dtype, old)
 
 
+def _swap(low, f, node, args, kwargs):
+    """`qd.atomic_exchange(target, v)` / `qd.atomic_cas(target, expected, desired)`, giving the
+    old value; the target is an array element or a variable, as for the other atomics. CAS
+    compares bit patterns, so it takes integer types only (quadrants' rule)."""
+    cas = f is lang.atomic_cas
+    name = "qd.atomic_cas" if cas else "qd.atomic_exchange"
+    tnode = node.args[0]
+    if isinstance(tnode, ast.Subscript):
+        arr, idx = low.subscript_parts(tnode)
+        d, var = arr.leaf.dtype, None
+    else:
+        var = low.lookup(tnode.id, tnode) if isinstance(tnode, ast.Name) else None
+        if not isinstance(var, ir.Var):
+            raise QdTypeError(f"the target of {name} must be an array element like a[i] or a local variable",
+                              low.loc(tnode))
+        d = var.dtype
+        if d.is_bool:
+            raise QdTypeError(f"{name} cannot update a qd.u1 variable", low.loc(tnode))
+    if cas and d.is_float:
+        raise QdTypeError(f"qd.atomic_cas needs an integer target, got {d} (compare-and-swap of floats is not "
+                          "supported)", low.loc(tnode))
+    vals = [low.cast(low.scalar(a, n), d) for a, n in zip(args[1:], node.args[1:])]
+    desired, expected = vals[-1], (vals[0] if cas else None)
+    op = "cas" if cas else "xchg"
+    if var is None:
+        low.access(arr.leaf.path, tnode, "atomic")
+        low.inst.written.add(arr.leaf.path)
+        return ir.AtomicRMW(d, op, arr.leaf.path, idx, desired, low.loc(tnode), expected)
+    if low.is_kernel and low.task >= 0 and var.home == -1:
+        return ir.AtomicVar(d, op, var, desired, expected)
+    old = low.new_var(None, d)
+    low.emit(ir.Assign(low.loc(node), old, ir.VarRead(d, var)))
+    new = desired if not cas else ir.Select(d, ir.BinOp(_dt.u1, "eq", ir.VarRead(d, old), expected), desired,
+                                            ir.VarRead(d, old))
+    low.emit(ir.Assign(low.loc(node), var, new))
+    return ir.VarRead(d, old)
+
+
 def _f16(low, f, node, args, kwargs):
     raise QdTypeError(f"qd.f16 is not supported: {_dt.f16.reason}")
 
@@ -220,6 +258,12 @@ for _f, _op in lang.ATOMICS.items():
     _reg([_f], bc.Builtin(f"qd.atomic_{_op}", _atomic, "atomic read-modify-write of an array element or a "
                           "variable, giving the old value", arity=(2, 2),
                           arity_error=f"qd.atomic_{_op}(target, value) takes two arguments"))
+_reg([lang.atomic_exchange], bc.Builtin("qd.atomic_exchange", _swap, "atomic swap, giving the old value",
+                                        arity=(2, 2), no_keywords=True,
+                                        arity_error="qd.atomic_exchange(target, value) takes two arguments"))
+_reg([lang.atomic_cas], bc.Builtin("qd.atomic_cas", _swap, "atomic compare-and-swap, giving the old value",
+                                   arity=(3, 3), no_keywords=True,
+                                   arity_error="qd.atomic_cas(target, expected, desired) takes three arguments"))
 _reg([_dt.f16], bc.Builtin("qd.f16", _f16, "refused: no half precision", raw=True))
 _reg([lang.static_assert], bc.Builtin("qd.static_assert", _static_assert, "a compile-time check", arity=(1, 2),
                                       arity_error="qd.static_assert(cond, msg=None) takes a condition and a message",

@@ -162,11 +162,12 @@ class Intrinsic(Expr):
 class AtomicRMW(Expr):
     """Atomic read-modify-write on an array element; evaluates to the old value."""
 
-    op: str = ""  # add sub min max and or xor
+    op: str = ""  # add sub min max and or xor mul xchg cas
     path: str = ""
     indices: list[Expr] = field(default_factory=list)
     value: Expr = None
     loc: SourceLoc | None = None
+    expected: Expr | None = None  # `cas` only: `value` is stored when the element equals this
 
 
 @dataclass(eq=False)
@@ -176,6 +177,7 @@ class AtomicVar(Expr):
     op: str = ""
     var: Var = None
     value: Expr = None
+    expected: Expr | None = None  # `cas` only, as for AtomicRMW
 
 
 @dataclass(eq=False)
@@ -440,8 +442,7 @@ def assigned_vars(block: Block) -> set[int]:
             out.add(id(st.var))
         elif isinstance(st, Unpack):
             out.update(id(v) for v in st.vars)
-        elif isinstance(st, ExprStmt) and isinstance(st.expr, AtomicVar):
-            out.add(id(st.expr.var))
+        out.update(id(e.var) for e in exprs(st) if isinstance(e, AtomicVar))  # an atomic's value may be used
     return out
 
 

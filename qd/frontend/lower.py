@@ -275,8 +275,9 @@ class Lowerer(ExprLowerer):
     def _loop_jump(self, node, what):
         if not self.loops:
             raise QdSyntaxError(f"`{what}` outside a loop")
-        if self.loops[-1] == "static":
-            raise self.syntax(node, f"`{what}` inside a `qd.static` for loop")
+        if self.loops[-1] == "static":  # the unrolled copies have no loop to leave
+            raise QdSyntaxError(f"You are trying to `{what}` a static `for` loop (`{what}` inside an unrolled "
+                                "`qd.static` for loop is not supported)", self.loc(node))
         if self.loops[-1] == "task" and what == "break":
             raise self.syntax(node, "`break` in a parallel (top-level) kernel loop")
 
@@ -314,7 +315,7 @@ class Lowerer(ExprLowerer):
     def stmt_For(self, node):
         if node.orelse:
             raise self.syntax(node, "`for ... else`")
-        static_arg = self.static_call_arg(node.iter)
+        static_arg = self.static_call_arg(self.static_choice(node.iter))
         if static_arg is not None:
             seq = self.static_value(static_arg)
             try:
@@ -408,6 +409,14 @@ class Lowerer(ExprLowerer):
             dims = [dims[a] for a in rng.axes]
         self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1,
                          self.loc(node.iter), directives.get("block_dim") if parallel else None))
+
+    def static_choice(self, node):
+        """The arm `a if qd.static(c) else b` selects (repeatedly), so `for i in qd.static(r) if
+        qd.static(c) else range(n)` unrolls when c holds; any other node as it is."""
+        while isinstance(node, ast.IfExp) and self.static_call_arg(node.test) is not None:
+            cond = rules.ct_truth(self.static_value(self.static_call_arg(node.test)), self.loc(node.test))
+            node = node.body if cond else node.orelse
+        return node
 
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""

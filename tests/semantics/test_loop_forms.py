@@ -174,3 +174,40 @@ def test_zero_dimensional_bounds_under_debug(arch):
     x = np.array(1, np.int32)
     k(x)
     assert int(x) == 6
+
+
+def test_static_choice_of_iterator_unrolls_only_the_static_arm():
+    @qd.kernel
+    def k(n: qd.i32, unroll: qd.template()) -> qd.i32:
+        s = 0
+        for i in qd.static(range(4)) if qd.static(unroll) else range(n):
+            s += qd.static(1) if qd.static(unroll) else i  # inside the unrolled arm, i is a compile-time int
+        return s
+
+    assert k(10, True) == 4
+    assert k(10, False) == sum(range(10))
+
+    @qd.kernel
+    def brk(n: qd.i32, unroll: qd.template()):
+        for _b in range(2):
+            for i in qd.static(range(3)) if qd.static(unroll) else range(n):
+                if i >= 1:
+                    break
+
+    brk(5, False)
+    with pytest.raises(qd.QdSyntaxError, match="You are trying to `break` a static `for` loop"):
+        brk(5, True)
+
+
+def test_out_of_bounds_is_an_assertion_failure_under_debug(arch):
+    qd.init(arch=arch, debug=True)
+
+    @qd.kernel
+    def read(a: qd.types.NDArray[qd.f32, 1], i: qd.i32) -> qd.f32:
+        return a[i]
+
+    a = np.arange(4, dtype=np.float32)
+    assert read(a, 3) == 3.0
+    for bad in (4, -1):
+        with pytest.raises(AssertionError, match=f"Out of bound access: index {bad} is out of bounds"):
+            read(a, bad)

@@ -231,3 +231,62 @@ def test_atomic_target_must_be_an_element_or_a_variable():
 
     with pytest.raises(qd.QdTypeError, match="array element like a\\[i\\] or a local variable"):
         k(1)
+
+
+@qd.kernel
+def _claim(slot: qd.types.NDArray[qd.i64, 0], olds: qd.types.NDArray[qd.i64, 1]):
+    for i in olds:
+        olds[i] = qd.atomic_cas(slot[None], -1, i + 1)
+
+
+@qd.kernel
+def _hand_off(slot: qd.types.NDArray[qd.f32, 0], olds: qd.types.NDArray[qd.f32, 1]):
+    for i in olds:
+        olds[i] = qd.atomic_exchange(slot[None], qd.cast(i + 1, qd.f32))
+
+
+@qd.kernel
+def _cas_counter(n: qd.i32) -> qd.i32:
+    c = 0
+    for _i in range(n):  # each iteration retries until its increment lands
+        while True:
+            e = c
+            if qd.atomic_cas(c, e, e + 1) == e:
+                break
+    return c
+
+
+def test_atomic_cas_and_exchange_under_contention():
+    slot = np.array(-1, np.int64)
+    olds = np.zeros(2000, np.int64)
+    _claim(slot, olds)
+    assert (olds == -1).sum() == 1  # exactly one winner saw the initial value
+    winner = int(np.flatnonzero(olds == -1)[0])
+    assert int(slot) == winner + 1 and set(olds[olds != -1].tolist()) == {winner + 1}
+    fslot = np.array(0, np.float32)
+    fold = np.zeros(1000, np.float32)
+    _hand_off(fslot, fold)
+    assert sorted([*fold.tolist(), float(fslot)]) == list(range(1001))  # nothing lost or duplicated
+    assert _cas_counter(3000) == 3000
+
+
+def test_atomic_cas_and_exchange_in_serial_code():
+    @qd.kernel
+    def serial(out: qd.types.NDArray[qd.i32, 1]):
+        s = 5
+        out[0] = qd.atomic_exchange(s, 9)
+        out[1] = s
+        out[2] = qd.atomic_cas(s, 9, 11)  # succeeds
+        out[3] = qd.atomic_cas(s, 9, 13)  # fails: s is 11
+        out[4] = s
+
+    out = np.zeros(5, np.int32)
+    serial(out)
+    np.testing.assert_array_equal(out, [5, 9, 9, 11, 11])
+
+    @qd.kernel
+    def float_cas(a: qd.types.NDArray[qd.f32, 1]):
+        qd.atomic_cas(a[0], 1.0, 2.0)
+
+    with pytest.raises(qd.QdTypeError, match="integer target"):
+        float_cas(np.ones(1, np.float32))
