@@ -278,8 +278,10 @@ class Lowerer(ExprLowerer):
         if self.loops[-1] == "static":  # the unrolled copies have no loop to leave
             raise QdSyntaxError(f"You are trying to `{what}` a static `for` loop (`{what}` inside an unrolled "
                                 "`qd.static` for loop is not supported)", self.loc(node))
-        if self.loops[-1] == "task" and what == "break":
-            raise self.syntax(node, "`break` in a parallel (top-level) kernel loop")
+        if self.loops[-1] == "task" and what == "break":  # its iterations run in any order, on many threads
+            raise QdSyntaxError("Cannot break in the outermost loop: `break` in a parallel (top-level) kernel loop "
+                                "is not supported (qd.loop_config(serialize=True) before the loop makes it serial)",
+                                self.loc(node))
 
     def static_value(self, node):
         if builtin_loops.membership_test(node):  # qd.static(mode in ("a", "b"))

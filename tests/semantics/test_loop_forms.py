@@ -211,3 +211,15 @@ def test_out_of_bounds_is_an_assertion_failure_under_debug(arch):
     for bad in (4, -1):
         with pytest.raises(AssertionError, match=f"Out of bound access: index {bad} is out of bounds"):
             read(a, bad)
+
+
+def test_break_in_a_parallel_loop_points_to_serialize():
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.i32, 1]):
+        for i in a:
+            if a[i] > 0:
+                break
+
+    with pytest.raises(qd.QdSyntaxError, match="Cannot break in the outermost loop.*serialize=True") as ei:
+        k(np.zeros(3, np.int32))
+    assert "test_loop_forms.py" in str(ei.value) and "break" in str(ei.value).splitlines()[1]
