@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdCallError, QdStaticError, QdSyntaxError, QdTypeError, caller_loc
+from .errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError, caller_loc
 from .frontend import semantics as _semantics
 from .targets.cuda import driver as _cuda_driver
 
@@ -173,16 +173,36 @@ MATH = {sqrt: "sqrt", sin: "sin", cos: "cos", tan: "tan", exp: "exp", log: "log"
 # Python-scope versions of the builtins `frontend/builtin_scalars.py` lowers in kernels, with
 # the kernels' rules where numpy's differ (rounding half away from zero, C division).
 
+def _checked(f):
+    """Bad operands of a Python-scope builtin (`qd.raw_div(qd, 0)`) are a QdTypeError at the
+    caller's line, not numpy's error from inside qd."""
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except QdError:
+            raise
+        except (TypeError, ValueError, OverflowError, AttributeError) as e:
+            raise QdTypeError(f"qd.{f.__name__}(): {e}", caller_loc()) from None
+
+    wrapper.__name__ = wrapper.__qualname__ = f.__name__
+    wrapper.__doc__ = f.__doc__
+    wrapper.__wrapped__ = f
+    return wrapper
+
+
+@_checked
 def asin(x):
     """Arc sine (numpy's `arcsin`)."""
     return np.arcsin(x)
 
 
+@_checked
 def acos(x):
     """Arc cosine (numpy's `arccos`)."""
     return np.arccos(x)
 
 
+@_checked
 def atan2(y, x):
     """The angle of the point (x, y), in [-pi, pi] (numpy's `arctan2`)."""
     return np.arctan2(y, x)
@@ -211,6 +231,7 @@ def _scalar_out(r, like):
     return r[()] if isinstance(r, np.ndarray) and r.ndim == 0 and not isinstance(like, np.ndarray) else r
 
 
+@_checked
 def round(x, dtype=None):  # noqa: A001 - mirrors quadrants' qd.round
     """Nearest integer, halves away from zero (what `qd.round` computes in kernels, LLVM's
     `round`; numpy's `round` goes to even); converted to `dtype` when given."""
@@ -225,6 +246,7 @@ def round(x, dtype=None):  # noqa: A001 - mirrors quadrants' qd.round
     return r if dtype is None else cast(r, dtype)
 
 
+@_checked
 def rsqrt(x):
     """`1 / sqrt(x)`."""
     return 1 / np.sqrt(x)
@@ -238,11 +260,13 @@ def pow(base, exponent):  # noqa: A001
         raise QdTypeError(f"qd.pow(): {e}", caller_loc()) from None
 
 
+@_checked
 def select(cond, a, b):
     """`a` where `cond` is true, else `b` (both are evaluated)."""
     return _scalar_out(np.where(cond, a, b), cond)
 
 
+@_checked
 def raw_div(a, b):
     """C division: integers truncate toward zero (`raw_div(-7, 2) == -3`), anything else divides
     as `/`. An integer division by zero gives 0, as in kernels."""
@@ -256,6 +280,7 @@ def raw_div(a, b):
     return int(q) if isinstance(a, int) and isinstance(b, int) else _scalar_out(q.astype(np.result_type(x, y)), a)
 
 
+@_checked
 def raw_mod(a, b):
     """C remainder: the sign of the dividend (`raw_mod(-7, 2) == -1`, `qd.mod` / `%` give 1); an
     integer remainder by zero gives 0, as in kernels."""
@@ -268,6 +293,7 @@ def raw_mod(a, b):
     return _scalar_out(r, a)
 
 
+@_checked
 def bit_shr(x, n):
     """Logical shift right: `x`'s bits move right and zeros come in, also for signed `x`
     (`>>` copies the sign bit); a count outside the width gives 0."""
@@ -281,6 +307,7 @@ def bit_shr(x, n):
     return _scalar_out(out.view(d.np) if out.ndim else out.astype(u).view(d.np)[()], x)
 
 
+@_checked
 def bit_cast(x, dtype):
     """The bits of `x` read as `dtype` (C++'s `reinterpret_cast`); the widths must match."""
     d = _dt.as_dtype(dtype)

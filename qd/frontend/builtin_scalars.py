@@ -16,9 +16,11 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from .. import dtypes as _dt
 from .. import lang
-from ..errors import QdStaticError, QdTypeError
+from ..errors import QdError, QdStaticError, QdTypeError
 from . import builtin_calls as bc
 from . import ir
 from . import typing_rules as rules
@@ -30,8 +32,9 @@ _UNSIGNED = {8: _dt.u8, 16: _dt.u16, 32: _dt.u32, 64: _dt.u64}
 
 
 def _literals(args) -> bool:
-    """Every argument is an untyped compile-time Python value."""
-    return all(isinstance(a, CT) and not rules.is_typed(a.value) for a in args)
+    """Every argument is an untyped compile-time Python number (anything else goes the typed
+    way, where a non-number is reported as one)."""
+    return all(isinstance(a, CT) and isinstance(a.value, (bool, int, float)) for a in args)
 
 
 def _constants(args) -> bool:
@@ -41,7 +44,13 @@ def _constants(args) -> bool:
 def _py_value(low, node, f, args):
     """The Python-scope function's value of literal arguments, as a weak literal."""
     _qd_user_site = low.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
-    r = f(*(a.value for a in args))
+    try:
+        with np.errstate(all="ignore"):  # qd.rsqrt(0.0) is inf, silently, like the compiled code
+            r = f(*(a.value for a in args))
+    except QdError:
+        raise
+    except Exception as e:  # e.g. an integer overflow numpy refuses
+        raise QdTypeError(f"compile-time {f.__name__}() failed: {e}") from None
     return CT(r.item() if hasattr(r, "item") and getattr(r, "ndim", 1) == 0 else r)
 
 
