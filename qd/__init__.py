@@ -11,7 +11,6 @@ from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
 from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .errors import (
     QdArgumentError,
-    QdAssertionError,
     QdCallError,
     QdCompileError,
     QdConfigError,
@@ -66,7 +65,6 @@ __all__ = [
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
     "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError", "QdInternalError", "QdWarning",
-    "QdAssertionError",
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
@@ -90,9 +88,10 @@ from .dtypes import (  # noqa: E402
     uint32,
     uint64,
 )
+from .errors import QdAssertionError  # noqa: E402
 
 __all__ += [
-    "cfg", "reset", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "cfg", "reset", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint1", "uint8", "uint16", "uint32", "uint64",
 ]
 from .lang import (  # noqa: E402
