@@ -48,7 +48,8 @@ class DType:
         """`qd.f32(1.5)` in Python scope converts like numpy does; what numpy refuses (`qd.u8(-1)`,
         `qd.i32('a')`) is reported at the caller's line."""
         try:
-            return self.np.type(value)
+            with np.errstate(over="ignore"):  # qd.f32(1e300) is inf, silently, as in kernels
+                return self.np.type(value)
         except (OverflowError, TypeError, ValueError) as e:
             raise QdTypeError(f"{self!r}({show(value)}): {e}", caller_loc()) from None
 

@@ -481,3 +481,9 @@ def test_kernel_builtins_refuse_non_numbers():
     with pytest.raises(qd.QdError) as ei:
         k(np.zeros(1, np.int32))
     check(ei.value, "QdTypeError", "raw-div-kernel", under="qd.raw_div")
+
+
+def test_dtype_conversion_overflow_is_inf_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow RuntimeWarning would point inside qd
+        assert qd.f32(1e300) == np.inf and qd.f32(-1e300) == -np.inf
