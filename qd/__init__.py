@@ -79,3 +79,51 @@ __all__ = [
     "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl",
 ]
 __all__ += ["Struct", "dataclass"]
+
+# ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
+from .config import cfg, reset  # noqa: E402
+from .dtypes import (  # noqa: E402
+    f16,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint1,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .errors import QdAssertionError  # noqa: E402
+
+__all__ += [
+    "cfg", "reset", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint1", "uint8", "uint16", "uint32", "uint64",
+]
+from .lang import (  # noqa: E402
+    acos,
+    asin,
+    atan2,
+    atomic_cas,
+    atomic_exchange,
+    atomic_mul,
+    bit_cast,
+    bit_shr,
+    loop_config,
+    pow,
+    raw_div,
+    raw_mod,
+    round,
+    rsqrt,
+    select,
+    static_assert,
+    tanh,
+)
+
+__all__ += [
+    "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow", "raw_div", "raw_mod", "round", "rsqrt",
+    "select", "static_assert", "tanh",
+]

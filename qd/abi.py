@@ -114,8 +114,10 @@ class KernelModule(ArgLayout):
     entry: str = ""
     ir_text: str = ""
     check_locs: list[SourceLoc | None] = field(default_factory=list)
+    check_messages: dict[int, str] = field(default_factory=dict)  # site -> message of a failed `assert`
 
     @classmethod
     def of(cls, lay: ArgLayout, name: str, entry: str, ir_text: str,
-           check_locs: list[SourceLoc | None]) -> KernelModule:
-        return cls(lay.slots, lay.n_slots, lay.returns, lay.ret_shape, name, entry, ir_text, check_locs)
+           check_locs: list[SourceLoc | None], check_messages: dict[int, str] | None = None) -> KernelModule:
+        return cls(lay.slots, lay.n_slots, lay.returns, lay.ret_shape, name, entry, ir_text, check_locs,
+                   dict(check_messages or {}))

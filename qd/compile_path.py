@@ -88,7 +88,7 @@ def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     written = written_leaves(inst, reg.insts)
     try:
         km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
-                       noalias).build()
+                       noalias, cfg.fast_math).build()
         obj = tgt.compile(km.ir_text)
     except QdError:
         raise

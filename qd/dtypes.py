@@ -48,7 +48,8 @@ class DType:
         """`qd.f32(1.5)` in Python scope converts like numpy does; what numpy refuses (`qd.u8(-1)`,
         `qd.i32('a')`) is reported at the caller's line."""
         try:
-            return self.np.type(value)
+            with np.errstate(over="ignore"):  # qd.f32(1e300) is inf, silently, as in kernels
+                return self.np.type(value)
         except (OverflowError, TypeError, ValueError) as e:
             raise QdTypeError(f"{self!r}({show(value)}): {e}", caller_loc()) from None
 
@@ -117,3 +118,29 @@ def promote(a: DType, b: DType) -> DType:
     if signed.bits > unsigned.bits:
         return signed
     return unsigned if unsigned.bits >= signed.bits else signed
+
+
+class UnsupportedDType:
+    """A quadrants dtype qd cannot compute in (`qd.f16`). It exists so that quadrants programs
+    import and name it; using it (as an annotation, in a cast, as a conversion) is refused
+    where it is used, with this reason, instead of failing at import."""
+
+    def __init__(self, name: str, reason: str):
+        self.name = name
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"qd.{self.name}"
+
+    __str__ = __repr__
+
+    def __call__(self, value=None):
+        raise QdTypeError(f"{self!r} is not supported: {self.reason}", caller_loc())
+
+
+f16 = UnsupportedDType("f16", "qd has no half-precision arithmetic; use qd.f32")
+
+# quadrants' long names
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint8, uint16, uint32, uint64, uint1 = u8, u16, u32, u64, u1
+float32, float64, float16 = f32, f64, f16

@@ -168,5 +168,10 @@ class QdRuntimeError(QdError, RuntimeError):
     """A check inside a running kernel failed (bounds checks under `qd.init(debug=True)`)."""
 
 
+class QdAssertionError(QdRuntimeError, AssertionError):
+    """An `assert` inside a kernel failed (checked under `qd.init(debug=True)`); also an
+    AssertionError, as quadrants' is."""
+
+
 class QdInternalError(QdError):
     """A bug in qd itself; the location says which user code triggered it."""

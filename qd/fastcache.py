@@ -129,7 +129,8 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.file, src.tree.lineno, src.digest],
         "leaves": _leaves(kernel.specs),
         "spec": spec,
-        "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1],
+        "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1,
+                   cfg.fast_math],
         "target": list(target),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]
@@ -169,6 +170,7 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
             "returns": [t.name for t in km.returns],
             "ret_shape": None if km.ret_shape is None else list(km.ret_shape),
             "check_locs": [_loc(c) for c in km.check_locs],
+            "check_messages": [[site, msg] for site, msg in sorted(km.check_messages.items())],
         },
         "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
         "written": sorted(written),
@@ -288,7 +290,12 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
     rs = m.get("ret_shape")
     ret_shape = None if rs is None else tuple(_int(d) for d in _list(rs))
     _need(ret_shape == return_shape(kernel.hints.get("return")), "its result shape is not the kernel's")
-    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs)
+    messages = {}
+    for row in _list(m.get("check_messages", [])):
+        site, msg = _list(row)
+        _need(0 <= _int(site) < len(check_locs), "bad check site")
+        messages[_int(site)] = _str(msg)
+    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs, messages)
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

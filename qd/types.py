@@ -134,3 +134,65 @@ u8, u16, u32, u64 = _dt.u8, _dt.u16, _dt.u32, _dt.u64
 f32, f64, u1 = _dt.f32, _dt.f64, _dt.u1
 
 from .structs import StructType, struct  # noqa: E402, F401 - qd.types.struct
+
+# ---------------------------------------------------------------- quadrants' type predicates
+# (quadrants' names and answers: u1 is integral and unsigned; f16 is real; is_signed and
+# is_unsigned are defined for integral types only)
+
+f16 = _dt.f16
+
+
+def _predicate_dtype(dt, name: str):
+    """`dt` as a DType (or the f16 stand-in) for the predicates, or a located error."""
+    if isinstance(dt, _dt.UnsupportedDType):
+        return dt
+    d = _dt.as_dtype(dt)
+    if d is None:
+        raise QdTypeError(f"qd.types.{name}: {show(dt)} is not a qd dtype", caller_loc())
+    return d
+
+
+def is_integral(dt) -> bool:
+    """Whether `dt` is an integer type (`qd.u1` included, as in quadrants)."""
+    if isinstance(dt, (VectorType, MatrixType)):
+        return False
+    d = _predicate_dtype(dt, "is_integral")
+    return isinstance(d, _dt.DType) and (d.is_int or d.is_bool)
+
+
+def is_real(dt) -> bool:
+    """Whether `dt` is a floating-point type."""
+    if isinstance(dt, (VectorType, MatrixType)):
+        return False
+    d = _predicate_dtype(dt, "is_real")
+    return isinstance(d, _dt.UnsupportedDType) or d.is_float
+
+
+def is_signed(dt) -> bool:
+    """Whether integral `dt` is signed; asking of a non-integral type is an error (quadrants
+    asserts the same), since the answer would be meaningless."""
+    if not is_integral(dt):
+        raise QdTypeError(f"qd.types.is_signed: {show(dt)} is not an integral type", caller_loc())
+    return _dt.as_dtype(dt).is_signed
+
+
+def is_unsigned(dt) -> bool:
+    """Whether integral `dt` is unsigned (`qd.u1` included)."""
+    if not is_integral(dt):
+        raise QdTypeError(f"qd.types.is_unsigned: {show(dt)} is not an integral type", caller_loc())
+    return not _dt.as_dtype(dt).is_signed
+
+
+def is_tensor(dt) -> bool:
+    """Whether `dt` is a vector or matrix type."""
+    return isinstance(dt, (VectorType, MatrixType))
+
+
+def is_quant(dt) -> bool:
+    """Whether `dt` is a quantized type; qd has none."""
+    return False
+
+
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint8, uint16, uint32, uint64, uint1 = u8, u16, u32, u64, u1
+float32, float64, float16 = f32, f64, f16

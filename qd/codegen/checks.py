@@ -9,11 +9,13 @@ compare-and-swap, so when threads fail at once the first failure is reported who
 of a mixture of two.
 
 Which checks exist, and when they are compiled in:
-- bounds of every array access, `qd.init(debug=True)` only;
+- bounds of every array access, `qd.init(debug=True)` only (a `QdAssertionError`, as in quadrants);
 - signed and unsigned overflow of integer `+ - * <<`, debug only (quadrants checks the same
   four operators; `-` of unsigned values that would go below zero counts as overflow);
 - a run-time `range()` step of 0, always: Python raises for it, and the iteration count
   would otherwise divide by zero. The check runs once per loop entry, not per iteration;
+- `assert cond[, msg]` in kernel code, debug only (quadrants' rule): a false condition is a
+  `QdAssertionError` with the message, at the assert;
 - array extents read as `a.shape[d]` / `len(a)`, always: those are i32 values (quadrants'
   type), so a launch whose extent exceeds 2**31 - 1 is refused before any code runs,
   instead of letting loop bounds and sizes wrap. Arrays are still addressed with 64-bit
@@ -22,33 +24,13 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
-from .. import dtypes as _dt
-from ..errors import QdArgumentError, QdError, QdRuntimeError, SourceLoc
+from ..errors import SourceLoc
 from ..frontend import ir
+from ..runtime.status import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB  # noqa: F401
 from .emitter import Emitter
 from .llvm_text import ll
 
-BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT = range(1, 8)
 OVERFLOW = {"add": ADD, "sub": SUB, "mul": MUL, "shl": SHL}
-I32_MAX = 2**31 - 1
-_INT_TYPES = (_dt.i8, _dt.i16, _dt.i32, _dt.i64, _dt.u8, _dt.u16, _dt.u32, _dt.u64)
-_OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
-
-
-def check_error(kind: int, value: int, loc: SourceLoc | None) -> QdError:
-    """The error for a status record (kind, value) written by a failed check at `loc`."""
-    if kind in _OVERFLOW_WORD:
-        t = _INT_TYPES[value] if 0 <= value < len(_INT_TYPES) else None
-        what = f"the result does not fit {t}" if t is not None else "the result does not fit its type"
-        if kind == SHL and t is not None:
-            what = f"bits are shifted out of {t}, or the shift amount is not in 0..{t.bits - 1}"
-        return QdRuntimeError(f"{_OVERFLOW_WORD[kind]} overflow detected: {what}", loc)
-    if kind == STEP:
-        return QdRuntimeError("range() step must not be zero", loc)
-    if kind == EXTENT:
-        return QdArgumentError(f"launch refused: an array extent of {value} is read here as a qd.i32 "
-                               f"(.shape and len() are i32 in kernels), which holds at most {I32_MAX}", loc)
-    return QdRuntimeError(f"index {value} is out of bounds", loc)
 
 
 # -- emitting checks into the function an Emitter is writing -----------------------------------
@@ -104,8 +86,17 @@ def overflow(g: Emitter, e: ir.BinOp, a: str, b: str) -> str:
         r = fn.ins(f"call {{ {t}, i1 }} {f}({t} {a}, {t} {b})")
         v = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 0")
         bad = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 1")
-    fail_if(g, bad, OVERFLOW[e.op], e.loc, str(_INT_TYPES.index(d)))
+    fail_if(g, bad, OVERFLOW[e.op], e.loc, str(INT_TYPES.index(d)))
     return v
+
+
+def assertion(g: Emitter, cond: str, loc: SourceLoc | None, message: str | None) -> None:
+    """Record a failed `assert` (the i1 `cond` is false); the kernel carries on, and the launch
+    raises once it returns, as for the other checks."""
+    if message is not None:
+        g.mg.check_messages[len(g.mg.check_locs)] = message  # the site `record` is about to take
+    bad = g.fn.ins(f"xor i1 {cond}, true")
+    fail_if(g, bad, ASSERT, loc, "0")
 
 
 def step_nonzero(g: Emitter, step: str, loc: SourceLoc | None) -> None:

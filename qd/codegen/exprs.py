@@ -14,7 +14,7 @@ from . import checks
 from .emitter import Emitter, leaf_args
 from .llvm_text import const, ll, mem
 
-INT_ATOMIC = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor"}
+INT_ATOMIC = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}
 
 
 class ExprGen(Emitter):
@@ -32,7 +32,9 @@ class ExprGen(Emitter):
                                   "(pruning plan is inconsistent)", loc)
         ptr, shape = lv
         idx = [self.index(e) for e in indices]
-        lin = idx[0] if idx else "0"  # a 0-d array (`x[None]` of a 0-d field) has one element
+        if not idx:  # the one element of a 0-d array
+            return fn.ins(f"getelementptr inbounds {mem(self.leaf_dtype(path))}, ptr {ptr}, i64 0"), None, []
+        lin = idx[0]
         for d in range(1, len(idx)):
             m = fn.ins(f"mul i64 {lin}, {shape[d]}")
             lin = fn.ins(f"add i64 {m}, {idx[d]}")
@@ -105,6 +107,11 @@ class ExprGen(Emitter):
         v = self.expr(e.value)
         p, ok, idx = self.address(e.path, e.indices, e.loc)
         d = e.dtype
+        if e.op == "mul":  # LLVM has no atomic multiply
+            return self.guarded(ok, idx, e.loc, lambda: self.atomic_mul(p, d, v), ll(d))
+        if e.op == "cas":
+            x = self.expr(e.expected)
+            return self.guarded(ok, idx, e.loc, lambda: self.atomic_cas(p, d, x, v), ll(d))
         op = _atomic_op(e.op, d)
 
         def emit():
@@ -117,6 +124,41 @@ class ExprGen(Emitter):
             return r
 
         return self.guarded(ok, idx, e.loc, emit, ll(d))
+
+    def atomic_mul(self, p: str, d: _dt.DType, v: str) -> str:
+        """`*p *= v` atomically, giving the old value: a compare-and-swap loop on the element's
+        bits (floats are compared as integers of their width, so a NaN cannot loop forever)."""
+        fn = self.fn
+        t, it = ll(d), f"i{d.bits}"
+        curp = fn.alloca(it)
+        fn.op(f"store {it} {fn.ins(f'load atomic {it}, ptr {p} monotonic, align {d.bits // 8}')}, ptr {curp}")
+        loop_l, done_l = fn.new_label("amul"), fn.new_label("amuldone")
+        fn.term(f"br label %{loop_l}")
+        fn.label(loop_l)
+        cur = fn.ins(f"load {it}, ptr {curp}")
+        if d.is_float:
+            x = fn.ins(f"bitcast {it} {cur} to {t}")
+            new = fn.ins(f"bitcast {t} {fn.ins(f'fmul {t} {x}, {v}')} to {it}")
+        else:
+            new = fn.ins(f"mul {t} {cur}, {v}")
+        r = fn.ins(f"cmpxchg ptr {p}, {it} {cur}, {it} {new} monotonic monotonic")
+        fn.op(f"store {it} {fn.ins(f'extractvalue {{ {it}, i1 }} {r}, 0')}, ptr {curp}")
+        won = fn.ins(f"extractvalue {{ {it}, i1 }} {r}, 1")
+        fn.term(f"br i1 {won}, label %{done_l}, label %{loop_l}")
+        fn.label(done_l)
+        return fn.ins(f"bitcast {it} {cur} to {t}") if d.is_float else cur
+
+    def atomic_cas(self, p: str, d: _dt.DType, expected: str, desired: str) -> str:
+        """`*p = desired` if `*p == expected`, atomically, giving the old value (integers only;
+        the frontend refuses floats, as quadrants does)."""
+        fn = self.fn
+        t = mem(d)
+        if d.is_bool:
+            expected = fn.ins(f"zext i1 {expected} to i8")
+            desired = fn.ins(f"zext i1 {desired} to i8")
+        r = fn.ins(f"cmpxchg ptr {p}, {t} {expected}, {t} {desired} monotonic monotonic")
+        old = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 0")
+        return fn.ins(f"icmp ne i8 {old}, 0") if d.is_bool else old
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -188,6 +230,10 @@ class ExprGen(Emitter):
         if isinstance(e, ir.AtomicVar):
             v = self.expr(e.value)
             p = self.var_ptr(e.var)
+            if e.op == "mul":
+                return self.atomic_mul(p, e.dtype, v)
+            if e.op == "cas":
+                return self.atomic_cas(p, e.dtype, self.expr(e.expected), v)
             return fn.ins(f"atomicrmw {_atomic_op(e.op, e.dtype)} ptr {p}, {ll(e.dtype)} {v} monotonic")
         if isinstance(e, ir.CallFunc):
             return self.call(e)
@@ -296,6 +342,8 @@ class ExprGen(Emitter):
                 return fn.ins(f"fdiv {self.mg.fp_flags}{t} {a}, {b}")
             if op in ("floordiv", "mod"):
                 return self.float_divmod(op, od, a, b)
+            if op in ("rawdiv", "rawmod"):
+                return fn.ins(f"{'fdiv' if op == 'rawdiv' else 'frem'} {t} {a}, {b}")
             raise QdInternalError(f"codegen: float operator {op}")
         if self.mg.debug and op in checks.OVERFLOW:
             return checks.overflow(self, e, a, b)
@@ -309,6 +357,8 @@ class ExprGen(Emitter):
             return fn.ins(f"select i1 {big}, {t} 0, {t} {r}")
         if op in ("floordiv", "mod"):
             return self.int_divmod(op, od, a, b)
+        if op in ("rawdiv", "rawmod"):
+            return self.raw_divmod(op, od, a, b)
         if op == "ipow":
             return self.int_pow(od, a, b)
         raise QdInternalError(f"codegen: integer operator {op}")
@@ -376,6 +426,26 @@ class ExprGen(Emitter):
         res = fn.ins(f"{'udiv' if op == 'floordiv' else 'urem'} {t} {a}, {sb}")
         return fn.ins(f"select i1 {zero}, {t} 0, {t} {res}")
 
+    def raw_divmod(self, op: str, d: _dt.DType, a: str, b: str) -> str:
+        """C's integer `/` and `%` (`qd.raw_div` / `qd.raw_mod`), with the rules of
+        `semantics.raw_divmod`: by zero 0, `INT_MIN / -1` wraps, instead of trapping."""
+        fn = self.fn
+        t = ll(d)
+        zero = fn.ins(f"icmp eq {t} {b}, 0")
+        if not d.is_signed:
+            sb = fn.ins(f"select i1 {zero}, {t} 1, {t} {b}")
+            res = fn.ins(f"{'udiv' if op == 'rawdiv' else 'urem'} {t} {a}, {sb}")
+            return fn.ins(f"select i1 {zero}, {t} 0, {t} {res}")
+        m1 = fn.ins(f"icmp eq {t} {b}, -1")
+        bad = fn.ins(f"or i1 {zero}, {m1}")
+        sb = fn.ins(f"select i1 {bad}, {t} 1, {t} {b}")
+        res = fn.ins(f"{'sdiv' if op == 'rawdiv' else 'srem'} {t} {a}, {sb}")
+        if op == "rawdiv":
+            res = fn.ins(f"select i1 {m1}, {t} {fn.ins(f'sub {t} 0, {a}')}, {t} {res}")
+        else:
+            res = fn.ins(f"select i1 {m1}, {t} 0, {t} {res}")
+        return fn.ins(f"select i1 {zero}, {t} 0, {t} {res}")
+
     def int_pow(self, d: _dt.DType, a: str, b: str) -> str:
         fn = self.fn
         t = ll(d)
@@ -427,6 +497,8 @@ class ExprGen(Emitter):
     def intrinsic(self, e: ir.Intrinsic) -> str:
         args = [self.expr(a) for a in e.args]
         d = e.dtype
+        if e.name == "bitcast":
+            return self.fn.ins(f"bitcast {ll(e.args[0].dtype)} {args[0]} to {ll(d)}")
         if d.is_float and e.name in ("min", "max"):
             return self.float_minmax(e.name, d, args[0], args[1])
         if d.is_float:
@@ -453,7 +525,7 @@ class RawValue(ir.Expr):
 
 def _atomic_op(op: str, d: _dt.DType) -> str:
     if d.is_float:
-        return {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}[op]
+        return {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax", "xchg": "xchg"}[op]
     if op in ("min", "max"):
         return op if d.is_signed else "u" + op
     return INT_ATOMIC[op]

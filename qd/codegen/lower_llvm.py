@@ -49,6 +49,7 @@ class ModuleGen:
         self.func_text: list[str] = []
         self.decls: set[str] = set()
         self.check_locs: list[SourceLoc | None] = []
+        self.check_messages: dict[int, str] = {}
 
     # -- module -----------------------------------------------------------------------------
 
@@ -67,7 +68,8 @@ class ModuleGen:
         head = [*self.target.module_header(), ""]
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
         text += "\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
-        return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs)
+        return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs,
+                               self.check_messages)
 
     def declare(self, text: str) -> None:
         self.decls.add(text)

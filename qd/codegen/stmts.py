@@ -124,6 +124,8 @@ class StmtGen(ExprGen):
             fn.term(f"br label %{self.loops[-1][0]}")
         elif isinstance(st, ir.Return):
             self.return_(st)
+        elif isinstance(st, ir.Assert):
+            checks.assertion(self, self.expr(st.cond), st.loc, st.message)
         elif isinstance(st, ir.Unpack):
             agg = self.call(st.call)
             for i, var in enumerate(st.vars):

@@ -4,6 +4,8 @@
 - `lower_expr.py`: the lowering's state and its expressions (`ExprLowerer`);
 - `calls.py`: func calls: the call-site binder, instantiation, expansion in place;
 - `builtin_calls.py`: the table of builtins a kernel may call (`qd.static`, `range`, atomics...);
+  `builtin_scalars.py` (bit, math and atomic builtins, `qd.static_assert`) and `builtin_loops.py`
+  (`qd.ndrange(axes=)`, `qd.loop_config`, static membership tests) add their entries to it;
 - `typing_rules.py`: result types, promotion, casts and folding, as pure functions;
 - `semantics.py`: the value of every scalar operation (shared with codegen);
 - `kernel_params.py`: a kernel's parameter values and leaves from its launch arguments;

@@ -207,7 +207,7 @@ def _grouped(low, f, node, args, kwargs):
         v = fields.struct_range(low, v, node)
     if not isinstance(v, RangeV):
         raise QdTypeError(f"qd.grouped() takes a qd.ndrange, a range or an array, got {low.describe(v)}")
-    return RangeV(v.dims, grouped=True)
+    return RangeV(v.dims, v.axes, grouped=True)
 
 
 def _len(low, f, node, args, kwargs):

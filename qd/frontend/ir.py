@@ -169,11 +169,12 @@ class Intrinsic(Expr):
 class AtomicRMW(Expr):
     """Atomic read-modify-write on an array element; evaluates to the old value."""
 
-    op: str = ""  # add sub min max and or xor
+    op: str = ""  # add sub min max and or xor mul xchg cas
     path: str = ""
     indices: list[Expr] = field(default_factory=list)
     value: Expr = None
     loc: SourceLoc | None = None
+    expected: Expr | None = None  # `cas` only: `value` is stored when the element equals this
 
 
 @dataclass(eq=False)
@@ -183,6 +184,7 @@ class AtomicVar(Expr):
     op: str = ""
     var: Var = None
     value: Expr = None
+    expected: Expr | None = None  # `cas` only, as for AtomicRMW
 
 
 @dataclass(eq=False)
@@ -267,6 +269,7 @@ class For(Stmt):
     body: Block = None
     task: int = -1
     iter_loc: SourceLoc | None = None  # the `range(...)` expression, for a run-time step of 0
+    block_dim: int | None = None  # qd.loop_config(block_dim=): CUDA threads per block of this parallel loop
 
 
 @dataclass(eq=False)
@@ -288,6 +291,14 @@ class Continue(Stmt):
 @dataclass(eq=False)
 class Return(Stmt):
     value: Expr | None = None
+
+
+@dataclass(eq=False)
+class Assert(Stmt):
+    """`assert cond, message` (lowered only under debug): a false `cond` fails the launch."""
+
+    cond: Expr = None
+    message: str | None = None
 
 
 @dataclass(eq=False)
@@ -442,8 +453,7 @@ def assigned_vars(block: Block) -> set[int]:
             out.add(id(st.var))
         elif isinstance(st, Unpack):
             out.update(id(v) for v in st.vars)
-        elif isinstance(st, ExprStmt) and isinstance(st.expr, AtomicVar):
-            out.add(id(st.expr.var))
+        out.update(id(e.var) for e in exprs(st) if isinstance(e, AtomicVar))  # an atomic's value may be used
     return out
 
 

@@ -18,7 +18,7 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import calls, fields, ids, ir, structs, vectors
+from . import builtin_loops, builtin_scalars, calls, fields, ids, ir, structs, vectors  # noqa: F401 - the builtin_* modules register builtins
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
@@ -45,6 +45,7 @@ class Lowerer(ExprLowerer):
         self._returns_fixed = return_ann is not None
         self.returned_value = False
         self._bare_return = False  # a `return` without a value was lowered (the func returns nothing)
+        self.loop_config: dict | None = None  # qd.loop_config(...) settings waiting for the next loop
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -89,8 +90,8 @@ class Lowerer(ExprLowerer):
         pass
 
     def stmt_Expr(self, node):
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # docstring
+        if isinstance(node.value, ast.Constant) and (isinstance(node.value.value, str) or node.value.value is ...):
+            return  # a docstring, or `...` as a placeholder body: no-ops
         if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call):
             f = self.expr(node.value.func)
             if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) and calls.expands_in_kernel(f.value):
@@ -104,6 +105,24 @@ class Lowerer(ExprLowerer):
         value = self.expr(node.value)
         for target in node.targets:
             self.assign(target, value, node)
+
+    def stmt_Assert(self, node):
+        """`assert cond[, msg]`: checked at run time under `qd.init(debug=True)` only, as in
+        quadrants; without debug it is not compiled at all (its operands are not even read).
+        The message must be a compile-time value."""
+        if not self.cfg.debug:
+            return
+        cond = self.expr(node.test)
+        message = None
+        if node.msg is not None:
+            m = self.expr(node.msg)
+            if not isinstance(m, CT):
+                raise QdTypeError("an assert message must be a compile-time value (run-time values in the "
+                                  "message are not supported)", self.loc(node.msg))
+            message = str(m.value)
+        if isinstance(cond, CT) and rules.ct_truth(cond.value, self.loc(node.test)):
+            return
+        self.emit(ir.Assert(self.loc(node), self.truth(cond, node.test), message))
 
     def stmt_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):
@@ -311,15 +330,23 @@ class Lowerer(ExprLowerer):
     def _loop_jump(self, node, what):
         if not self.loops:
             raise QdSyntaxError(f"`{what}` outside a loop")
-        if self.loops[-1] == "static":
-            raise self.syntax(node, f"`{what}` inside a `qd.static` for loop")
-        if self.loops[-1] == "task" and what == "break":
-            raise self.syntax(node, "`break` in a parallel (top-level) kernel loop")
+        if self.loops[-1] == "static":  # the unrolled copies have no loop to leave
+            raise QdSyntaxError(f"You are trying to `{what}` a static `for` loop (`{what}` inside an unrolled "
+                                "`qd.static` for loop is not supported)", self.loc(node))
+        if self.loops[-1] == "task" and what == "break":  # its iterations run in any order, on many threads
+            raise QdSyntaxError("Cannot break in the outermost loop: `break` in a parallel (top-level) kernel loop "
+                                "is not supported (qd.loop_config(serialize=True) before the loop makes it serial)",
+                                self.loc(node))
+
+    def static_value(self, node):
+        if builtin_loops.membership_test(node):  # qd.static(mode in ("a", "b"))
+            return builtin_loops.static_membership(self, node)
+        return super().static_value(node)
 
     def stmt_Return(self, node):
         if self.task >= 0 or "task" in self.loops:
             raise self.syntax(node, "`return` inside a parallel (top-level) kernel loop")
-        if node.value is None:
+        if node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None):
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed")
             self._bare_return = True
@@ -372,7 +399,7 @@ class Lowerer(ExprLowerer):
     def stmt_For(self, node):
         if node.orelse:
             raise self.syntax(node, "`for ... else`")
-        static_arg = self.static_call_arg(node.iter)
+        static_arg = self.static_call_arg(self.static_choice(node.iter))
         if static_arg is not None:
             seq = self.static_value(static_arg)
             try:
@@ -395,15 +422,22 @@ class Lowerer(ExprLowerer):
             finally:
                 self.loops.pop()
             return
+        directives, self.loop_config = self.loop_config or {}, None
         rng = fields.struct_range(self, self.expr(node.iter), node.iter)
         if isinstance(rng, CT) and isinstance(rng.value, range):
             r = rng.value
             rng = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
         elif isinstance(rng, CT) and isinstance(rng.value, lang.ndrange):
-            rng = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in rng.value.dims))
+            rng = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in rng.value.dims), rng.value.axes)
+        elif isinstance(rng, LeafV) and rng.leaf.is_array:  # `for i, j in a`: a's index space
+            if rng.leaf.ndim == 0:
+                raise QdTypeError(f"array {rng.leaf.path!r} has no dimensions to iterate over", self.loc(node.iter))
+            self.access(rng.leaf.path, node.iter, "shape")
+            rng = RangeV(tuple((CT(0), ir.Shape(_dt.i32, rng.leaf.path, d, self.loc(node.iter)), CT(1))
+                               for d in range(rng.leaf.outer_ndim)))
         if not isinstance(rng, RangeV):
-            raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...) or qd.static(...)",
-                                self.loc(node.iter))
+            raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...), an array or "
+                                "qd.static(...)", self.loc(node.iter))
         names = []
         if rng.grouped:
             if not isinstance(node.target, ast.Name):
@@ -417,8 +451,9 @@ class Lowerer(ExprLowerer):
         else:
             raise self.syntax(node.target, "this loop target")
         if len(names) != len(rng.dims):
-            raise QdTypeError(f"loop has {len(names)} variables but the range has {len(rng.dims)} dimensions",
-                              self.loc(node.target))
+            raise QdSyntaxError("Ndrange for loop with number of the loop variables not equal to the dimension of "
+                                f"the ndrange is not supported: the loop has {len(names)} variable(s), the range "
+                                f"{len(rng.dims)} dimension(s)", self.loc(node.target))
         dims = []
         for start, stop, step in rng.dims:
             s = self.int_scalar(start, node.iter)
@@ -430,7 +465,8 @@ class Lowerer(ExprLowerer):
                 raise QdTypeError("range() step must not be zero", self.loc(where))
             t = _dt.promote(s.dtype, e.dtype)
             dims.append((self.cast(s, t), self.cast(e, t), self.cast(st, t)))
-        parallel = self.is_kernel and self.task < 0 and not self.loops_runtime()
+        serialize = bool(directives.get("serialize")) or directives.get("parallelize") == 1
+        parallel = self.is_kernel and self.task < 0 and not self.loops_runtime() and not serialize
         saved_task = self.task
         if parallel:
             self.task = self.n_tasks
@@ -465,8 +501,19 @@ class Lowerer(ExprLowerer):
             for k, v in saved_scope.items():
                 if v is not None:
                     self.scope[k] = v
+        if rng.axes is not None:  # visit the dims in `axes` order; each variable keeps its own dim
+            loop_vars = [loop_vars[a] for a in rng.axes]
+            dims = [dims[a] for a in rng.axes]
         self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1,
-                         self.loc(node.iter)))
+                         self.loc(node.iter), directives.get("block_dim") if parallel else None))
+
+    def static_choice(self, node):
+        """The arm `a if qd.static(c) else b` selects (repeatedly), so `for i in qd.static(r) if
+        qd.static(c) else range(n)` unrolls when c holds; any other node as it is."""
+        while isinstance(node, ast.IfExp) and self.static_call_arg(node.test) is not None:
+            cond = rules.ct_truth(self.static_value(self.static_call_arg(node.test)), self.loc(node.test))
+            node = node.body if cond else node.orelse
+        return node
 
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""

@@ -153,6 +153,8 @@ def binop(op: str, a, b, d: _dt.DType):
     if op in _CMP:
         return bool(_CMP[op](a, b))
     if d.is_float:
+        if op in ("rawdiv", "rawmod"):
+            return raw_divmod(op, a, b, d)
         with np.errstate(all="ignore"):
             if op == "floordiv":
                 return np.floor_divide(a, b)
@@ -173,11 +175,40 @@ def binop(op: str, a, b, d: _dt.DType):
         return int_mod(a, b, d)
     if op == "ipow":
         return int_pow(a, b, d)
+    if op in ("rawdiv", "rawmod"):
+        return raw_divmod(op, a, b, d)
     raise ValueError(f"no folding rule for {op} on {d}")
 
 
+def round_half_away(x):
+    """A float rounded to the nearest integer, halves away from zero (LLVM's `round`, C's
+    `round`; numpy rounds halves to even). `x - trunc(x)` is exact, so no sum can round up."""
+    t = np.trunc(x)
+    return t + np.copysign(x.dtype.type(1), x) if abs(x - t) >= 0.5 else t
+
+
+def raw_divmod(op: str, a, b, d: _dt.DType):
+    """C's `/` and `%` (`qd.raw_div` / `qd.raw_mod`): integer division truncates toward zero and
+    the remainder takes the dividend's sign; by zero both give 0 (as `//` and `%` do) and
+    `INT_MIN / -1` wraps. Floats: `/` and C's `fmod`."""
+    if d.is_float:
+        with np.errstate(all="ignore"):
+            return np.divide(a, b) if op == "rawdiv" else np.fmod(a, b)
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b)
+    q = -q if (a < 0) != (b < 0) else q
+    return wrap(q, d) if op == "rawdiv" else wrap(a - b * q, d)
+
+
+def bitcast(value, src: _dt.DType, dst: _dt.DType):
+    """The bits of a `src` value read as `dst` (same width)."""
+    return np.asarray(value, src.np).view(dst.np)[()].item()
+
+
 _FLOAT_FN = {"sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
-             "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "pow": np.power}
+             "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "pow": np.power, "round": round_half_away,
+             "asin": np.arcsin, "acos": np.arccos, "tanh": np.tanh, "atan2": np.arctan2}
 
 
 def intrinsic(name: str, args: list, d: _dt.DType):
@@ -221,6 +252,8 @@ def fold(e: ir.Expr) -> ir.Const | None:
         args = [fold(x) for x in e.args]
         if any(a is None for a in args):
             return None
+        if e.name == "bitcast":
+            return ir.Const(e.dtype, bitcast(_num(args[0]), args[0].dtype, e.dtype))
         return ir.Const(e.dtype, intrinsic(e.name, [_num(a) for a in args], e.dtype))
     if isinstance(e, ir.Select):
         c = fold(e.cond)

@@ -154,7 +154,7 @@ def math_type(name: str, d: _dt.DType, fp: _dt.DType) -> _dt.DType | None:
     the identity on `d` (abs of a bool or unsigned value, floor/ceil of an integer)."""
     if name == "abs":
         return None if d.is_bool or d.kind == "u" else d
-    if name in ("floor", "ceil") and not d.is_float:
+    if name in ("floor", "ceil", "round") and not d.is_float:
         return None
     return d if d.is_float else fp
 

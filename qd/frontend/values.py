@@ -124,6 +124,7 @@ class RecV:
 @dataclass(frozen=True)
 class RangeV:
     dims: tuple  # ((start, stop, step), ...) of symbolic values
+    axes: tuple[int, ...] | None = None  # visit order of the dims, outermost first (qd.ndrange(axes=))
     grouped: bool = False  # `qd.grouped(...)`: one loop variable, the index vector
 
 

@@ -267,4 +267,4 @@ def _raise_check(km: KernelModule, status, raise_pending: Callable[[object], Non
     kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
-    raise check_error(kind, value, loc)
+    raise check_error(kind, value, loc, km.check_messages.get(site))

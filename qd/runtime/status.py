@@ -11,16 +11,19 @@ writes the same values (`tests/runtime/test_check_status.py` holds them equal).
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..errors import QdArgumentError, QdError, QdRuntimeError, SourceLoc
+from ..errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc
 
-BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT = range(1, 8)
+BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT, ASSERT = range(1, 9)
 I32_MAX = 2**31 - 1
 INT_TYPES = (_dt.i8, _dt.i16, _dt.i32, _dt.i64, _dt.u8, _dt.u16, _dt.u32, _dt.u64)  # a record's value: an index here
 _OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
 
 
-def check_error(kind: int, value: int, loc: SourceLoc | None) -> QdError:
-    """The error for a status record (kind, value) written by a failed check at `loc`."""
+def check_error(kind: int, value: int, loc: SourceLoc | None, message: str | None = None) -> QdError:
+    """The error for a status record (kind, value) written by a failed check at `loc`; `message`
+    is the failed assert's, if it has one."""
+    if kind == ASSERT:
+        return QdAssertionError(f"assertion failed: {message}" if message else "assertion failed", loc)
     if kind in _OVERFLOW_WORD:
         t = INT_TYPES[value] if 0 <= value < len(INT_TYPES) else None
         what = f"the result does not fit {t}" if t is not None else "the result does not fit its type"
@@ -32,4 +35,5 @@ def check_error(kind: int, value: int, loc: SourceLoc | None) -> QdError:
     if kind == EXTENT:
         return QdArgumentError(f"launch refused: an array extent of {value} is read here as a qd.i32 "
                                f"(.shape and len() are i32 in kernels), which holds at most {I32_MAX}", loc)
-    return QdRuntimeError(f"index {value} is out of bounds", loc)
+    # an assertion failure, as quadrants' debug bounds check is (so `except AssertionError` sees it)
+    return QdAssertionError(f"Out of bound access: index {value} is out of bounds", loc)

@@ -24,6 +24,12 @@ ODD_EXPRS = [
     "SCALE()", "dataclasses", "typing.Final", "[P][0]", "{'a': P}['a']", "(P,)", "()", "P[()]",
     "1e300", "qd.f32(1e300)", "qd.exp(1000.0)", "qd.sqrt(-1.0)", "qd.log(0.0)", "P / 0.0", "qd.f64(P) ** 9999",
     "qd.u1(P)", "qd.i8(P) * 300", "qd.cast(P, qd.f32) / qd.cast(0, qd.f32)",
+    "qd.bit_shr(P, P)", "qd.bit_shr(P, -1)", "qd.bit_cast(P, qd.f32)", "qd.bit_cast(P, qd.i8)", "qd.bit_cast(P, P)",
+    "qd.raw_div(P, 0)", "qd.raw_mod(P, P)", "qd.round(P, qd.i32)", "qd.round(P, P)", "qd.floor(P, dtype=qd.u8)",
+    "qd.rsqrt(P)", "qd.atan2(P, P)", "qd.asin(P)", "qd.select(P, P, P)", "qd.select(P)", "qd.pow(P, -1)",
+    "qd.atomic_mul(P, P)", "qd.atomic_exchange(P, P)", "qd.atomic_cas(P, P, P)", "qd.atomic_cas(P, 1)",
+    "qd.static_assert(P)", "qd.static(P in (1, 2))", "qd.static(qd.ndrange(2, 3))", "qd.ndrange(2, 3, axes=(1, 0))",
+    "qd.ndrange(2, axes=P)", "qd.f16(P)", "qd.loop_config(serialize=P)",
 ]
 
 # Odd assignment targets (what `x[i] = ...` may become).
@@ -54,6 +60,10 @@ ODD_STMTS = [
     "P //= 0", "P = P[P:P]", "if P:\n    return P", "for v in (1, 2):\n    pass", "for P in range(2):\n    pass",
     "lambda: P", "async def g():\n    pass", "P = [P for P in range(2)]", "try:\n    pass\nfinally:\n    pass",
     "match P:\n    case 1:\n        pass", "while False:\n    pass", "type(P)", "nonlocal P",
+    "assert P, P", "qd.static_assert(P, 'm')", "qd.loop_config(serialize=True)", "qd.loop_config(block_dim=P)",
+    "qd.loop_config(nothing=1)", "for v in P:\n    break", "for v, w in P:\n    pass",
+    "for a, b in qd.ndrange(P, P, axes=(1, 0)):\n    pass", "for v in qd.static(qd.ndrange(P)):\n    pass",
+    "return None", "qd.atomic_min(P, P)", "P[None] = P",
 ]
 
 STMT_WRAPPERS = [
@@ -81,6 +91,8 @@ ODD_INIT = [  # (keyword, value) of qd.init
     ("offline_cache_file_path", "5"), ("arch", "qd.cuda"), ("arch", "qd.gpu"), ("default_ip", "qd.i64"),
     ("default_fp", "qd.f64"), ("cpu_max_num_threads", "-1"), ("cpu_max_num_threads", "'2'"), ("random_seed", "3"),
     ("cpu_max_num_threads", "2.5"), ("arch", "None"), ("default_ip", "qd.u1"),
+    ("fast_math", "False"), ("fast_maths", "False"), ("print_full_traceback", "True"), ("default_up", "qd.u32"),
+    ("check_out_of_bound", "True"), ("log_level", "'warn'"), ("debug", "True"),
 ]
 
 AFTER_LAUNCH = ["qd.explain(main, 'nothing')", "qd.explain(main)", "qd.launch_info(main)", "qd.explain(make_args)",

@@ -310,7 +310,7 @@ def test_good_qd_num_threads(monkeypatch):
     ({"arch": "nothing"}, "QdConfigError", "init-1"),
     ({"default_fp": qd.i32}, "QdConfigError", "init-2"),
     ({"default_ip": qd.f32}, "QdConfigError", "init-3"),
-    ({"no_such_option": 1}, "QdArgumentError", "init-4"),
+    ({"no_such_option": 1}, "QdConfigError", "init-4"),
     ({"cpu_max_num_threads": -2}, "QdConfigError", "init-5"),
     ({"cpu_max_num_threads": 2.5}, "QdConfigError", "init-6"),
     ({"offline_cache_file_path": 5}, "QdConfigError", "init-7"),
@@ -459,3 +459,31 @@ def test_array_return_annotation_on_a_kernel():
     with pytest.raises(qd.QdError) as ei:  # numpy used to read NDArray's .dtype and fail
         k2(f32())
     check(ei.value, "QdTypeError", "ret-ndarray-typed", under="NDArray")
+
+
+# ------------------------------------------------------------------ quadrants' scalar builtins given non-numbers
+
+
+def test_python_scope_builtins_refuse_non_numbers():
+    with pytest.raises(qd.QdError) as ei:
+        qd.raw_div(qd, 0)  # at:raw-div-py
+    check(ei.value, "QdTypeError", "raw-div-py", under="qd.raw_div")
+    with pytest.raises(qd.QdError) as ei:
+        qd.bit_shr("a", 1)  # at:bit-shr-py
+    check(ei.value, "QdTypeError", "bit-shr-py", under="qd.bit_shr")
+
+
+def test_kernel_builtins_refuse_non_numbers():
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.i32, 1]):
+        a[0] = qd.raw_div(qd, 0)  # at:raw-div-kernel
+
+    with pytest.raises(qd.QdError) as ei:
+        k(np.zeros(1, np.int32))
+    check(ei.value, "QdTypeError", "raw-div-kernel", under="qd.raw_div")
+
+
+def test_dtype_conversion_overflow_is_inf_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow RuntimeWarning would point inside qd
+        assert qd.f32(1e300) == np.inf and qd.f32(-1e300) == -np.inf

@@ -28,7 +28,8 @@ _NEVER = 1 << 62  # with one thread every loop runs inline
 
 # qd math name -> LLVM intrinsic family; the dtype adds the .f32 / .f64 suffix
 MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "pow": "pow",
-        "floor": "floor", "ceil": "ceil", "copysign": "copysign", "abs": "fabs", "min": "minnum", "max": "maxnum"}
+        "floor": "floor", "ceil": "ceil", "copysign": "copysign", "abs": "fabs", "min": "minnum", "max": "maxnum",
+        "round": "round", "asin": "asin", "acos": "acos", "tanh": "tanh", "atan2": "atan2"}
 
 
 class CpuTarget(CpuHost, Target):

@@ -80,7 +80,8 @@ class DeviceCode:
         drv.current()
         self.handle = drv.load_module(image, module.name)
         weakref.finalize(self, _unload, drv, self.handle)
-        self.functions = [(drv.function(self.handle, t.entry, module.name), t.parallel) for t in module.tasks]
+        self.functions = [(drv.function(self.handle, t.entry, module.name), t.parallel, t.block_dim)
+                          for t in module.tasks]
 
     def cache_bytes(self) -> bytes:
         return pack(self.module, self.cubin)
@@ -150,8 +151,8 @@ class Launch:
                         s.path in written, s.path) for s in layout.arrays]
         self.scratch: dict[int, DeviceBuffer] = {}
         self.grid = self.drv.parallel_grid()
-        self.steps = [(fn, self.grid if parallel else 1, _driver.BLOCK if parallel else 1)
-                      for fn, parallel in code.functions]
+        self.steps = [(fn, self.grid if parallel else 1, (block_dim or _driver.BLOCK) if parallel else 1)
+                      for fn, parallel, block_dim in code.functions]
 
     def _scratch(self, slot: int, nbytes: int) -> int:
         buf = self.scratch.get(slot)

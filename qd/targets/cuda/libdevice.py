@@ -24,7 +24,8 @@ PREFIX = "__nv_"
 
 # qd math name -> libdevice base name (f64; f32 adds "f")
 MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "pow": "pow",
-        "floor": "floor", "ceil": "ceil", "copysign": "copysign", "abs": "fabs", "min": "fmin", "max": "fmax"}
+        "floor": "floor", "ceil": "ceil", "copysign": "copysign", "abs": "fabs", "min": "fmin", "max": "fmax",
+        "round": "round", "asin": "asin", "acos": "acos", "tanh": "tanh", "atan2": "atan2"}
 
 _lock = threading.Lock()
 _parsed: dict = {}  # "path" -> the located file, "module" -> its parsed bitcode (linked with preserve)

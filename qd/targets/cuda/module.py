@@ -45,6 +45,12 @@ class CudaTask:
 
     entry: str  # the PTX `.entry` name of this launch step
     parallel: bool  # True: a grid-stride kernel, launch a full grid; False: launch 1 block of 1 thread
+    block_dim: int = 0  # threads per block of a parallel step (qd.loop_config(block_dim=)); 0: the default
+
+
+def task_of(row) -> CudaTask:
+    """A launch step from its serialised row `[entry, parallel(, block_dim)]`."""
+    return CudaTask(row[0], bool(row[1]), int(row[2]) if len(row) > 2 else 0)
 
 
 @dataclass(frozen=True)
@@ -65,12 +71,12 @@ class CudaModule:
     def to_bytes(self) -> bytes:
         """A self-contained serialisation (a JSON header line, then the PTX text)."""
         head = {"name": self.name, "sm": self.sm, "frame_slots": self.frame_slots,
-                "tasks": [[t.entry, t.parallel] for t in self.tasks]}
+                "tasks": [[t.entry, t.parallel, t.block_dim] for t in self.tasks]}
         return json.dumps(head).encode() + b"\n" + self.ptx.encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> CudaModule:
         head, _, ptx = data.partition(b"\n")
         h = json.loads(head)
-        tasks = tuple(CudaTask(e, bool(p)) for e, p in h["tasks"])
+        tasks = tuple(task_of(row) for row in h["tasks"])
         return cls(h["name"], ptx.decode(), h["sm"], tasks, int(h["frame_slots"]))

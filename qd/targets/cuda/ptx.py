@@ -65,7 +65,7 @@ def compile_bound(kernel: KernelView, bound: dict, sm: str = "sm_90") -> PtxVari
     plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
     km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), target,
-                   cfg.debug, True).build()
+                   cfg.debug, True, cfg.fast_math).build()
     module = compile_module(km.ir_text, sm)
     return PtxVariant(km, module, inst, tuple(plan.kept), tuple(plan.pruned))
 

@@ -47,7 +47,7 @@ from ...runtime.entry import EntryPoint
 from ..base import Target
 from ..cpu import jit
 from . import libdevice
-from .module import TRIPLE, CudaModule, CudaTask, step_symbol
+from .module import TRIPLE, CudaModule, CudaTask, step_symbol, task_of
 
 MAX_BLOCK = 1024  # CUDA's limit on threads per block: the size of the block-reduction buffer
 _META = re.compile(r"^; qd\.cuda (\{.*\})$", re.M)
@@ -110,9 +110,10 @@ class CudaTarget(Target):
         k = mg.kernel
         step_loops = {id(t.loop) for t in k.tasks if t.kind is ir.TaskKind.PARALLEL}
         texts = [mg.gen_task(t) for t in tasks if id(t) not in step_loops]  # run inside a serial step
-        steps = [CudaTask(step_symbol(mg.name, t.index), t.kind is ir.TaskKind.PARALLEL) for t in k.tasks]
+        steps = [CudaTask(step_symbol(mg.name, t.index), t.kind is ir.TaskKind.PARALLEL,
+                          (t.loop.block_dim or 0) if t.loop is not None else 0) for t in k.tasks]
         meta = {"name": mg.name, "frame_slots": mg.frame_size + 1,
-                "tasks": [[s.entry, s.parallel] for s in steps]}
+                "tasks": [[s.entry, s.parallel, s.block_dim] for s in steps]}
         head = "; qd.cuda " + _json(meta) + "\n"
         entries = [self._step(mg, t) for t in k.tasks]
         return [head, *texts, *entries]
@@ -231,7 +232,7 @@ def compile_module(ir_text: str, sm: str) -> CudaModule:
     if m is None:
         raise QdInternalError("codegen: IR text without the CUDA target's module record")
     meta = _loads(m.group(1))
-    tasks = tuple(CudaTask(e, bool(p)) for e, p in meta["tasks"])
+    tasks = tuple(task_of(row) for row in meta["tasks"])
     llvm = jit.binding()
     tm = _target_machine(sm)
     mod = llvm.parse_assembly(ir_text)

@@ -1,0 +1,56 @@
+"""`qd.init(fast_math=True)`: float arithmetic may be reassociated (a float reduction vectorises),
+results stay close to the IEEE ones, NaN still means NaN, and the setting is part of the disk
+cache key (an IEEE entry is never reused by a fast-math run, nor the reverse)."""
+
+import re
+
+import numpy as np
+
+import qd
+from qd.targets.cpu import jit
+
+V1 = qd.types.ndarray(dtype=qd.math.vec3, ndim=1)
+
+
+def _nbody():
+    @qd.kernel(fastcache=True)
+    def acc(x: V1, m: qd.types.NDArray[qd.f32, 1], out: V1, nan_seen: qd.types.NDArray[qd.i32, 1]):
+        for i in range(x.shape[0]):
+            a = qd.Vector([0.0, 0.0, 0.0])
+            for j in range(x.shape[0]):
+                d = x[j] - x[i]
+                r2 = d.norm_sqr() + 1e-2
+                a += m[j] / (r2 * qd.sqrt(r2)) * d
+            out[i] = a
+            v = m[i] * 0.0 / 0.0  # NaN at run time
+            if v != v:
+                nan_seen[i] = 1
+
+    return acc
+
+
+def _run(tmp_path, fast: bool):
+    qd.init(arch=qd.cpu, fast_math=fast, offline_cache_file_path=str(tmp_path))
+    k = _nbody()
+    r = np.random.default_rng(3)
+    x = r.normal(size=(256, 3)).astype(np.float32)
+    m = r.uniform(0.5, 1.5, 256).astype(np.float32)
+    out = np.zeros_like(x)
+    nan_seen = np.zeros(256, np.int32)
+    k(x, m, out, nan_seen)
+    (variant,) = k.variants.values()
+    return out, nan_seen, qd.launch_info(k).source, variant
+
+
+def test_fast_math_vectorises_the_reduction_and_stays_close(tmp_path):
+    ieee, nan_ieee, src_ieee, v_ieee = _run(tmp_path, False)
+    fast, nan_fast, src_fast, v_fast = _run(tmp_path, True)
+    assert (src_ieee, src_fast) == ("compile", "compile")  # not the IEEE entry
+    assert "reassoc" not in v_ieee.module.ir_text and "fadd reassoc nsz arcp contract afn float" in v_fast.module.ir_text
+    text = str(jit.optimize(v_fast.module.ir_text))
+    assert re.search(r"fadd reassoc[^=\n]*<\d+ x float>", text)  # the j loop's sums run in vector lanes
+    np.testing.assert_allclose(fast, ieee, rtol=1e-3, atol=1e-3)
+    assert nan_ieee.all() and nan_fast.all()
+    again, _, src_again, _ = _run(tmp_path, True)
+    assert src_again == "disk"
+    np.testing.assert_array_equal(again, fast)

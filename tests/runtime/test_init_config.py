@@ -1,0 +1,80 @@
+"""`qd.init` with quadrants' keywords, `qd.reset` and `qd.cfg`.
+
+Programs written for quadrants pass options qd has no use for (profilers, IR dumps, GPU memory
+sizes); they must run unchanged, with one warning per option and process, and `qd.cfg` must
+read back what they set. A misspelt option is refused with the closest known name.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import qd
+from qd import config
+
+
+def _init_collecting(**kwargs) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qd.init(arch=qd.cpu, **kwargs)
+    return [str(w.message) for w in caught if issubclass(w.category, qd.QdWarning)]
+
+
+QUADRANTS_OPTIONS = {
+    "print_full_traceback": True, "real_matrix_scalarize": False, "short_circuit_operators": False,
+    "gdb_trigger": False, "cuda_stack_limit": 8192, "kernel_profiler": True, "log_level": "warn",
+    "advanced_optimization": False, "device_memory_GB": 2.0, "device_memory_fraction": 0.5,
+    "random_seed": 7, "check_out_of_bound": True, "print_ir": False,
+    "num_compile_threads": 2, "offline_cache_cleaning_policy": "never", "src_ll_cache": False,
+    "enable_fallback": False, "print_non_pure": False, "unrolling_limit": 8,
+}
+
+
+@pytest.mark.parametrize("key", sorted(QUADRANTS_OPTIONS))
+def test_every_quadrants_option_is_accepted_with_one_warning_per_process(key):
+    config._warned.clear()
+    first = _init_collecting(**{key: QUADRANTS_OPTIONS[key]})
+    assert len(first) == 1 and repr(key) in first[0], first
+    assert _init_collecting(**{key: QUADRANTS_OPTIONS[key]}) == []  # once per process
+    assert getattr(qd.cfg, key) == QUADRANTS_OPTIONS[key]
+
+
+def test_unknown_option_names_the_closest_known_one():
+    with pytest.raises(qd.QdConfigError) as ei:
+        qd.init(arch=qd.cpu, fast_maths=False)
+    assert "'fast_maths'" in str(ei.value) and "'fast_math'" in str(ei.value)
+    assert __file__ in str(ei.value)  # located at this call
+    with pytest.raises(qd.QdConfigError, match="default_ip"):
+        qd.init(arch=qd.cpu, default_up=qd.u32)  # quadrants refuses it too: it follows default_ip
+
+
+def test_cfg_reads_the_settings_in_force():
+    qd.init(arch=qd.cpu, debug=True, default_fp=qd.f64, default_ip=qd.i64, offline_cache=False)
+    assert qd.cfg.arch == qd.cpu
+    assert qd.cfg.debug is True and qd.cfg.check_out_of_bound is True  # debug implies it, as in quadrants
+    assert qd.cfg.default_fp == qd.f64 and qd.cfg.default_ip == qd.i64 and qd.cfg.default_up == qd.u64
+    assert qd.cfg.offline_cache is False
+    assert qd.cfg.opt_level == 1  # quadrants' default when not given
+    assert qd.cfg.fast_math is False  # honoured by qd, which defaults to IEEE arithmetic (quadrants: True)
+    with pytest.raises(AttributeError, match="opt_level"):
+        qd.cfg.opt_levl  # noqa: B018
+    with pytest.raises(qd.QdConfigError, match="read-only"):
+        qd.cfg.debug = False
+
+
+def test_reset_restores_defaults_and_drops_compiled_variants():
+    qd.init(arch=qd.cpu, default_fp=qd.f64, debug=True)
+
+    @qd.kernel
+    def half(x: float) -> float:
+        return x / 3
+
+    assert half(1.0) == pytest.approx(1 / 3, rel=1e-15)  # f64 under default_fp=f64
+    qd.reset()
+    assert qd.cfg.default_fp == qd.f32 and qd.cfg.debug is False and qd.cfg.arch == qd.cpu
+    # recompiled under the defaults: `float` is f32 again
+    assert half(1.0) == pytest.approx(float(np.float32(1) / np.float32(3)), rel=1e-7)
+    assert half(1.0) != pytest.approx(1 / 3, rel=1e-12)
