@@ -1,10 +1,16 @@
 """Vector code: a mass-spring cloth step and an n-body step written with `qd.math.vec3`.
 
-Three implementations run the same physics from the same seeded state:
+The implementations run the same physics from the same seeded state:
 
-  qd-vec          the kernels written with vectors (`qd.Vector`, `.norm()`, vec3 ndarrays)
-  qd-scalar       the same kernels written by hand on x/y/z components of (…, 3) f32 arrays
-  quadrants-vec   the vector source, unchanged but for `import quadrants as qd` (when installed)
+  qd-vec              the kernels written with vectors (`qd.Vector`, `.norm()`, vec3 ndarrays)
+  qd-scalar           the same kernels written by hand on x/y/z components of (…, 3) f32 arrays
+  quadrants-vec-ieee  the vector source, unchanged but for `import quadrants as qd` (when
+                      installed), with `fast_math=False`: IEEE arithmetic, as qd's default
+  qd-vec-fast         qd-vec with `qd.init(fast_math=True)`
+  quadrants-vec       quadrants with its default `fast_math=True`
+
+so each qd figure has a quadrants one under the same float rules (qd-vec against
+quadrants-vec-ieee, qd-vec-fast against quadrants-vec).
 
 Each implementation runs in its own fresh process, once with one worker thread and once with
 the runtime's default, so one runtime's threads never slow another's measurement. A run is:
@@ -36,7 +42,7 @@ import _common
 import numpy as np
 from _common import load_line, machine_info, print_table, write_json
 
-IMPLS = ["qd-vec", "qd-scalar", "quadrants-vec"]
+IMPLS = ["qd-vec", "qd-scalar", "quadrants-vec-ieee", "qd-vec-fast", "quadrants-vec"]
 SEED = 4321
 
 VEC_SOURCE = '''
@@ -161,6 +167,7 @@ def initial_state(cloth: int, bodies: int) -> dict[str, np.ndarray]:
 
 def child(impl: str, threads: int | None, args, out_path: str) -> None:
     base = impl.split("-")[0]
+    fast = impl in ("qd-vec-fast", "quadrants-vec")
     with tempfile.TemporaryDirectory() as tmp:
         src = SCALAR_SOURCE if impl == "qd-scalar" else VEC_SOURCE.format(
             import_line="import qd" if base == "qd" else "import quadrants as qd")
@@ -169,7 +176,7 @@ def child(impl: str, threads: int | None, args, out_path: str) -> None:
         t0 = time.perf_counter()
         import vec_bench_kernels as mod  # noqa: E402 - generated above
         qd = mod.qd
-        opts = {"arch": qd.cpu}
+        opts = {"arch": qd.cpu, "fast_math": fast}
         if threads is not None:
             opts["cpu_max_num_threads"] = threads
         qd.init(**opts)
@@ -270,8 +277,22 @@ def main() -> None:
                        ("nbody_first_s", "n-body 1st s", ".3f"), ("agrees", "agrees", "s"), ("note", "note", "s")])
     print("(x qd-vec: that implementation's time per step over qd-vec's in the same run and thread setting;"
           " above 1 means qd-vec is faster)")
+    by = {(r["impl"], r["threads"]): r for r in results if "cloth_ms" in r}
+    pairs = []
+    for qd_impl, other in (("qd-vec", "quadrants-vec-ieee"), ("qd-vec-fast", "quadrants-vec"), ("qd-vec", "qd-scalar")):
+        for threads in (1, None):
+            a, b = by.get((qd_impl, threads)), by.get((other, threads))
+            if a is None or b is None:
+                continue
+            pairs.append({"pair": f"{qd_impl} / {other}", "threads": "1" if threads == 1 else "default",
+                          "cloth": a["cloth_ms"] / b["cloth_ms"], "nbody": a["nbody_ms"] / b["nbody_ms"]})
+    if pairs:
+        print()
+        print_table(pairs, [("pair", "time ratio (same float rules)", "s"), ("threads", "threads", "s"),
+                            ("cloth", "cloth", ".2f"), ("nbody", "n-body", ".2f")])
+        print("(below 1: the first implementation is faster)")
     path = write_json("vectors.json", {"machine": machine_info(), "config": vars(args) | {"cpus": os.cpu_count()},
-                                       "results": results})
+                                       "results": results, "pairs": pairs})
     print(f"wrote {path}")
 
 
