@@ -34,10 +34,9 @@ class LeafV:
     leaf: ir.Leaf
 
 
-@dataclass(frozen=True)
-class StructV:
-    path: str
-    cls: type
+class _Members:
+    """What a dataclass view and a struct value share: named members, some of them leaves."""
+
     members: tuple[tuple[str, object], ...]
 
     def member(self, name):
@@ -52,6 +51,13 @@ class StructV:
                 yield v.leaf
             elif isinstance(v, (StructV, MatV, RecV)):
                 yield from v.leaves()
+
+
+@dataclass(frozen=True)
+class StructV(_Members):
+    path: str
+    cls: type
+    members: tuple[tuple[str, object], ...]
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class MatV:
 
 
 @dataclass(frozen=True)
-class RecV:
+class RecV(_Members):
     """A struct value (`qd.types.struct`, `@qd.dataclass`) inside a kernel, scalarised like a
     vector (`frontend/structs.py`): each member a run-time scalar (an IR expression, or a
     scalar leaf read where used), a `MatV` or a nested `RecV`. `is_var` when it names a local
@@ -106,19 +112,6 @@ class RecV:
     stype: object  # qd.structs.StructType
     members: tuple[tuple[str, object], ...]
     is_var: bool = False
-
-    def member(self, name):
-        for n, v in self.members:
-            if n == name:
-                return v
-        return None
-
-    def leaves(self):
-        for _, v in self.members:
-            if isinstance(v, LeafV):
-                yield v.leaf
-            elif isinstance(v, (MatV, RecV)):
-                yield from v.leaves()
 
 
 @dataclass(frozen=True)

@@ -419,55 +419,60 @@ def attribute(low, v: MatV, name: str, node):
     raise QdTypeError(f"a {_shape_text(v.shape)} value has no attribute {name!r}")
 
 
+def _other(low, name: str, args: list, node, i: int = 0) -> MatV:
+    if len(args) <= i:
+        raise QdTypeError(f"{name}() needs another vector")
+    m = as_mat(low, args[i], node)
+    if m is None:
+        raise QdTypeError(f"{name}() needs a vector argument, got {low.describe(args[i])}")
+    return m
+
+
+def _eps(args: list, kwargs: dict):
+    return args[0] if args else kwargs.get("eps")
+
+
+def _truths(low, v: MatV, op: str, node) -> ir.Expr:
+    return ir.BoolOp(_dt.u1, op, [low.truth(e, node) for e in v.entries])
+
+
+def _cast_method(low, v: MatV, args: list, kwargs: dict, node) -> MatV:
+    d = dtype_arg(low, args[0] if args else kwargs.get("dtype"), node)
+    if d is None:
+        raise QdTypeError("cast() needs a dtype")
+    return cast(low, v, d)
+
+
+# name -> handler(low, value, args, kwargs, node): the methods of a vector or matrix in kernels
+_METHODS = {
+    "norm": lambda low, v, a, kw, node: norm(low, v, node, _eps(a, kw)),
+    "norm_inv": lambda low, v, a, kw, node: low.scalar(low.binop("truediv", CT(1.0), norm(low, v, node, _eps(a, kw)),
+                                                                 node), node),
+    "norm_sqr": lambda low, v, a, kw, node: norm_sqr(low, v, node),
+    "normalized": lambda low, v, a, kw, node: normalized(low, v, node, _eps(a, kw)),
+    "dot": lambda low, v, a, kw, node: dot(low, v, _other(low, "dot", a, node), node),
+    "cross": lambda low, v, a, kw, node: cross(low, v, _other(low, "cross", a, node), node),
+    "outer_product": lambda low, v, a, kw, node: outer(low, v, _other(low, "outer_product", a, node), node),
+    "transpose": lambda low, v, a, kw, node: transpose(v),
+    "trace": lambda low, v, a, kw, node: trace(low, v, node),
+    "determinant": lambda low, v, a, kw, node: determinant(low, v, node),
+    "inverse": lambda low, v, a, kw, node: inverse(low, v, node),
+    "sum": lambda low, v, a, kw, node: _reduce(low, "add", v, node),
+    "prod": lambda low, v, a, kw, node: _reduce(low, "mul", v, node),
+    "max": lambda low, v, a, kw, node: _reduce(low, "max", v, node),
+    "min": lambda low, v, a, kw, node: _reduce(low, "min", v, node),
+    "any": lambda low, v, a, kw, node: _truths(low, v, "or", node),
+    "all": lambda low, v, a, kw, node: _truths(low, v, "and", node),
+    "cast": lambda low, v, a, kw, node: _cast_method(low, v, a, kw, node),
+}
+assert set(_METHODS) == METHODS
+
+
 def method(low, v: MatV, name: str, args: list, kwargs: dict, node):
-    if name not in METHODS:
+    handler = _METHODS.get(name)
+    if handler is None:
         raise QdTypeError(f"a {_shape_text(v.shape)} value has no method {name!r}")
-
-    def other(i=0) -> MatV:
-        if len(args) <= i:
-            raise QdTypeError(f"{name}() needs another vector")
-        m = as_mat(low, args[i], node)
-        if m is None:
-            raise QdTypeError(f"{name}() needs a vector argument, got {low.describe(args[i])}")
-        return m
-
-    if name == "norm":
-        return norm(low, v, node, args[0] if args else kwargs.get("eps"))
-    if name == "norm_inv":
-        return low.scalar(low.binop("truediv", CT(1.0), norm(low, v, node, args[0] if args else None), node), node)
-    if name == "norm_sqr":
-        return norm_sqr(low, v, node)
-    if name == "normalized":
-        return normalized(low, v, node, args[0] if args else kwargs.get("eps"))
-    if name == "dot":
-        return dot(low, v, other(), node)
-    if name == "cross":
-        return cross(low, v, other(), node)
-    if name == "outer_product":
-        return outer(low, v, other(), node)
-    if name == "transpose":
-        return transpose(v)
-    if name == "trace":
-        return trace(low, v, node)
-    if name == "determinant":
-        return determinant(low, v, node)
-    if name == "inverse":
-        return inverse(low, v, node)
-    if name == "sum":
-        return _reduce(low, "add", v, node)
-    if name == "prod":
-        return _reduce(low, "mul", v, node)
-    if name in ("max", "min"):
-        return _reduce(low, name, v, node)
-    if name in ("any", "all"):
-        truths = [low.truth(e, node) for e in v.entries]
-        return ir.BoolOp(_dt.u1, "or" if name == "any" else "and", truths)
-    if name == "cast":
-        d = dtype_arg(low, args[0] if args else kwargs.get("dtype"), node)
-        if d is None:
-            raise QdTypeError("cast() needs a dtype")
-        return cast(low, v, d)
-    raise QdTypeError(f"{name}() is not supported on vectors")
+    return handler(low, v, args, kwargs, node)
 
 
 def index(low, v: MatV, idx, node):
