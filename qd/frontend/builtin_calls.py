@@ -28,7 +28,7 @@ from .. import lang
 from .. import matrix as _matrix
 from .. import structs as _structs
 from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import fields, ir, math_calls, semantics, structs, vectors
+from . import fields, ir, math_calls, semantics, structs, vector_places, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, RangeV, TupleV
 
@@ -99,11 +99,11 @@ def _ndrange(low, f, node, args, kwargs):
 def _atomic(low, f, node, args, kwargs):
     op = lang.ATOMICS[f]
     tnode = node.args[0]
-    p = vectors.place(low, tnode) if isinstance(tnode, (ast.Subscript, ast.Attribute)) else None
+    p = vector_places.place(low, tnode) if isinstance(tnode, (ast.Subscript, ast.Attribute)) else None
     if p is not None and p.leaf is not None:
         if op in ("and", "or", "xor") and p.leaf.dtype.is_float:
             raise QdTypeError(f"qd.atomic_{op} needs an integer array")
-        return vectors.atomic(low, op, p, low.expr(node.args[1]), node)
+        return vector_places.atomic(low, op, p, low.expr(node.args[1]), node)
     if not isinstance(tnode, ast.Subscript):
         raise QdTypeError(f"the target of qd.atomic_{op} must be an array element like a[i]", low.loc(tnode))
     arr, idx = low.subscript_parts(tnode)

@@ -18,7 +18,7 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import builtin_loops, builtin_scalars, calls, fields, ids, ir, structs, vectors  # noqa: F401 - the builtin_* modules register builtins
+from . import builtin_loops, builtin_scalars, calls, fields, ids, ir, structs, vector_places, vectors  # noqa: F401 - the builtin_* modules register builtins
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
@@ -158,11 +158,11 @@ class Lowerer(ExprLowerer):
         if op is None:
             raise self.syntax(node, "this augmented assignment operator")
         t = node.target
-        p = vectors.place(self, t) if isinstance(t, (ast.Name, ast.Subscript, ast.Attribute)) else None
+        p = vector_places.place(self, t) if isinstance(t, (ast.Name, ast.Subscript, ast.Attribute)) else None
         if p is not None:
             rhs = self.expr(node.value)
             if self.task >= 0 and op in _ATOMIC_AUG and p.leaf is not None:
-                r = vectors.atomic(self, _ATOMIC_AUG[op], p, rhs, node)
+                r = vector_places.atomic(self, _ATOMIC_AUG[op], p, rhs, node)
                 for e in (r.entries if isinstance(r, MatV) else (r,)):
                     self.emit(ir.ExprStmt(self.loc(node), e))
                 return
@@ -175,7 +175,7 @@ class Lowerer(ExprLowerer):
                                                                        self.cast(self.scalar(it, node), var.dtype))))
                 return
             new = located(self.binop(op, p.read(self, t), rhs, node), self.loc(node))
-            vectors.store(self, p, new, node, self.loc(node))
+            vector_places.store(self, p, new, node, self.loc(node))
             return
         if isinstance(t, ast.Subscript):
             arr, idx = self.subscript_parts(t)
@@ -209,9 +209,9 @@ class Lowerer(ExprLowerer):
         raise self.syntax(node, "augmented assignment to this target")
 
     def assign(self, target, value, node) -> None:
-        p = vectors.place(self, target) if isinstance(target, (ast.Subscript, ast.Attribute)) else None
+        p = vector_places.place(self, target) if isinstance(target, (ast.Subscript, ast.Attribute)) else None
         if p is not None:
-            vectors.store(self, p, value, node, self.loc(target))
+            vector_places.store(self, p, value, node, self.loc(target))
             return
         if isinstance(target, ast.Name):
             self.assign_name(target.id, value, target)
@@ -261,7 +261,7 @@ class Lowerer(ExprLowerer):
         if isinstance(value, MatV):
             if isinstance(cur, MatV) and cur.vars is not None and cur.shape == value.shape \
                     and vectors.is_visible(self, cur):
-                vectors.store(self, vectors.Place(cur.shape, list(cur.vars)), value, node, self.loc(node))
+                vector_places.store(self, vector_places.Place(cur.shape, list(cur.vars)), value, node, self.loc(node))
                 return
             if isinstance(cur, ir.Var):
                 raise QdTypeError(f"cannot assign {self.describe(value)} to scalar variable {name!r}", self.loc(node))

@@ -30,7 +30,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import builtin_calls, calls, captures, fields, ir, semantics, structs, vectors
+from . import builtin_calls, calls, captures, fields, ir, semantics, structs, vector_places, vectors
 from . import typing_rules as rules
 from .registry import InstRegistry, free_vars
 from .source import FuncSource
@@ -229,7 +229,7 @@ class ExprLowerer:
         if isinstance(base, LeafV) and base.leaf.is_array:
             arr, idx = self.subscript_parts(node, base)
             if arr.leaf.element_shape:
-                return vectors.place(self, node).read(self, node)
+                return vector_places.place(self, node).read(self, node)
             self.access(arr.leaf.path, node, "read")
             return ir.Load(arr.leaf.dtype, arr.leaf.path, idx, self.loc(node))
         index = self.expr(node.slice)
@@ -523,7 +523,7 @@ class ExprLowerer:
         return type(v).__name__
 
     def member_place(self, node: ast.Attribute):
-        """The place of a struct variable's scalar or vector member (for `vectors.place`)."""
+        """The place of a struct variable's scalar or vector member (for `vector_places.place`)."""
         return structs.place(self, node)
 
     def const(self, value, node) -> ir.Const:

@@ -20,7 +20,7 @@ from .. import dtypes as _dt
 from ..errors import QdNameError, QdTypeError
 from ..matrix import Matrix, MatrixType, VectorType
 from ..structs import Struct, StructType
-from . import ir, vectors
+from . import ir, vector_places, vectors
 from . import typing_rules as rules
 from .values import _NUMERIC as _NUMBERS
 from .values import CT, LeafV, MatV, RecV, TupleV
@@ -239,7 +239,7 @@ def new_vars(low, name: str, r: RecV, node) -> RecV:
     loc = low.loc(node)
     vals = [low.cast(low.scalar(e, node), d) for e, d in zip(flat(r), component_types(r.stype))]
     if len(vals) > 1:
-        vals = [vectors._hold(low, e, loc) for e in vals]
+        vals = [vector_places.hold(low, e, loc) for e in vals]
     vars_ = []
     for (path, d), e in zip(_paths(name, r.stype), vals):
         var = low.new_var(None, d)
@@ -296,7 +296,7 @@ def store(low, target: RecV, value, node, loc) -> None:
     vars_ = flat_vars(target)
     vals = [low.cast(low.scalar(e, node), var.dtype) for e, var in zip(flat(r), vars_)]
     if len(vals) > 1:
-        vals = [vectors._hold(low, e, loc) for e in vals]
+        vals = [vector_places.hold(low, e, loc) for e in vals]
     for var, e in zip(vars_, vals):
         low.emit(ir.Assign(loc, var, e))
 
@@ -426,8 +426,8 @@ def place(low, node: ast.Attribute):
     if isinstance(m, RecV):
         return None
     if isinstance(m, MatV):
-        return vectors.Place(m.shape, list(m.vars))
-    return vectors.Place((), [m.var])
+        return vector_places.Place(m.shape, list(m.vars))
+    return vector_places.Place((), [m.var])
 
 
 def assign_member(low, target: ast.Attribute, value, node) -> bool:
