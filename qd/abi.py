@@ -21,11 +21,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from . import dtypes
 from .dtypes import DType
 from .errors import SourceLoc
 from .frontend import ir
 
 STATUS_SLOTS = 3  # error code, failing check site, failing index; return values follow
+# the kinds of failed run-time checks a status block's first word holds (codegen writes them,
+# `runtime.status` turns them into errors), and the types an overflow record's value indexes
+BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT, ASSERT = range(1, 9)
+I32_MAX = 2**31 - 1
+INT_TYPES = (dtypes.i8, dtypes.i16, dtypes.i32, dtypes.i64, dtypes.u8, dtypes.u16, dtypes.u32, dtypes.u64)
 STATUS_SLOT = 0  # header slot holding the status block's address
 FRAME_SLOT = 1  # header slot holding the frame's address
 ARG_HEADER = 2  # slots before the first leaf

@@ -24,9 +24,9 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
+from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB  # noqa: F401
 from ..errors import SourceLoc
 from ..frontend import ir
-from ..runtime.status import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB  # noqa: F401
 from .emitter import Emitter
 from .llvm_text import ll
 

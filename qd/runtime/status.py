@@ -10,12 +10,9 @@ writes the same values (`tests/runtime/test_check_status.py` holds them equal).
 
 from __future__ import annotations
 
-from .. import dtypes as _dt
+from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB  # noqa: F401
 from ..errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc
 
-BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT, ASSERT = range(1, 9)
-I32_MAX = 2**31 - 1
-INT_TYPES = (_dt.i8, _dt.i16, _dt.i32, _dt.i64, _dt.u8, _dt.u16, _dt.u32, _dt.u64)  # a record's value: an index here
 _OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
 
 
