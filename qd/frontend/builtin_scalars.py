@@ -22,7 +22,7 @@ from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdError, QdStaticError, QdTypeError
 from . import builtin_calls as bc
-from . import ir
+from . import ir, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV
 
@@ -143,6 +143,8 @@ def _raw(low, f, node, args, kwargs):
 
 def _select(low, f, node, args, kwargs):
     """Both values are evaluated (a `qd.select` is not short-circuit, unlike `a if c else b`)."""
+    if any(vectors.is_mat(a) for a in args):  # per component; a scalar condition or value broadcasts
+        return vectors.elementwise(low, lambda comps: _select(low, f, node, list(comps), kwargs), list(args), node)
     if _literals(args):
         return CT(args[1].value if rules.ct_truth(args[0].value, low.loc(node.args[0])) else args[2].value)
     c = low.truth(args[0], node.args[0])

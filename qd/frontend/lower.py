@@ -92,7 +92,8 @@ class Lowerer(ExprLowerer):
     def stmt_Expr(self, node):
         if isinstance(node.value, ast.Constant) and (isinstance(node.value.value, str) or node.value.value is ...):
             return  # a docstring, or `...` as a placeholder body: no-ops
-        if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call):
+        if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call) \
+                and not self._value_method(node.value.func):
             f = self.expr(node.value.func)
             if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) and calls.expands_in_kernel(f.value):
                 calls.expand_call(self, f.value, node.value)
@@ -100,6 +101,13 @@ class Lowerer(ExprLowerer):
         v = self.expr(node.value)
         if isinstance(v, ir.Expr):
             self.emit(ir.ExprStmt(self.loc(node), v))
+
+    def _value_method(self, func) -> bool:
+        """`v.fill(x)`, `s.method()`: a method of a local vector or struct value (not a func to
+        expand in place)."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return False
+        return isinstance(self.scope.get(func.value.id), (MatV, RecV))
 
     def stmt_Assign(self, node):
         value = self.expr(node.value)

@@ -179,8 +179,15 @@ def unit(low, n: int, i: int, dtype, node) -> MatV:
 
 
 def _pairs(low, a, b, node):
-    """Component pairs of two operands, a scalar operand broadcast to the other's shape."""
+    """Component pairs of two operands, a scalar operand broadcast to the other's shape (a tuple
+    of scalars next to a vector is a vector: `v - (0.5, 1.0, 1.5)`)."""
     ma, mb = as_mat(low, a, node), as_mat(low, b, node)
+    if ma is not None and mb is None and isinstance(b, TupleV):
+        mb = build(low, flatten(low, b, node), ma.shape, None, node) if len(flatten(low, b, node)) == len(ma.entries) \
+            else None
+    if mb is not None and ma is None and isinstance(a, TupleV):
+        ma = build(low, flatten(low, a, node), mb.shape, None, node) if len(flatten(low, a, node)) == len(mb.entries) \
+            else None
     if ma is not None and mb is not None:
         if ma.shape != mb.shape:
             raise QdTypeError(f"operands have different shapes {_shape_text(ma.shape)} and {_shape_text(mb.shape)}")
@@ -311,13 +318,14 @@ def outer(low, a: MatV, b: MatV, node) -> MatV:
 
 def transpose(v: MatV) -> MatV:
     if v.ndim == 1:
-        return MatV((1, v.n), v.entries)
+        raise QdTypeError("`transpose()` cannot apply to a vector. If you want something like `a @ b.transpose()`, "
+                          "write `a.outer_product(b)` instead.")
     return MatV((v.m, v.n), tuple(v.entries[i * v.m + j] for j in range(v.m) for i in range(v.n)))
 
 
 def _square(v: MatV, what: str) -> int:
     if v.ndim != 2 or v.n != v.m:
-        raise QdTypeError(f"{what} needs a square matrix, got {_shape_text(v.shape)}")
+        raise QdTypeError(f"{what} expected a square matrix, got shape {tuple(v.shape)}")
     return v.n
 
 
@@ -395,7 +403,7 @@ def swizzle_indices(name: str, n: int) -> list[int] | None:
 
 
 METHODS = {"norm", "norm_sqr", "normalized", "dot", "cross", "outer_product", "transpose", "trace",
-           "determinant", "inverse", "sum", "max", "min", "cast", "any", "all", "norm_inv", "prod"}
+           "determinant", "inverse", "sum", "max", "min", "cast", "any", "all", "norm_inv", "prod", "fill"}
 
 
 def attribute(low, v: MatV, name: str, node):
@@ -462,7 +470,17 @@ _METHODS = {
     "any": lambda low, v, a, kw, node: _truths(low, v, "or", node),
     "all": lambda low, v, a, kw, node: _truths(low, v, "and", node),
     "cast": lambda low, v, a, kw, node: _cast_method(low, v, a, kw, node),
+    "fill": lambda low, v, a, kw, node: _fill(low, v, a, node),
 }
+
+
+def _fill(low, v: MatV, args: list, node) -> None:
+    """`m.fill(x)` on a local vector or matrix variable: every component becomes x."""
+    from_ = args[0] if args else None
+    if v.vars is None or from_ is None:
+        raise QdTypeError("fill() needs a value and a local vector or matrix variable")
+    for var in v.vars:
+        low.emit(ir.Assign(low.loc(node), var, low.cast(low.scalar(from_, node), var.dtype)))
 assert set(_METHODS) == METHODS
 
 

@@ -516,3 +516,36 @@ def test_matrix_rows_and_components_at_runtime_indices():
         ea[:, i] = 5
         ea[:, (i + 1) % 3] += 1
         np.testing.assert_array_equal(a, ea)
+
+
+def test_select_fill_and_tuple_operands():
+    @qd.kernel
+    def k(i: qd.i32) -> qd.math.vec3:
+        x = qd.Vector([1.0, 2.0, 3.0])
+        y = qd.Vector([4.0, 5.0, 6.0])
+        z = qd.select(i % 2, x, y)  # a scalar condition picks a whole vector
+        c = qd.select(x > 1.5, x, y)  # a vector condition picks per component
+        m = qd.Matrix([[0.0 for _ in range(4)] for _ in range(5)])
+        m.fill(1.5)
+        return z + c + m[4, 3] + (x - (0.5, 1.0, 1.5))
+
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+    for i in (0, 1):
+        exp = (x if i % 2 else y) + np.where(x > 1.5, x, y) + 1.5 + (x - [0.5, 1.0, 1.5])
+        np.testing.assert_allclose(k(i).to_numpy(), exp)
+
+
+def test_square_and_vector_only_operations_are_refused_with_located_errors():
+    @qd.kernel
+    def tr() -> qd.f32:
+        return qd.Matrix([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).trace()
+
+    @qd.kernel
+    def tv() -> qd.f32:
+        return qd.Vector([1.0, 2.0]).transpose()[0, 0]
+
+    with pytest.raises(qd.QdTypeError, match=r"expected a square matrix, got shape \(3, 2\)") as e:
+        tr()
+    assert e.value.loc is not None
+    with pytest.raises(qd.QdTypeError, match="cannot apply to a vector"):
+        tv()
