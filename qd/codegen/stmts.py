@@ -341,14 +341,7 @@ class StmtGen(ExprGen):
                 rest = fn.ins(f"udiv i64 {rest}, {cnt}")
             else:
                 ki = rest
-            mul = ki if stv == "1" else fn.ins(f"mul i64 {ki}, {stv}")
-            iv = mul if sv == "0" else fn.ins(f"add i64 {sv}, {mul}")
-            var = loop.vars[i]
-            t = ll(var.dtype)
-            v = iv if t == "i64" else fn.ins(f"trunc i64 {iv} to {t}")
-            fn.op(f"store {t} {v}, ptr {self.var_ptr(var)}")
-            if id(var) not in assigned:
-                self.shadow[id(var)] = iv
+            self.set_loop_var(loop.vars[i], ki, sv, stv, assigned)
         self.loops.append((latch_l, exit_l))
         self.block(loop.body)
         self.loops.pop()
@@ -361,6 +354,18 @@ class StmtGen(ExprGen):
         fn.label(exit_l)
         for var in loop.vars:
             self.shadow.pop(id(var), None)
+
+    def set_loop_var(self, var: ir.Var, k: str, start: str, step: str, assigned) -> None:
+        """Store loop variable `var` = start + k * step (an i64 counter `k`) for this iteration;
+        a variable the body never assigns is also read straight from that value."""
+        fn = self.fn
+        mul = k if step == "1" else fn.ins(f"mul i64 {k}, {step}")
+        iv = mul if start == "0" else fn.ins(f"add i64 {start}, {mul}")
+        t = ll(var.dtype)
+        v = iv if t == "i64" else fn.ins(f"trunc i64 {iv} to {t}")
+        fn.op(f"store {t} {v}, ptr {self.var_ptr(var)}")
+        if id(var) not in assigned:
+            self.shadow[id(var)] = iv
 
     def serial_for(self, loop: ir.For) -> None:
         vals = self.dims_values(loop)
@@ -385,14 +390,7 @@ class StmtGen(ExprGen):
             c = fn.ins(f"icmp slt i64 {k}, {hi}")
             fn.term(f"br i1 {c}, label %{body_l}, label %{done_l}")
             fn.label(body_l)
-            mul = k if stv == "1" else fn.ins(f"mul i64 {k}, {stv}")
-            iv = mul if sv == "0" else fn.ins(f"add i64 {sv}, {mul}")
-            var = loop.vars[i]
-            t = ll(var.dtype)
-            v = iv if t == "i64" else fn.ins(f"trunc i64 {iv} to {t}")
-            fn.op(f"store {t} {v}, ptr {self.var_ptr(var)}")
-            if id(var) not in assigned:
-                self.shadow[id(var)] = iv
+            self.set_loop_var(loop.vars[i], k, sv, stv, assigned)
             latches.append((latch_l, kp, cond_l))
         self.loops.append((latches[-1][0], exit_l))
         self.block(loop.body)
