@@ -16,23 +16,8 @@ import warnings
 
 import numpy as np
 import pytest
-from _support.cuda_emu import emulating
-from _support.fake_cuda import FakeCu
 
 import qd
-from qd.targets.cuda import driver
-from qd.targets.cuda.target import CudaTarget
-
-
-@pytest.fixture
-def cuda(monkeypatch, qd_cache_dir):
-    cu = FakeCu(real=True)
-    old = driver.use(driver.Driver(cu))
-    monkeypatch.setattr(CudaTarget, "compile", emulating(cu, CudaTarget.compile))
-    qd.init(arch=qd.cuda, offline_cache_file_path=str(qd_cache_dir))
-    yield cu
-    qd.init(arch=qd.cpu)
-    driver.use(old)
 
 
 @qd.kernel
