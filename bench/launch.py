@@ -7,7 +7,10 @@ number of launches. A plain Python function with the same arguments is the floor
 Python-called kernel can beat; `ctypes` (the same loop compiled by llvmlite, called through
 ctypes with `.ctypes.data` pointers) and numba, where installed, are the baselines that the
 qd/baseline ratios refer to. `qd-scalars` adds an int and a float scalar argument, to show
-what checking scalar arguments costs.
+what checking scalar arguments costs. `*-struct64` passes a 64-member dataclass of which the
+kernel uses two members; `*-fields4` reads and writes four global fields (y is the fourth);
+`*-dataoriented64` is a kernel method of a data-oriented object with 64 array members, two of
+them used.
 
 Each implementation runs in its own process so that thread pools of one runtime do not slow
 another. Results are checked once (y must equal launches * x after a known number of calls).
@@ -31,7 +34,8 @@ from _common import load_line, machine_info, optional_import, print_table, summa
 
 N = 16
 IMPL_NAMES = ["python", "ctypes", "qd-ndarray", "qd-numpy", "qd-scalars", "numba", "quadrants-ndarray",
-              "quadrants-numpy", "qd-struct64", "qd-struct64noprune", "quadrants-struct64"]
+              "quadrants-numpy", "qd-struct64", "qd-struct64noprune", "quadrants-struct64", "qd-fields4",
+              "quadrants-fields4", "qd-dataoriented64", "quadrants-dataoriented64"]
 FIELDS = 64  # a simulator-sized state dataclass; the kernel uses two of its members
 
 
@@ -42,21 +46,58 @@ def make_struct_kernel(m):
 
     State = dataclasses.make_dataclass(
         "State", [(f"f{i}", m.types.NDArray[m.f32, 1]) for i in range(FIELDS)])
-    # kernels need a real source file; write the one-liner module next to the temp dir
+    mod = _module("struct_kernel", STRUCT_SOURCE)
+    return State, mod.make(m, State)
+
+
+STRUCT_SOURCE = """
+def make(m, State):
+    @m.kernel
+    def accumulate(s: State):
+        for i in range(s.f0.shape[0]):
+            s.f1[i] += s.f0[i]
+    return accumulate
+"""
+
+
+def _module(name: str, text: str):
+    """A module written to a real file (kernels need their source)."""
     import importlib.util
 
-    path = os.path.join(tempfile.mkdtemp(), "struct_kernel.py")
+    path = os.path.join(tempfile.mkdtemp(), f"{name}.py")
     with open(path, "w", encoding="utf-8") as f:
-        f.write("def make(m, State):\n"
-                "    @m.kernel\n"
-                "    def accumulate(s: State):\n"
-                "        for i in range(s.f0.shape[0]):\n"
-                "            s.f1[i] += s.f0[i]\n"
-                "    return accumulate\n")
-    spec = importlib.util.spec_from_file_location("struct_kernel", path)
+        f.write(text)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return State, mod.make(m, State)
+    return mod
+
+
+FIELDS_SOURCE = """
+def make(m, n):
+    a, b, c, y = (m.field(m.f32, shape=n) for _ in range(4))
+
+    @m.kernel
+    def accumulate():
+        for i in range(n):
+            y[i] += a[i] + b[i] * c[i]
+    return (a, b, c, y), accumulate
+"""
+
+DATA_ORIENTED_SOURCE = """
+def make(m, n, members):
+    @m.data_oriented
+    class State:
+        def __init__(self):
+            for k in range(members):
+                setattr(self, f"f{k}", m.ndarray(m.f32, (n,)))
+
+        @m.kernel
+        def accumulate(self):
+            for i in range(self.f0.shape[0]):
+                self.f1[i] += self.f0[i]
+    return State()
+"""
 
 
 def make_ctypes_accumulate():
@@ -176,6 +217,24 @@ def prepare(
 
         return (lambda: skernel(state)), read_s, (lambda: arrs[1].from_numpy(np.zeros(N, np.float32))), ""
     m.init(arch=m.cpu)
+    if storage == "fields4":
+        (a, _b, _c, y), fkernel = _module("fields_kernel", FIELDS_SOURCE).make(m, N)
+        a.from_numpy(x_np)
+
+        def read_f():
+            m.sync()
+            return y.to_numpy()
+
+        return fkernel, read_f, (lambda: y.from_numpy(np.zeros(N, np.float32))), ""
+    if storage == "dataoriented64":
+        obj = _module("do_kernel", DATA_ORIENTED_SOURCE).make(m, N, FIELDS)
+        obj.f0.from_numpy(x_np)
+
+        def read_o():
+            m.sync()
+            return obj.f1.to_numpy()
+
+        return (lambda: obj.accumulate()), read_o, (lambda: obj.f1.from_numpy(np.zeros(N, np.float32))), ""
     if storage == "scalars":
         skernel = make_scalar_kernel(m)
         return (lambda: skernel(x_np, y_np, N, 1.0)), (lambda: y_np), (lambda: y_np.fill(0)), ""
@@ -283,6 +342,10 @@ def main(argv=None) -> int:
         for ref in ("ctypes", "numba", "quadrants-ndarray"):
             if qd_name in by_name and ref in by_name:
                 ratios[f"{qd_name} / {ref}"] = by_name[qd_name]["us_best"] / by_name[ref]["us_best"]
+    for case in ("struct64", "fields4", "dataoriented64"):  # the same program on both
+        a, b = f"qd-{case}", f"quadrants-{case}"
+        if a in by_name and b in by_name:
+            ratios[f"{a} / {b}"] = by_name[a]["us_best"] / by_name[b]["us_best"]
     if ratios:
         print()
         for k, v in ratios.items():

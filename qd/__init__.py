@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import math, types
 from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
+from .data_oriented import data_oriented
 from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .errors import (
     QdArgumentError,
@@ -27,7 +28,7 @@ from .errors import (
 )
 from .explain import explain
 from .field import Axis, Field, SNode, field, root
-from .kernel import func, kernel, launch_info, ptx
+from .kernel import func, kernel, launch_info, ptx, pure, real_func
 from .lang import (
     abs,
     atomic_add,
@@ -76,7 +77,7 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
-    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl",
+    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func",
 ]
 __all__ += ["Struct", "dataclass"]
 

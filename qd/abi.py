@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import dtypes
 from .dtypes import DType
 from .errors import SourceLoc
-from .frontend import ir
+
+if TYPE_CHECKING:  # the launch side reads layouts without loading the IR
+    from .frontend import ir
 
 STATUS_SLOTS = 3  # error code, failing check site, failing index; return values follow
 # the kinds of failed run-time checks a status block's first word holds (codegen writes them,

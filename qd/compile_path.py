@@ -28,10 +28,8 @@ from .frontend.registry import InstRegistry
 from .frontend.signature import ArraySpec, walk_specs
 from .runtime.args import array_signature, get_path, leaf_type
 from .runtime.kernel_view import KernelView
+from .targets import target_for
 from .targets.base import Target
-from .targets.cpu.target import CpuTarget
-from .targets.cuda import driver as _cuda_driver
-from .targets.cuda.target import CudaTarget
 
 _registry: dict = {"gen": -1, "epoch": 0, "reg": None}
 
@@ -56,9 +54,7 @@ def forget(inst_id: str) -> None:
 def target(cfg: _config.Config) -> Target:
     """The code generator for `cfg`'s machine: the CPU, or CUDA (`qd.init` has started the
     driver, so the device's `sm_XX` is known)."""
-    if cfg.arch == _config.cuda:
-        return CudaTarget(sm=_cuda_driver.open_driver().sm)
-    return CpuTarget(cfg.cpu_max_num_threads)
+    return target_for(cfg)
 
 
 @dataclass

@@ -12,7 +12,12 @@ from analysis.explain import Explainer, record_text, to_dot
 
 from .compile_path import build, forget, registry, store
 from .pruning import explain_facts, explain_relations
-from .targets.cuda.ptx import compile_ptx, ptx
+from .targets import module as _target_module
 
-__all__ = ["Explainer", "build", "compile_ptx", "explain_facts", "explain_relations", "forget", "ptx",
+
+def ptx(*args, **kwargs):
+    """`qd.ptx`: the CUDA code generation is loaded only when PTX is asked for."""
+    return _target_module("cuda.ptx").ptx(*args, **kwargs)
+
+__all__ = ["Explainer", "build", "explain_facts", "explain_relations", "forget", "ptx",
            "record_text", "registry", "store", "to_dot"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from .errors import QdArgumentError, QdError, caller_loc
-from .kernel import Kernel, load_compiler
+from .kernel import Kernel, as_kernel, load_compiler
 
 
 class Explanation(str):
@@ -34,8 +34,10 @@ def explain(kernel: Kernel, path: str | None = None) -> Explanation:
     Explains the variant of the kernel's last launch; the provenance rules run now, over the
     facts of every instantiation the kernel reaches.
     """
-    if not isinstance(kernel, Kernel):
+    k = as_kernel(kernel)
+    if k is None:
         raise QdArgumentError(f"qd.explain expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
+    kernel = k
     info = kernel.last
     if info is None:
         raise QdError(f"kernel {kernel.fn.__qualname__} has not been launched yet; launch it, then ask why",

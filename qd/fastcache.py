@@ -23,9 +23,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import marshal
 import os
 import re
 import struct
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,7 @@ from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
 from .frontend import ids
+from .frontend.objects import object_leaves
 from .frontend.signature import (
     ArraySpec,
     ConstSpec,
@@ -54,6 +57,10 @@ from .frontend.source import get_source
 from .runtime.args import leaf_type
 
 MAGIC = b"QDK1"
+LAUNCHER_MAGIC = b"QDL1"
+# what a stored launcher's code object is valid for: marshal and code objects change between
+# Python versions
+_PY_TAG = f"{sys.implementation.cache_tag}-{sys.version_info[0]}.{sys.version_info[1]}".encode()
 FORMAT = 2
 
 
@@ -184,6 +191,33 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
     trust.write_entry(path, body + tag)
 
 
+def launcher_code(cfg, src: str, filename: str):
+    """The code object of a generated launcher: from the disk cache when an intact copy of the
+    same source compiled by this Python exists, else compiled and stored. Compiling it is the
+    largest part of serving a kernel from the disk cache, and the text names no run-time object
+    (those are bound in the launcher's namespace), so equal text means equal code."""
+    digest = hashlib.sha256(b"\0".join((_PY_TAG, filename.encode(), src.encode()))).hexdigest()[:40]
+    path = cache_dir(cfg) / f"{digest}.qdl"
+    head = LAUNCHER_MAGIC + _PY_TAG + b"\0" + digest.encode() + b"\0"  # a copy of another text is a miss
+    try:
+        data = trust.read_entry(path)
+        if data is not None:
+            body = trust.verify(data)
+            if body.startswith(head):
+                return marshal.loads(body[len(head):])
+    except (trust.Untrusted, OSError, ValueError, EOFError, TypeError):
+        pass  # written again below
+    code = compile(src, filename, "exec")
+    body = head + marshal.dumps(code)
+    tag = trust.mac(body)
+    if tag is not None and trust.usable_dir(path.parent, create=True):
+        try:
+            trust.write_entry(path, body + tag)
+        except OSError:
+            pass  # the next process compiles it again
+    return code
+
+
 def split(data: bytes) -> tuple[dict, bytes]:
     """(header, object bytes) of an entry written by this user; ValueError when damaged or
     not authenticated by this user's secret."""
@@ -261,6 +295,8 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
     for (path, kind, _s), part in zip(kernel.key_paths, spec_key):  # a field as a template is an array leaf
         if kind == "ct" and isinstance(part, tuple) and len(part) == 5 and part[0] == "field":
             leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]))
+        elif kind == "ct" and isinstance(part, tuple) and len(part) == 4 and part[0] == "do":
+            leaves.update(object_leaves(path, part))  # a data-oriented object's arrays
     m = _dict(header["module"])
     name = _str(m["name"])
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)

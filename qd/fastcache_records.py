@@ -27,7 +27,7 @@ import stat
 import sys
 import types
 
-from .frontend.values import ct_key
+from .frontend.ct_keys import ct_key
 
 # ---------------------------------------------------------------- stable values
 

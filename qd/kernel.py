@@ -10,6 +10,7 @@ so `import qd` stays cheap and a process served from the disk cache never loads 
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 from . import config as _config
@@ -23,11 +24,11 @@ from .errors import (
     QdSyntaxError,
     SourceLoc,
     caller_loc,
+    warn_at,
 )
-from .frontend.registry import free_vars, type_hints
+from .frontend.ct_keys import ct_key
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
-from .frontend.source import get_source
-from .frontend.values import ct_key
+from .frontend.source import free_vars, get_source, type_hints
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path, internal_names, param_list
@@ -97,7 +98,7 @@ class Kernel(_Decorated):
 
     def __init__(self, fn, fastcache: bool = False):
         super().__init__(fn)
-        self.fastcache = fastcache
+        self.fastcache = fastcache or getattr(fn, "_qd_pure", False) is True  # `@qd.pure` below `@qd.kernel`
         self.defaults = {p.name: p.default for p in self.signature.parameters.values() if p.default is not p.empty}
         self._specs = None
         self._gen = -1
@@ -119,6 +120,9 @@ class Kernel(_Decorated):
                 ann = hints.get(p.name)
                 if isinstance(ann, str):  # typing could not evaluate all annotations together
                     ann = self._eval_annotation(ann, p.name)
+                if ann is None and p.name == "self" and not specs:  # a method: the object is a template
+                    specs.append((p.name, ConstSpec()))
+                    continue
                 spec = spec_of(ann, allow_any=False) if ann is not None else None
                 if spec is None:
                     raise QdArgumentError(f"kernel parameter {p.name!r} needs a type annotation (a qd dtype, "
@@ -129,6 +133,10 @@ class Kernel(_Decorated):
             self._specs = specs
             self.key_paths = _key_paths(specs)
         return self._specs
+
+    def __get__(self, obj, objtype=None):
+        """A kernel defined in a class, reached through an instance: bound to it (`self`)."""
+        return self if obj is None else BoundKernel(self, obj)
 
     def _eval_annotation(self, text: str, name: str):
         """Evaluate one string annotation, so that the one that fails is reported at its parameter."""
@@ -285,6 +293,25 @@ class Kernel(_Decorated):
         return dispatch
 
 
+class BoundKernel(functools.partial):
+    """A kernel method bound to its object: calling it passes the object as `self` (a C-level
+    partial, so a method launch costs what a plain launch does)."""
+
+    @property
+    def kernel(self) -> Kernel:
+        return self.func
+
+    def __repr__(self) -> str:
+        return f"<bound qd.kernel {self.func.fn.__qualname__} of {type(self.args[0]).__qualname__}>"
+
+
+def as_kernel(k) -> Kernel | None:
+    """The kernel `k` is (a kernel method bound to an object is its kernel), else None."""
+    if isinstance(k, BoundKernel):
+        k = k.func
+    return k if isinstance(k, Kernel) else None
+
+
 def _open_elements(spec) -> bool:
     """An array annotation whose element sizes are taken from the argument (`element_dim=`)."""
     return spec.element_shape is not None and None in spec.element_shape
@@ -318,6 +345,9 @@ def get_variant(kernel, key, bound: dict):
 def ptx(kernel, *args, sm: str = "sm_90", **kwargs) -> str:
     """The PTX text of `kernel`'s specialisation for these arguments, for CUDA `sm` (no GPU
     or driver needed)."""
+    if isinstance(kernel, BoundKernel):  # a kernel method: its object is the first argument
+        args = (*kernel.args, *args)
+        kernel = kernel.func
     return load_compiler().ptx(kernel, *args, sm=sm, **kwargs)
 
 
@@ -359,10 +389,30 @@ def kernel(fn=None, *, fastcache: bool = False, **_options):
     return Kernel(fn, fastcache=fastcache)
 
 
+def real_func(fn):
+    """quadrants' `@qd.real_func` (a func compiled once and called, not inlined). qd compiles
+    every `@qd.func` call as a call of an instantiation, so this is `@qd.func`; a recursive func
+    is refused as it is there."""
+    return func(fn)
+
+
+def pure(fn):
+    """quadrants' deprecated `@qd.pure`: the kernel may use the disk cache, as
+    `@qd.kernel(fastcache=True)` says (which is what to write instead). Above or below
+    `@qd.kernel`."""
+    warn_at("@qd.pure is deprecated (as in quadrants): write @qd.kernel(fastcache=True)", caller_loc())
+    if isinstance(fn, Kernel):
+        fn.fastcache = True
+    else:
+        fn._qd_pure = True
+    return fn
+
+
 def launch_info(k: Kernel) -> LaunchInfo | None:
     """Specialisation, kept/pruned leaf paths and cache source of `k`'s last launch."""
-    if not isinstance(k, Kernel):
+    kernel = as_kernel(k)
+    if kernel is None:
         raise QdArgumentError(f"qd.launch_info expects a @qd.kernel, got {type(k).__name__}", caller_loc())
-    return k.last
+    return kernel.last
 
 

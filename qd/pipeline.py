@@ -10,6 +10,7 @@ imported by `load_compiler` on the first variant that has to be compiled, or the
 
 from __future__ import annotations
 
+import functools
 import traceback
 from dataclasses import dataclass
 
@@ -20,13 +21,10 @@ from . import fastcache, fastcache_trust, variants
 from .abi import KernelModule
 from .errors import QdError, QdInternalError
 from .ndarray import DeviceNdarray, Ndarray
-from .runtime.entry import EntryPoint
 from .runtime.kernel_view import KernelView, LaunchInfo
 from .runtime.launcher import make_launcher
+from .targets import host_for
 from .targets.base import Host
-from .targets.cpu.host import CpuHost
-from .targets.cuda import driver as _cuda_driver
-from .targets.cuda import launch as _cuda_launch
 from .version import __version__
 
 _compiler: dict = {"module": None}  # qd.compiler once loaded
@@ -66,30 +64,11 @@ _configured: dict = {"gen": -1, "epoch": 0}
 def host(cfg: _config.Config) -> Host:
     """Where `cfg`'s code runs: the CPU, or the CUDA device `qd.init` started (so its `sm_XX` is
     known). Its run-time settings (the CPU thread count) are applied once per `qd.init`."""
-    h = CpuHost(cfg.cpu_max_num_threads) if cfg.arch != _config.cuda else \
-        _cuda_launch.CudaHost(_cuda_driver.open_driver().sm)
+    h = host_for(cfg)
     if _configured["gen"] != cfg.generation or _configured["epoch"] != variants.epoch():
         _configured.update(gen=cfg.generation, epoch=variants.epoch())
         h.configure()
     return h
-
-
-def _identity(cfg: _config.Config, tgt: Host) -> tuple[str, ...]:
-    """What names the machine in disk-cache keys; for CUDA also the device's `sm_XX` and the
-    newest PTX ISA its driver accepts (a cubin or PTX built for another is a miss)."""
-    if cfg.arch == _config.cuda:
-        drv = _cuda_driver.open_driver()
-        return (*tgt.identity(), drv.sm, f"ptx-isa-{drv.ptx_isa()}")
-    return tgt.identity()
-
-
-def _entry_point(tgt: Host, code: object, km: KernelModule, written: set[str], kernel: KernelView) \
-        -> tuple[EntryPoint, type]:
-    """How the launcher runs `code`, and the `qd.ndarray` class it may pass without a copy (a
-    CUDA launch also needs the buffer layout and the written leaves)."""
-    if isinstance(code, _cuda_launch.DeviceCode):
-        return _cuda_launch.entry_point(code, km, written, kernel.fn.__qualname__), DeviceNdarray
-    return tgt.entry_point(code), Ndarray
 
 
 def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
@@ -100,7 +79,7 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     tgt.prepare()
     entry_path = dkey = None
     if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
-        dkey = fastcache.key(kernel, key, cfg, _identity(cfg, tgt), __version__)
+        dkey = fastcache.key(kernel, key, cfg, tgt.cache_identity(), __version__)
         if dkey is None:
             _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
         else:
@@ -109,14 +88,13 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
             if entry is not None:
                 code = tgt.load(entry.obj, entry.module.entry)
                 return _finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
-                               entry.written, noalias, None, [], entry.facts), "disk"
+                               entry.written, noalias, None, [], entry.facts, cfg), "disk"
     compiler = load_compiler()
     built = compiler.build(kernel, bound, noalias)
     km, obj = built.module, built.obj
     try:
         code = tgt.load(obj, km.entry)
-        if isinstance(code, _cuda_launch.DeviceCode):
-            obj = code.cache_bytes()  # the PTX with the cubin assembled from it
+        obj = tgt.cache_bytes(code, obj)
     except QdError:
         raise
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
@@ -133,7 +111,7 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
                 _not_stored(kernel, problem)  # froze something that cannot be re-checked later
     plan = built.plan
     return _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
-                   built.insts, None), "compile"
+                   built.insts, None, cfg if entry_path is not None else None), "compile"
 
 
 def _not_stored(kernel, what: str) -> None:
@@ -143,8 +121,10 @@ def _not_stored(kernel, what: str) -> None:
                               "re-checked in another process; it is compiled in memory only", kernel.def_loc())
 
 
-def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored) -> Variant:
-    """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits."""
+def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored,
+            cache_cfg=None) -> Variant:
+    """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits. With
+    `cache_cfg` (a variant the disk cache serves) the launcher's code is kept there too."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
 
     def on_alias(*args, **kwargs):
@@ -157,9 +137,12 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
                     variants.remember(kernel, (key, "alias"), v)
         return v.launch(*args, **kwargs)
 
-    entry, array_type = _entry_point(tgt, code, km, written, kernel)
+    entry = tgt.entry_point(code, km, written, kernel.fn.__qualname__)
+    array_type = DeviceNdarray if tgt.name == "cuda" else Ndarray  # what a launch passes without a copy
     fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
-    launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields)
+    compile_code = None if cache_cfg is None else functools.partial(fastcache.launcher_code, cache_cfg)
+    launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields,
+                           compile_code)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
 from . import fields, ids, ir, structs, vectors
-from .registry import free_vars
+from .ct_keys import ct_key
 from .signature import (
     AnySpec,
     ArraySpec,
@@ -34,8 +34,8 @@ from .signature import (
     return_types,
     spec_of,
 )
-from .source import get_source
-from .values import CT, LeafV, MatV, RecV, StructV, TupleV, ct_key, template_values
+from .source import free_vars, get_source
+from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
 
 __all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_func", "expand_call",
            "expands_in_kernel"]
@@ -248,7 +248,7 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
         else:
             members.append((mname, mv))
             key.append((mname, "ct", _ct_key(low, mv.value, node)))
-    return StructV(path, sv.cls, tuple(members)), ("st", sv.cls.__module__, sv.cls.__qualname__, tuple(key))
+    return StructV(path, sv.cls, tuple(members), sv.obj), ("st", sv.cls.__module__, sv.cls.__qualname__, tuple(key))
 
 
 def _spec_of_value(v):

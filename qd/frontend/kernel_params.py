@@ -9,11 +9,14 @@ digest), so it must stay exactly as it is for ids to stay stable.
 
 from __future__ import annotations
 
+from ..data_oriented import is_data_oriented
 from ..errors import QdInternalError
 from ..field import Field
 from . import ir
+from .ct_keys import ct_key
+from .objects import object_value
 from .signature import ArraySpec, ConstSpec, RecSpec, ScalarSpec, StructSpec, VecSpec, fold_spec
-from .values import CT, LeafV, MatV, RecV, StructV, ct_key
+from .values import CT, LeafV, MatV, RecV, StructV
 
 __all__ = ["kernel_params"]
 
@@ -30,6 +33,8 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape, v.offset)
             leaves.append(lf)
             return LeafV(lf), ("ct", ct_key(v))
+        if isinstance(spec, ConstSpec) and is_data_oriented(v):  # its arrays are leaves (see objects.py)
+            return object_value(path, v, leaves, kernel.param_loc), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec):
             return CT(v), ("ct", ct_key(v))
         if isinstance(spec, ScalarSpec):

@@ -30,10 +30,22 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
-from . import builtin_calls, calls, captures, fields, ir, semantics, structs, vector_places, vectors
+from . import (
+    builtin_calls,
+    calls,
+    captures,
+    fields,
+    ir,
+    ir_folding,
+    objects,
+    semantics,
+    structs,
+    vector_places,
+    vectors,
+)
 from . import typing_rules as rules
-from .registry import InstRegistry, free_vars
-from .source import FuncSource
+from .registry import InstRegistry
+from .source import FuncSource, free_vars
 from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV
 
 __all__ = ["BINOPS", "ExprLowerer", "located"]
@@ -196,6 +208,8 @@ class ExprLowerer:
             return r
         if isinstance(base, StructV):
             m = base.member(name)
+            if m is None and base.obj is not None:
+                return objects.attribute(self, base, name, node)
             if m is None:
                 raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {name!r}")
             return self.read(m, node)
@@ -457,7 +471,9 @@ class ExprLowerer:
                 kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
                 return vectors.method(self, mat, node.func.attr, args, kwargs, node)
             with self.at(node.func):
-                method = structs.method_of(self, base, node.func.attr)
+                method = structs.method_of(self, base, node.func.attr) or objects.method_of(base, node.func.attr)
+            if method is not None and isinstance(base, StructV):  # a data-oriented object's method
+                return calls.call_func(self, method, node, base)
             if method is not None:  # a struct's @qd.func method, `self` bound to the struct
                 return calls.call_func(self, method, node, structs.as_rec(self, base, node))
             with self.at(node.func):
@@ -624,7 +640,7 @@ class ExprLowerer:
 
     def folded(self, e):
         """An expression over constants as the typed compile-time value it evaluates to."""
-        c = semantics.fold(e) if isinstance(e, ir.Expr) else None
+        c = ir_folding.fold(e) if isinstance(e, ir.Expr) else None
         return e if c is None else CT(semantics.to_numpy(c.value, c.dtype))
 
     def _ipow_const(self, base: ir.Expr, n: int) -> ir.Expr:

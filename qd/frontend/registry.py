@@ -9,13 +9,11 @@ managers, means it is balanced whatever a lowering raises.
 from __future__ import annotations
 
 import contextlib
-import typing
 from collections.abc import Iterator
 
-from ..errors import QdCallError, QdError, SourceLoc
+from ..errors import QdCallError, SourceLoc
 from . import ir
 from .ids import inst_name
-from .source import get_source
 
 
 class InstRegistry:
@@ -80,32 +78,3 @@ class InstRegistry:
             yield
         finally:
             self._in_progress.pop()
-
-
-def type_hints(fn) -> dict:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except QdError as e:  # a refused annotation (postponed, so evaluated only now)
-        if getattr(fn, "__annotations__", None) and any(isinstance(a, str) for a in fn.__annotations__.values()):
-            return dict(fn.__annotations__)  # the caller evaluates them one by one, locating the bad one
-        if e.loc is not None:
-            raise
-        try:
-            src = get_source(fn)
-            loc = src.loc(src.tree)
-        except QdError:
-            loc = None
-        raise type(e)(e.message, loc) from None
-    except Exception:
-        return dict(getattr(fn, "__annotations__", {}))
-
-
-def free_vars(fn) -> dict:
-    out = {}
-    code = fn.__code__
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            out[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return out

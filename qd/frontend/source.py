@@ -1,7 +1,8 @@
 """Parsed source of a Python function with positions that match the user's file.
 
 `inspect.getsource` returns an indented snippet; columns are shifted back so that
-error carets land under the right character of the real file.
+error carets land under the right character of the real file. Also what else a function
+says about itself before it is lowered: its annotations and its closure's values.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import ast
 import hashlib
 import inspect
 import textwrap
+import typing
 from dataclasses import dataclass
 
-from ..errors import QdSyntaxError, SourceLoc
+from ..errors import QdError, QdSyntaxError, SourceLoc
 
 
 @dataclass
@@ -66,3 +68,34 @@ def get_source(fn) -> FuncSource:
     src = FuncSource(file, fdef, raw, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16])
     _cache[id(key)] = (key, src)
     return src
+
+
+def type_hints(fn) -> dict:
+    """The evaluated annotations of `fn`; a refused annotation raises with its location."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except QdError as e:  # a refused annotation (postponed, so evaluated only now)
+        if getattr(fn, "__annotations__", None) and any(isinstance(a, str) for a in fn.__annotations__.values()):
+            return dict(fn.__annotations__)  # the caller evaluates them one by one, locating the bad one
+        if e.loc is not None:
+            raise
+        try:
+            src = get_source(fn)
+            loc = src.loc(src.tree)
+        except QdError:
+            loc = None
+        raise type(e)(e.message, loc) from None
+    except Exception:
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+def free_vars(fn) -> dict:
+    """The values of `fn`'s closure cells (an empty cell is left out)."""
+    out = {}
+    code = fn.__code__
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out

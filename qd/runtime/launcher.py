@@ -33,14 +33,17 @@ from .status import check_error
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
                   on_alias: Callable[..., object], info: LaunchInfo,
-                  array_type: type = Ndarray, fields: dict | None = None) -> Callable[..., object]:
+                  array_type: type = Ndarray, fields: dict | None = None,
+                  compile_code: Callable[[str, str], object] | None = None) -> Callable[..., object]:
     """The launch function of one compiled variant, run through the target's `entry`:
     straight-line code for the fast case, and the checked slow path (`slow_launch`) for
     anything the fast path does not take. `array_type` is the `qd.ndarray` class whose
     pointer the target's code can use directly (the fast path takes only it: a host array
     for the CPU, a `DeviceNdarray` for CUDA); other arrays go through `array_arg`. `fields`
     maps each field leaf's path to the function that fetches the field at launch (see
-    `frontend/fields.py`); generated code calls it by a bound name, never spelling the path."""
+    `frontend/fields.py`); generated code calls it by a bound name, never spelling the path.
+    `compile_code(source, filename)` compiles the launcher's text (by default `compile`; the
+    disk cache passes one that keeps the code object with its entries)."""
     fields = fields or {}
     try:
         _check_module(kernel, km, fields)
@@ -155,7 +158,9 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
         lines.append(f"  return ({', '.join(rets)},)")
     src = internal_names("\n".join(lines), nm.prefix)
     ns = dict(nm.ns)
-    exec(compile(src, f"<qd launcher {kernel.fn.__qualname__}>", "exec"), ns)
+    filename = f"<qd launcher {kernel.fn.__qualname__}>"
+    code = compile(src, filename, "exec") if compile_code is None else compile_code(src, filename)
+    exec(code, ns)
     launch = ns[nm("launch")]
     launch.__qd_source__ = src
     launch.__qd_lock__ = nm("lock")

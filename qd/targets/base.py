@@ -31,6 +31,7 @@ import abc
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..abi import ArgLayout
     from ..codegen.emitter import Emitter
     from ..codegen.lower_llvm import ModuleGen
     from ..dtypes import DType
@@ -42,6 +43,11 @@ class Host(abc.ABC):
     """The machine compiled code runs on: what a launch of already compiled code needs."""
 
     name: str = ""
+
+    @classmethod
+    @abc.abstractmethod
+    def from_config(cls, cfg) -> Host:
+        """The machine `cfg` (a `qd.config.Config`) names, with its settings."""
 
     @abc.abstractmethod
     def identity(self) -> tuple[str, ...]:
@@ -63,9 +69,19 @@ class Host(abc.ABC):
     def load(self, obj: bytes, entry: str) -> object:
         """Load object code (fresh, or from the disk cache); the result keeps it loaded."""
 
+    def cache_identity(self) -> tuple[str, ...]:
+        """What names the machine in disk-cache keys; by default its `identity`."""
+        return self.identity()
+
     @abc.abstractmethod
-    def entry_point(self, code: object) -> EntryPoint:
-        """How a launcher runs loaded code."""
+    def entry_point(self, code: object, layout: ArgLayout, written: set[str], kernel: str) -> EntryPoint:
+        """How a launcher runs loaded `code` of a kernel (named `kernel` in messages) whose
+        argument buffer has `layout` and which stores to the leaves `written`."""
+
+    def cache_bytes(self, code: object, obj: bytes) -> bytes:
+        """What the disk cache stores for freshly compiled object code `obj` once loaded as
+        `code`; by default `obj` itself."""
+        return obj
 
 
 class Target(Host):

@@ -24,7 +24,7 @@ import pytest
 from _support.fake_cuda import DEVICE_BASE, CUresult, FakeCu
 
 import qd
-from qd import abi, pipeline
+from qd import abi
 from qd.ndarray import DeviceNdarray
 from qd.runtime.launcher import make_launcher
 from qd.targets.cuda import driver, launch, memory
@@ -420,10 +420,7 @@ def test_cache_form_keeps_the_ptx_and_the_cubin(fake):
 def test_cache_key_names_the_device_and_the_ptx_isa(fake):
     qd.init(arch=qd.cuda)
 
-    class T:
-        def identity(self):
-            return ("nvptx64-nvidia-cuda", "sm_90")
-    assert pipeline._identity(qd.config.current(), T()) == ("nvptx64-nvidia-cuda", "sm_90", "sm_90", "ptx-isa-8.7")
+    assert launch.CudaHost("sm_90").cache_identity() == ("nvptx64-nvidia-cuda", "sm_90", "sm_90", "ptx-isa-8.7")
 
 
 # -- bench/gpu_check.py ------------------------------------------------------------------------------------

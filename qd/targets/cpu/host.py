@@ -21,6 +21,10 @@ class CpuHost(Host):
     def __init__(self, threads: int):
         self.threads = threads
 
+    @classmethod
+    def from_config(cls, cfg) -> CpuHost:
+        return cls(cfg.cpu_max_num_threads)
+
     def identity(self) -> tuple[str, ...]:
         triple, _layout, cpu, features = jit.target_info()
         return triple, cpu, features
@@ -37,5 +41,5 @@ class CpuHost(Host):
     def load(self, obj: bytes, entry: str) -> jit.NativeCode:
         return jit.load_object(obj, entry)
 
-    def entry_point(self, code: jit.NativeCode) -> EntryPoint:
+    def entry_point(self, code: jit.NativeCode, layout=None, written=(), kernel: str = "") -> EntryPoint:
         return EntryPoint(jit.ENTRY(code.address), parallel.raise_interrupt)

@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Callable
 
 from ...abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
-from ...errors import QdInternalError, warn_at
+from ...errors import warn_at
 from ...runtime.entry import EntryPoint
 from ..base import Host
 from . import driver as _driver
@@ -219,8 +219,17 @@ class CudaHost(Host):
     def __init__(self, sm: str):
         self.sm = sm
 
+    @classmethod
+    def from_config(cls, cfg) -> CudaHost:
+        return cls(_driver.open_driver().sm)  # `qd.init` has started the driver
+
     def identity(self) -> tuple[str, ...]:
         return (TRIPLE, self.sm)
+
+    def cache_identity(self) -> tuple[str, ...]:
+        """Also the newest PTX ISA the driver accepts: PTX built for another is a miss."""
+        drv = _driver.open_driver()
+        return (*self.identity(), drv.sm, f"ptx-isa-{drv.ptx_isa()}")
 
     def entry_symbol(self, name: str) -> str:
         return step_symbol(name, 0)
@@ -234,7 +243,8 @@ class CudaHost(Host):
     def load(self, obj: bytes, entry: str) -> DeviceCode:
         return load(obj)
 
-    def entry_point(self, code: object) -> EntryPoint:
-        """Refused: a CUDA launch also needs the variant's buffer layout and written leaves,
-        which `entry_point(code, layout, written, kernel)` takes."""
-        raise QdInternalError("a CUDA variant's entry point is made by qd.targets.cuda.launch.entry_point")
+    def entry_point(self, code: DeviceCode, layout: ArgLayout, written: set[str], kernel: str) -> EntryPoint:
+        return entry_point(code, layout, written, kernel)
+
+    def cache_bytes(self, code: DeviceCode, obj: bytes) -> bytes:
+        return code.cache_bytes()  # the PTX with the cubin assembled from it

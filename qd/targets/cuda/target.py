@@ -46,6 +46,7 @@ from ...frontend import ir
 from ...runtime.entry import EntryPoint
 from ..base import Target
 from ..cpu import jit
+from . import driver as _driver
 from . import libdevice
 from .module import TRIPLE, CudaModule, CudaTask, step_symbol, task_of
 
@@ -90,6 +91,10 @@ class CudaTarget(Target):
             raise QdConfigError(f"qd: {sm!r} is not a CUDA architecture name such as 'sm_90'")
         self.sm = sm
         self.runtime = runtime
+
+    @classmethod
+    def from_config(cls, cfg) -> CudaTarget:
+        return cls(sm=_driver.open_driver().sm)  # `qd.init` has started the driver
 
     # -- identity --------------------------------------------------------------------------
 
@@ -219,7 +224,7 @@ class CudaTarget(Target):
         module = CudaModule.from_bytes(obj)
         return module if self.runtime is None else self.runtime.load(module)
 
-    def entry_point(self, code: object) -> EntryPoint:
+    def entry_point(self, code: object, layout=None, written=(), kernel: str = "") -> EntryPoint:
         if self.runtime is None:
             raise QdConfigError("qd: this CUDA target only generates PTX (no CUDA runtime was given to launch it)")
         return self.runtime.entry_point(code)

@@ -1,0 +1,143 @@
+"""Compile-time keys: the hashable identity of a compile-time value in instantiation keys.
+
+Apart from the lowering's symbolic values (`values`), because the dispatch keys every launch's
+compile-time arguments and so needs this at `import qd`, long before anything is lowered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import struct
+import threading
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives
+from ..field import Field
+from ..ndarray import Ndarray
+
+
+def ct_key(v):
+    """Hashable identity of a compile-time value, used in instantiation keys.
+
+    Floats are keyed by their bits, not by `==`: `-0.0 == 0.0` would hand one sign's variant to
+    the other, and `nan != nan` would compile a new variant on every launch."""
+    if isinstance(v, enum.Enum):  # by value too: a member whose value was edited is another constant
+        return ("enum", type(v).__module__, type(v).__qualname__, v.name, _member_value_key(v))
+    if isinstance(v, float):
+        return (type(v).__name__, _float_bits(v))
+    if isinstance(v, np.floating):
+        return (type(v).__name__, int.from_bytes(v.tobytes(), "little"))
+    if v is None or isinstance(v, (bool, int, str, bytes)):
+        return (type(v).__name__, v)
+    if isinstance(v, (np.integer, np.bool_)):
+        return (type(v).__name__, v.item())
+    if isinstance(v, _dt.DType):
+        return ("dtype", v.name)
+    if isinstance(v, Field):  # a template field is an array argument: keyed by its type, not its identity
+        return ("field", v._dtype.name, v._ndim, v.element_shape, v.offset) if v._placed else ("field", None)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(ct_key(x) for x in v))
+    if isinstance(v, range):
+        return ("range", v.start, v.stop, v.step)
+    cls = type(v)
+    if is_data_oriented(v):
+        return object_key(v)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return ("dc", cls.__module__, cls.__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
+    fn = getattr(v, "fn", None)
+    if fn is not None and hasattr(v, "is_qd_func"):
+        return ("func", fn.__module__, fn.__qualname__, id(v))
+    if callable(v) or inspect.ismodule(v):
+        return ("obj", getattr(v, "__qualname__", getattr(v, "__name__", "?")), id(v))
+    by_value = _attrs_key(v)
+    if by_value is not None:
+        return by_value
+    try:
+        hash(v)
+    except TypeError:
+        raise TypeError(f"compile-time value of type {cls.__name__} is not hashable") from None
+    return ("val", cls.__qualname__, v)
+
+
+def object_key(v) -> tuple:
+    """The key of a data-oriented object (or of a dataclass instance inside one):
+    ("do", module, qualname, ((member, key), ...)), arrays keyed by their type, since they are
+    leaves passed at launch, nested objects walked, every other member by its `ct_key` (by
+    identity when it has none). An object met again inside itself (a back reference) is keyed
+    as ("cycle", its qualname): it is a compile-time value there, not walked again."""
+    cls = type(v)
+    busy = _walking.__dict__.setdefault("objects", set())
+    if id(v) in busy:
+        return ("cycle", cls.__qualname__)
+    busy.add(id(v))
+    try:
+        lifted = runtime_primitives(v)
+        return ("do", cls.__module__, cls.__qualname__,
+                tuple((name, member_key(m, lifted)) for name, m in members_of(v)))
+    finally:
+        busy.discard(id(v))
+
+
+def member_key(m, lifted: bool = False) -> tuple:
+    """The key of one member of a data-oriented object (see `object_key`); `lifted`: its int,
+    float and bool members are run-time scalars, keyed by their types."""
+    if isinstance(m, Field):
+        return ct_key(m)
+    if isinstance(m, Ndarray):
+        return ("nd", m._dtype.name, m._ndim, tuple(m.element_shape or ()))
+    if is_walked(m):
+        return object_key(m)
+    if lifted and type(m) in (bool, int, float):
+        return ("p", primitive_dtype(m).name)
+    try:
+        return ct_key(m)
+    except TypeError:
+        return ("obj", type(m).__qualname__, id(m))
+
+
+def primitive_dtype(m) -> _dt.DType:
+    """The scalar type a lifted primitive member is passed as (`int` and `float` as
+    `qd.init` sets them, a bool as an i32 0 or 1)."""
+    return _dt.i32 if type(m) is bool else _dt.as_dtype(type(m))
+
+
+def _attrs_key(v):
+    """A plain object (identity equality, attributes in `__dict__`) whose attributes all have
+    keys is keyed by those values, as quadrants does for data-oriented configs: the same config
+    built again, in this process or the next, is the same variant, and one whose attribute
+    changed is another. None when the object does not qualify (it is then keyed by identity)."""
+    cls = type(v)
+    if cls.__eq__ is not object.__eq__ or cls.__hash__ is not object.__hash__:
+        return None
+    attrs = getattr(v, "__dict__", None)
+    if not isinstance(attrs, dict) or hasattr(cls, "__slots__"):
+        return None
+    busy = _walking.__dict__.setdefault("ids", set())
+    if id(v) in busy:
+        return None  # an object that contains itself
+    busy.add(id(v))
+    try:
+        items = tuple((name, ct_key(x)) for name, x in sorted(attrs.items()))
+    except (TypeError, RecursionError):
+        return None
+    finally:
+        busy.discard(id(v))
+    return ("attrs", cls.__module__, cls.__qualname__, items)
+
+
+_walking = threading.local()  # ids of the objects whose attributes are being keyed, per thread
+
+
+def _member_value_key(m: enum.Enum):
+    try:
+        return ct_key(m.value)
+    except TypeError:
+        return None
+
+
+def _float_bits(v: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", v))[0]

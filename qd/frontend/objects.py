@@ -1,0 +1,95 @@
+"""Data-oriented objects inside kernels: an instance taken apart into array leaves and constants.
+
+A `@qd.data_oriented` instance passed to a kernel (as a method's `self` or as a `qd.template()`
+argument) becomes a `StructV` rooted at the parameter: every array member (a `qd.ndarray` or a
+field), also inside nested data-oriented members and dataclass members, is an `ArrayLeaf`
+under its member chain (`self.rigid.pos`), every other member a compile-time value. From there
+it is a dataclass view like any other: its leaves are facts, the rules decide which ones the
+kernel uses, funcs receive it by reference (their leaves bound member by member), and a launch
+reads only the kept chains from the argument. The specialisation key that goes with it is
+`ct_keys.object_key`; `object_leaves` reads the same leaves back from such a key (the disk
+cache checks a stored entry's slots against them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from .. import dtypes as _dt
+from ..data_oriented import is_walked, members_of, runtime_primitives
+from ..errors import QdCallError, QdNameError, QdTypeError
+from ..field import Field
+from ..ndarray import Ndarray
+from . import ir
+from .ct_keys import primitive_dtype
+from .values import CT, LeafV, StructV
+
+__all__ = ["attribute", "method_of", "object_leaves", "object_value"]
+
+
+def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], object], walking=()) -> StructV:
+    """The view of `obj` at parameter path `path`; its leaves (arrays, and the primitives of a
+    class with `template_primitives=False`) are appended to `leaves`
+    (`loc(path)` gives a leaf's source location). An object met again inside itself stays a
+    compile-time value (as its key, `ct_keys.object_key`, has it)."""
+    walking = (*walking, id(obj))
+    lifted = runtime_primitives(obj)
+    members = []
+    for name, m in members_of(obj):
+        sub = f"{path}.{name}"
+        if lifted and type(m) in (bool, int, float):
+            lf = ir.ScalarLeaf(sub, primitive_dtype(m), loc(path))
+        elif isinstance(m, Field) and m._placed:
+            lf = ir.ArrayLeaf(sub, m._dtype, loc(path), m._ndim, m.element_shape, m.offset)
+        elif isinstance(m, Ndarray) and not isinstance(m, Field):
+            lf = ir.ArrayLeaf(sub, m._dtype, loc(path), m._ndim, tuple(m.element_shape or ()))
+        elif is_walked(m) and id(m) not in walking:
+            members.append((name, object_value(sub, m, leaves, loc, walking)))
+            continue
+        else:
+            members.append((name, CT(m)))
+            continue
+        leaves.append(lf)
+        members.append((name, LeafV(lf)))
+    return StructV(path, type(obj), tuple(members), obj)
+
+
+def object_leaves(path: str, key: tuple) -> Iterator[tuple[str, tuple]]:
+    """(leaf path, ("array", dtype, ndim, element shape)) of every array leaf an object keyed
+    `key` (`ct_keys.object_key`) has at `path`."""
+    for name, mk in key[3]:
+        sub = f"{path}.{name}"
+        if mk[0] == "do":
+            yield from object_leaves(sub, mk)
+        elif mk[0] == "nd":
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]))
+        elif mk[0] == "p":
+            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, ())
+        elif mk[0] == "field" and len(mk) == 5:
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]))
+
+
+def method_of(base, name: str):
+    """The `@qd.func` that `base.name(...)` calls when `base` is a data-oriented object and
+    `name` a func of its class (it is called with the object as its first argument)."""
+    if not isinstance(base, StructV) or base.obj is None or base.member(name) is not None:
+        return None
+    f = getattr(type(base.obj), name, None)
+    return f if getattr(f, "is_qd_func", False) else None
+
+
+def attribute(low, base: StructV, name: str, node):
+    """`obj.name` for a name that is not an instance member of data-oriented object `obj`: a
+    class attribute or a property, evaluated now (a compile-time value; the instance members it
+    may read are all in the key)."""
+    try:
+        v = getattr(base.obj, name)
+    except AttributeError:
+        raise QdNameError(f"{base.cls.__qualname__} object {base.path!r} has no attribute {name!r}") from None
+    except Exception as e:  # a property that raises
+        raise QdTypeError(f"reading {base.path}.{name} failed: {type(e).__name__}: {e}") from None
+    if getattr(v, "is_qd_func", False):
+        raise QdTypeError(f"{base.path}.{name} is a method: call it")
+    if getattr(v, "is_qd_kernel", False) or getattr(getattr(v, "func", None), "is_qd_kernel", False):
+        raise QdCallError(f"cannot use kernel {name!r} inside a kernel or func; make it a @qd.func")
+    return low.wrap_static(v)

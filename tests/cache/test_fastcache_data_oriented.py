@@ -1,0 +1,70 @@
+"""Data-oriented kernels and the disk cache, across processes: a later process loads the kernel
+method from disk and runs it on its own object's arrays; a compile-time member whose value
+changed between processes, or an array member of another type, is a miss, never a stale
+kernel."""
+
+import pytest
+from _env import Project
+
+PROGRAM = """
+    import os
+
+    import qd
+
+    SCALE = float(os.environ["SCALE"])  # the same source, another value in another process
+
+    @qd.data_oriented
+    class Body:
+        def __init__(self, dtype):
+            self.x = qd.ndarray(dtype, (4,))
+            self.skip = qd.ndarray(qd.i32, (4,))
+            self.scale = SCALE
+
+    @qd.data_oriented
+    class Sim:
+        def __init__(self, dtype=qd.f32):
+            self.body = Body(dtype)
+            self.lift = Lift()
+
+        @qd.kernel(fastcache=True)
+        def step(self, v: qd.f32):
+            for i in range(4):
+                self.body.x[i] = v * i * self.body.scale + self.lift.k
+
+    @qd.data_oriented(template_primitives=False)
+    class Lift:
+        def __init__(self):
+            self.k = 0.5
+
+    def main():
+        s = Sim()
+        s.lift.k = 1.5
+        s.step(2.0)
+        out = {"x": s.body.x.to_numpy().tolist(), "sources": [qd.launch_info(s.step).source],
+               "kept": list(qd.launch_info(s.step).kept)}
+        t = Sim(qd.f64)
+        t.step(1.0)
+        out["x64"] = t.body.x.to_numpy().tolist()
+        out["sources"].append(qd.launch_info(t.step).source)
+        return out
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    return Project(tmp_path)
+
+
+def test_data_oriented_kernels_load_from_disk_and_miss_on_changes(project):
+    project.write("prog.py", PROGRAM)
+    first, second = project.run(SCALE="3.0"), project.run(SCALE="3.0")
+    for run in (first, second):
+        out = run["results"]
+        assert out["x"] == [1.5, 7.5, 13.5, 19.5]
+        assert out["x64"] == [0.5, 3.5, 6.5, 9.5]
+        assert out["kept"] == ["self.body.x", "self.lift.k", "v"]
+        assert not [w for w, _, _ in run["warnings"] if "memory only" in w or "corrupt" in w]
+    assert first["results"]["sources"] == ["compile", "compile"]  # the f64 array is another variant
+    assert second["results"]["sources"] == ["disk", "disk"]
+    third = project.run(SCALE="5.0")["results"]  # a compile-time member's value changed
+    assert third["x"] == [1.5, 11.5, 21.5, 31.5] and third["sources"] == ["compile", "compile"]
