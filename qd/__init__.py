@@ -59,6 +59,7 @@ from .linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 from .matrix import Matrix, Vector
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .structs import Struct, dataclass
+from .tensor import Backend, Tensor, tensor
 from .types import Template, template
 from .version import __version__
 
@@ -77,7 +78,7 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
-    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func",
+    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend",
 ]
 __all__ += ["Struct", "dataclass"]
 

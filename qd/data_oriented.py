@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["data_oriented", "is_data_oriented", "is_walked", "members_of", "runtime_primitives"]
+__all__ = ["data_oriented", "is_data_oriented", "is_walked", "members_of", "runtime_primitives", "taken_apart"]
 
 _MARK = "_qd_data_oriented"
 _PRIMITIVES = "_qd_template_primitives"
@@ -52,6 +52,22 @@ def is_walked(v) -> bool:
     """Whether a member value is taken apart member by member inside a data-oriented object: a
     nested data-oriented instance or a dataclass instance."""
     return is_data_oriented(v) or (dataclasses.is_dataclass(v) and not isinstance(v, type))
+
+
+def taken_apart(v) -> bool:
+    """Whether a compile-time (template) argument is taken apart into leaves and constants: a
+    data-oriented instance, or a dataclass instance holding an array somewhere inside (through
+    dataclass and data-oriented members). A dataclass of constants stays one constant."""
+    return is_data_oriented(v) or (dataclasses.is_dataclass(v) and not isinstance(v, type) and _holds_arrays(v, ()))
+
+
+def _holds_arrays(v, seen: tuple) -> bool:
+    for _, m in members_of(v):
+        if getattr(type(m), "_qd_array", False):
+            return True
+        if is_walked(m) and id(m) not in seen and _holds_arrays(m, (*seen, id(v))):
+            return True
+    return False
 
 
 def members_of(v) -> list[tuple[str, object]]:

@@ -226,8 +226,7 @@ def field(dtype, shape=None, name: str = "", offset=None, needs_grad: bool = Fal
     """`qd.field(dtype, shape)`: a dense field of scalars (a vector or matrix type as `dtype`
     makes a field of those). Without `shape` it is placed later with `qd.root`. With `offset`,
     indices run from it (`x[-4]` is the first element of a field with offset -4)."""
-    if needs_grad:
-        raise QdTypeError("qd.field(needs_grad=True): automatic differentiation is not supported by qd", caller_loc())
+    _no_grad(needs_grad)
     if isinstance(dtype, VectorType):
         return Field(dtype.resolved_dtype(), shape, (dtype.n,), name, offset)
     if isinstance(dtype, MatrixType):
@@ -235,13 +234,22 @@ def field(dtype, shape=None, name: str = "", offset=None, needs_grad: bool = Fal
     return Field(dtype, shape, (), name, offset)
 
 
-def vector_field(n: int, dtype, shape=None, name: str = "", offset=None, **_options) -> Field:
+def _no_grad(needs_grad) -> None:
+    if needs_grad:
+        raise QdTypeError("needs_grad=True: automatic differentiation is not supported by qd", caller_loc())
+
+
+def vector_field(n: int, dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False,
+                 **_options) -> Field:
     """`qd.Vector.field(n, dtype, shape)`."""
+    _no_grad(needs_grad)
     return Field(dtype, shape, (_elem_dim(n),), name, offset)
 
 
-def matrix_field(n: int, m: int, dtype, shape=None, name: str = "", offset=None, **_options) -> Field:
+def matrix_field(n: int, m: int, dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False,
+                 **_options) -> Field:
     """`qd.Matrix.field(n, m, dtype, shape)`."""
+    _no_grad(needs_grad)
     return Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset)
 
 

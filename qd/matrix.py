@@ -267,6 +267,7 @@ def _operator(op: str, reflected: bool = False):
 
 
 _FIELD_MAKERS: dict = {}  # "vector" / "matrix" -> the constructors of qd/field.py, which registers them
+_TENSOR_MAKERS: dict = {}  # likewise for qd/tensor.py's `qd.Vector.tensor` / `qd.Matrix.tensor`
 
 
 class Matrix:
@@ -579,6 +580,11 @@ class Matrix:
         """`qd.Matrix.field(n, m, dtype, shape)`: a dense field of n x m matrices (qd/field.py)."""
         return _FIELD_MAKERS["matrix"](n, m, dtype, shape, **options)
 
+    @staticmethod
+    def tensor(n: int, m: int, dtype, shape, **options):
+        """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)` (qd/tensor.py)."""
+        return _TENSOR_MAKERS["matrix"](n, m, dtype, shape, **options)
+
 
 class Vector(Matrix):
     """`qd.Vector([...])`: a Matrix with one dimension (`m == 1`)."""
@@ -594,6 +600,11 @@ class Vector(Matrix):
     def field(n: int, dtype, shape=None, **options):
         """`qd.Vector.field(n, dtype, shape)`: a dense field of n-vectors (qd/field.py)."""
         return _FIELD_MAKERS["vector"](n, dtype, shape, **options)
+
+    @staticmethod
+    def tensor(n: int, dtype, shape, **options):
+        """`qd.Vector.tensor(n, dtype, shape, backend=...)` (qd/tensor.py)."""
+        return _TENSOR_MAKERS["vector"](n, dtype, shape, **options)
 
 
 def _stack(values: list) -> Matrix:

@@ -82,7 +82,32 @@ def _set_layout(a, d: _dt.DType, shape: tuple, element_shape: tuple) -> None:
     a._sig = (d, a._ndim, a.element_shape)
 
 
-class Ndarray:
+class Tensor:
+    """What `qd.ndarray` and `qd.field` allocate (quadrants' `qd.Tensor`): also the kernel
+    parameter annotation that takes either kind (`qd/tensor.py`). Not constructed directly:
+    an ndarray or a field is a tensor already."""
+
+    __slots__ = ()
+    _qd_array = True  # what `qd.data_oriented` looks for without importing this module
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Tensor:
+            what = type(args[0]).__name__ if args else "nothing"
+            raise TypeError(f"qd.Tensor(...) wraps nothing in qd: qd.ndarray and qd.field values are tensors "
+                            f"already (got {what}); allocate one with qd.tensor(dtype, shape, backend=...)")
+        return super().__new__(cls)
+
+    def _unwrap(self):
+        """The tensor itself (quadrants' wrapper returns the ndarray or field it holds)."""
+        return self
+
+    @property
+    def layout(self):
+        """The physical axis order (quadrants' `layout=`): qd stores tensors in canonical order."""
+        return None
+
+
+class Ndarray(Tensor):
     __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_ptr", "_end",
                  "__weakref__")
     on_device = False
@@ -122,8 +147,12 @@ class Ndarray:
     def _what(self) -> str:
         return f"ndarray shape {self.shape}" + (f" + element shape {self.element_shape}" if self.element_shape else "")
 
-    def to_numpy(self) -> np.ndarray:
-        return self._arr.copy()
+    def to_numpy(self, dtype=None, **_options) -> np.ndarray:
+        out = self._arr.copy()
+        if dtype is not None:
+            d = _dt.as_dtype(dtype)
+            out = out.astype(d.np if d is not None else dtype)
+        return out
 
     def from_numpy(self, arr) -> None:
         try:
@@ -271,9 +300,12 @@ class DeviceNdarray(Ndarray):
         self._end = self._ptr + nbytes
         drv.zero(self._ptr, nbytes)  # zero-filled, as on the host
 
-    def to_numpy(self) -> np.ndarray:
+    def to_numpy(self, dtype=None, **_options) -> np.ndarray:
         host = np.empty(self._full(), dtype=self.dtype.np)
         self._arr.download(host.ctypes.data, host.nbytes)
+        if dtype is not None:
+            d = _dt.as_dtype(dtype)
+            host = host.astype(d.np if d is not None else dtype)
         return host
 
     def _upload(self, host: np.ndarray, offset: int = 0) -> None:

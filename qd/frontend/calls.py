@@ -345,13 +345,14 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
 # ---------------------------------------------------------------- calls expanded in place
 
 
-def expand_call(low, f, node: ast.Call) -> None:
+def expand_call(low, f, node: ast.Call, self_value=None) -> None:
     """Lower a func called as a statement at kernel level in place, so that its top-level
     loops are top-level loops of the kernel and run in parallel (quadrants semantics). Its
-    parameters see the caller's leaves, structs and constants directly."""
+    parameters see the caller's leaves, structs and constants directly; a method's first one
+    is `self_value`, the object it is called on."""
     low.reg.refuse_expansion_cycle(f, low.loc(node))
     params = {name: bind_argument(low, f, name, spec, value, node, None)
-              for name, spec, value in call_arguments(low, f, node)}
+              for name, spec, value in call_arguments(low, f, node, self_value)}
     saved = (low.scope, low.src, low.globals, low.freevars, low.func, low.block)
     try:
         low.src = get_source(f.fn)

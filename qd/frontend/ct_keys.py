@@ -15,7 +15,7 @@ import threading
 import numpy as np
 
 from .. import dtypes as _dt
-from ..data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives
+from ..data_oriented import is_walked, members_of, runtime_primitives, taken_apart
 from ..field import Field
 from ..ndarray import Ndarray
 
@@ -44,7 +44,7 @@ def ct_key(v):
     if isinstance(v, range):
         return ("range", v.start, v.stop, v.step)
     cls = type(v)
-    if is_data_oriented(v):
+    if taken_apart(v):  # a data-oriented object, a dataclass holding arrays: see `object_key`
         return object_key(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return ("dc", cls.__module__, cls.__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))

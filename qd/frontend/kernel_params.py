@@ -9,7 +9,7 @@ digest), so it must stay exactly as it is for ids to stay stable.
 
 from __future__ import annotations
 
-from ..data_oriented import is_data_oriented
+from ..data_oriented import taken_apart
 from ..errors import QdInternalError
 from ..field import Field
 from . import ir
@@ -33,7 +33,7 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape, v.offset)
             leaves.append(lf)
             return LeafV(lf), ("ct", ct_key(v))
-        if isinstance(spec, ConstSpec) and is_data_oriented(v):  # its arrays are leaves (see objects.py)
+        if isinstance(spec, ConstSpec) and taken_apart(v):  # its arrays are leaves (see objects.py)
             return object_value(path, v, leaves, kernel.param_loc), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec):
             return CT(v), ("ct", ct_key(v))

@@ -18,7 +18,7 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import builtin_loops, builtin_scalars, calls, fields, ids, ir, structs, vector_places, vectors  # noqa: F401 - the builtin_* modules register builtins
+from . import builtin_loops, builtin_scalars, calls, fields, ids, ir, objects, structs, vector_places, vectors  # noqa: F401 - the builtin_* modules register builtins
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
@@ -94,13 +94,27 @@ class Lowerer(ExprLowerer):
             return  # a docstring, or `...` as a placeholder body: no-ops
         if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call) \
                 and not self._value_method(node.value.func):
-            f = self.expr(node.value.func)
-            if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) and calls.expands_in_kernel(f.value):
-                calls.expand_call(self, f.value, node.value)
+            f, self_value = self._called_func(node.value.func)
+            if f is not None and calls.expands_in_kernel(f):
+                calls.expand_call(self, f, node.value, self_value)
                 return
         v = self.expr(node.value)
         if isinstance(v, ir.Expr):
             self.emit(ir.ExprStmt(self.loc(node), v))
+
+    def _called_func(self, func) -> tuple[object, object]:
+        """(the `@qd.func` a call statement calls, the data-oriented object a method is called
+        on or None); (None, None) when it calls something else."""
+        if isinstance(func, ast.Attribute):
+            base = self.expr(func.value)
+            method = objects.method_of(base, func.attr)
+            if method is not None:
+                return method, base
+            with self.at(func):
+                f = self.expr_Attribute(func, base)
+        else:
+            f = self.expr(func)
+        return (f.value, None) if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) else (None, None)
 
     def _value_method(self, func) -> bool:
         """`v.fill(x)`, `s.method()`: a method of a local vector or struct value (not a func to

@@ -22,6 +22,7 @@ from typing import TypeVar
 from .. import dtypes as _dt
 from ..errors import QdError, QdTypeError, SourceLoc
 from ..matrix import MatrixType, VectorType
+from ..ndarray import Tensor
 from ..structs import StructType
 from ..types import NDArray, NDArrayType, is_template
 
@@ -181,7 +182,7 @@ def spec_of(ann, allow_any: bool = True):
         return VecSpec(ann.shape, ann.resolved_dtype())
     if isinstance(ann, StructType):
         return rec_spec(ann)
-    if ann is NDArray:  # bare `qd.types.NDArray`: any dtype and rank, like `NDArray[None, None]`
+    if ann is NDArray or ann is Tensor:  # bare `qd.types.NDArray`, `qd.Tensor`: any dtype and rank
         return ArraySpec(None, None)
     if isinstance(ann, type) and dataclasses.is_dataclass(ann):
         return struct_spec(ann)

@@ -282,3 +282,67 @@ def test_a_back_reference_is_a_constant_not_a_cycle():
     p.copy()
     np.testing.assert_array_equal(p.child.y.to_numpy(), [2, 3, 4])
     assert qd.launch_info(p.copy).kept == ("self.child.y", "self.x")
+
+
+def test_method_calls_at_kernel_level_are_expanded_and_take_keywords():
+    @dataclasses.dataclass
+    class Pair:
+        a: qd.types.NDArray[qd.f32, 1]
+        b: qd.types.NDArray[qd.f32, 1]
+
+    @qd.data_oriented
+    class Filler:
+        def __init__(self):
+            self.x = qd.ndarray(qd.f32, (64,))
+
+        @qd.func
+        def ramp(self, v: qd.f32):
+            for i in range(self.x.shape[0]):  # a top-level loop of the kernel once expanded
+                self.x[i] = v * i
+
+        @qd.func
+        def tag(self, first: Pair, second: Pair):
+            first.a[0] = 1.0
+            second.b[0] = 2.0
+
+        @qd.kernel
+        def run(self, p: Pair, q: Pair):
+            self.ramp(0.5)
+            self.tag(second=q, first=p)
+
+    f = Filler()
+    p = Pair(qd.ndarray(qd.f32, (1,)), qd.ndarray(qd.f32, (1,)))
+    q = Pair(qd.ndarray(qd.f32, (1,)), qd.ndarray(qd.f32, (1,)))
+    f.run(p, q)
+    np.testing.assert_array_equal(f.x.to_numpy(), np.arange(64, dtype=np.float32) * np.float32(0.5))
+    assert (p.a.to_numpy()[0], q.b.to_numpy()[0], p.b.to_numpy()[0], q.a.to_numpy()[0]) == (1, 2, 0, 0)
+    assert qd.launch_info(f.run).kept == ("self.x", "p.a", "q.b")
+
+
+def test_a_dataclass_template_holding_arrays_is_taken_apart():
+    @qd.data_oriented
+    class Inner:
+        def __init__(self):
+            self.y = qd.ndarray(qd.i32, (4,))
+
+    @dataclasses.dataclass(frozen=True)
+    class Outer:
+        inner: Inner
+        z: qd.types.NDArray[qd.i32, 1]
+        k: int
+
+    @qd.kernel
+    def run(s: qd.template()):
+        for i in range(4):
+            s.inner.y[i] = i + s.k
+            s.z[i] = 2 * i
+
+    o = Outer(Inner(), qd.ndarray(qd.i32, (4,)), 11)
+    run(o)
+    np.testing.assert_array_equal(o.inner.y.to_numpy(), np.arange(4) + 11)
+    np.testing.assert_array_equal(o.z.to_numpy(), 2 * np.arange(4))
+    assert qd.launch_info(run).kept == ("s.inner.y", "s.z")
+    o2 = Outer(Inner(), qd.ndarray(qd.i32, (4,)), 11)
+    run(o2)
+    assert qd.launch_info(run).source == "memory"  # new arrays of the same types
+    np.testing.assert_array_equal(o2.z.to_numpy(), 2 * np.arange(4))

@@ -1,0 +1,103 @@
+"""`qd.tensor`, `qd.Tensor`, `qd.Backend`: quadrants' unified tensor API over fields and ndarrays.
+
+`qd.tensor(dtype, shape, backend=...)` allocates a `qd.ndarray` (the default backend) or a
+`qd.field` and returns it as it is: in qd both are already `qd.Tensor`s (`ndarray.Tensor` is
+their common base class), so a kernel receives the array itself, with no wrapper to unwrap at
+every launch. `qd.Tensor` as a kernel or func parameter annotation takes either kind (an array
+parameter of any dtype and rank: `signature.spec_of`). quadrants' `layout=` (a permuted
+physical storage order) is accepted when it is the identity and refused otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from . import matrix as _matrix
+from .errors import QdValueError, caller_loc
+from .field import field, matrix_field, vector_field
+from .matrix import MatrixType, VectorType
+from .ndarray import Tensor, ndarray
+
+__all__ = ["Backend", "Tensor", "tensor", "vector_tensor", "matrix_tensor"]
+
+
+class Backend(enum.IntEnum):
+    """The storage a `qd.tensor` allocates: a field or an ndarray (quadrants' `qd.Backend`)."""
+
+    FIELD = 0
+    NDARRAY = 1
+
+
+_SCALAR_OPTIONS = frozenset({"backend", "needs_grad", "layout"})
+_ELEMENT_OPTIONS = frozenset({"backend", "needs_grad"})
+
+
+def _backend(backend) -> Backend:
+    try:
+        return backend if isinstance(backend, Backend) else Backend(backend)
+    except (ValueError, TypeError):
+        raise ValueError(f"backend={backend!r} is not a valid qd.Backend; expected qd.Backend.FIELD or "
+                         "qd.Backend.NDARRAY") from None
+
+
+def _check_options(options: dict, factory: str, accepted: frozenset) -> None:
+    if "order" in options:
+        hint = "pass layout=(...) instead" if "layout" in accepted else \
+            "use qd.Vector.field / qd.Matrix.field for another storage order"
+        raise TypeError(f"{factory}(...) does not accept order=; {hint}")
+    extra = set(options) - accepted
+    if extra:
+        raise TypeError(f"{factory}() got unexpected keyword argument(s) {sorted(extra)!r}; accepted: "
+                        f"{', '.join(sorted(accepted | {'dtype', 'shape'}))}")
+
+
+def _check_layout(layout, shape) -> None:
+    """quadrants' rules for `layout=`; qd stores every tensor in its canonical order, so only the
+    identity permutation is accepted."""
+    if layout is None:
+        return
+    ndim = 1 if isinstance(shape, int) else len(tuple(shape))
+    layout = tuple(layout)
+    if len(layout) != ndim:
+        raise ValueError(f"layout has {len(layout)} entries but shape has {ndim} dimensions; they must match")
+    if sorted(layout) != list(range(ndim)):
+        raise ValueError(f"layout={layout!r} is not a permutation of range({ndim})")
+    if layout != tuple(range(ndim)):
+        raise QdValueError(f"qd.tensor(layout={layout!r}): qd stores tensors in their canonical order only; "
+                           "permuted layouts are not supported yet", caller_loc())
+
+
+def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **options):
+    """A new tensor of `dtype` (a scalar, vector or matrix type) and `shape` on `backend`."""
+    if isinstance(dtype, Tensor):
+        raise TypeError(f"qd.tensor() allocates a new tensor; {type(dtype).__name__} is one already")
+    _check_options(options, "qd.tensor", _SCALAR_OPTIONS)
+    if layout is not None and isinstance(dtype, (VectorType, MatrixType)):
+        raise TypeError("layout= is not supported with compound dtypes (vector/matrix); use qd.Vector.tensor(...) "
+                        "or qd.Matrix.tensor(...) without layout=")
+    _check_layout(layout, shape)
+    needs_grad = options.get("needs_grad", False)
+    if _backend(backend) is Backend.FIELD:
+        return field(dtype, shape=shape, needs_grad=needs_grad)
+    return ndarray(dtype, shape, needs_grad=needs_grad)
+
+
+def vector_tensor(n: int, dtype, shape, *, backend=Backend.NDARRAY, **options):
+    """`qd.Vector.tensor(n, dtype, shape, backend=...)`: a tensor of n-vectors."""
+    _check_options(options, "qd.Vector.tensor", _ELEMENT_OPTIONS)
+    needs_grad = options.get("needs_grad", False)
+    if _backend(backend) is Backend.FIELD:
+        return vector_field(n, dtype, shape, needs_grad=needs_grad)
+    return ndarray(VectorType(n, dtype), shape, needs_grad=needs_grad)
+
+
+def matrix_tensor(n: int, m: int, dtype, shape, *, backend=Backend.NDARRAY, **options):
+    """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)`: a tensor of n x m matrices."""
+    _check_options(options, "qd.Matrix.tensor", _ELEMENT_OPTIONS)
+    needs_grad = options.get("needs_grad", False)
+    if _backend(backend) is Backend.FIELD:
+        return matrix_field(n, m, dtype, shape, needs_grad=needs_grad)
+    return ndarray(MatrixType(n, m, dtype), shape, needs_grad=needs_grad)
+
+
+_matrix._TENSOR_MAKERS.update(vector=vector_tensor, matrix=matrix_tensor)

@@ -1,0 +1,80 @@
+"""`qd.tensor`, `qd.Vector.tensor`, `qd.Matrix.tensor`, `qd.Backend` and `qd.Tensor` as an
+annotation: both backends allocate what `qd.ndarray` / `qd.field` do, kernels take either."""
+
+import numpy as np
+import pytest
+
+import qd
+
+
+@pytest.fixture(autouse=True)
+def _init():
+    qd.init(arch=qd.cpu)
+
+
+@qd.kernel
+def scale(x: qd.Tensor, c: qd.f32):
+    for i, j in qd.ndrange(x.shape[0], x.shape[1]):
+        x[i, j] = x[i, j] * c + i * 10 + j
+
+
+@pytest.mark.parametrize("backend", [qd.Backend.NDARRAY, qd.Backend.FIELD, 0, 1])
+def test_tensor_backends_and_the_annotation(backend):
+    t = qd.tensor(qd.f32, shape=(3, 4), backend=backend)
+    assert isinstance(t, qd.Tensor) and t.shape == (3, 4) and t.layout is None and t._unwrap() is t
+    want = qd.Field if qd.Backend(backend) is qd.Backend.FIELD else qd.Ndarray
+    assert isinstance(t, want)
+    src = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t.from_numpy(src)
+    scale(t, 2.0)
+    expect = src * 2 + np.arange(3)[:, None] * 10 + np.arange(4)[None, :]
+    np.testing.assert_array_equal(t.to_numpy(), expect)
+    np.testing.assert_array_equal(t.to_numpy(dtype=qd.f64), expect.astype(np.float64))
+    assert t.to_numpy(dtype=qd.f64).dtype == np.float64
+
+
+def test_numpy_arrays_and_identity_layouts_are_accepted():
+    a = np.ones((2, 2), np.float32)
+    scale(a, 3.0)
+    np.testing.assert_array_equal(a, [[3, 4], [13, 14]])
+    t = qd.tensor(qd.i32, shape=(2, 3), layout=(0, 1))
+    assert t.shape == (2, 3)
+
+
+def test_vector_and_matrix_tensors():
+    v = qd.Vector.tensor(3, qd.f32, shape=(4,))
+    u = qd.Vector.tensor(3, qd.f32, shape=(4,), backend=qd.Backend.FIELD)
+    m = qd.Matrix.tensor(2, 2, qd.f32, shape=(3,))
+    assert v.to_numpy().shape == (4, 3) and u.to_numpy().shape == (4, 3) and m.to_numpy().shape == (3, 2, 2)
+    assert isinstance(u, qd.Field) and isinstance(v, qd.Tensor) and isinstance(m, qd.Tensor)
+
+    @qd.kernel
+    def fill(x: qd.Tensor):
+        for i in range(x.shape[0]):
+            x[i] = qd.Vector([i, 2 * i, 3 * i])
+
+    for t in (v, u):
+        fill(t)
+        np.testing.assert_array_equal(t.to_numpy(), np.arange(4)[:, None] * np.array([1, 2, 3]))
+
+
+def test_bad_options_are_refused_as_quadrants_refuses_them():
+    with pytest.raises(ValueError, match="not a valid qd.Backend"):
+        qd.tensor(qd.f32, shape=(2,), backend=7)
+    with pytest.raises(ValueError, match="entries"):
+        qd.tensor(qd.f32, shape=(4, 5), layout=(0, 1, 2))
+    with pytest.raises(ValueError, match="permutation"):
+        qd.tensor(qd.f32, shape=(4, 5), layout=(0, 0))
+    with pytest.raises(TypeError, match="layout="):
+        qd.tensor(qd.f32, shape=(4, 5), order="ji")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        qd.tensor(qd.f32, shape=(4,), offset=1)
+    with pytest.raises(TypeError, match="compound"):
+        qd.tensor(qd.math.vec3, shape=(4,), layout=(0,))
+    with pytest.raises(qd.QdValueError, match="canonical order") as e:
+        qd.tensor(qd.f32, shape=(4, 5), layout=(1, 0))  # a permuted layout: not silently ignored
+    assert "test_tensor_api.py" in str(e.value)
+    with pytest.raises(TypeError, match="tensors already"):
+        qd.Tensor(qd.ndarray(qd.f32, (2,)))
+    with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
+        qd.Vector.tensor(3, qd.f32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True)
