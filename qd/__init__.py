@@ -58,6 +58,7 @@ from .lang import (
 from .linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 from .matrix import Matrix, Vector
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .struct_field import StructField
 from .structs import Struct, dataclass
 from .tensor import Backend, Tensor, tensor
 from .types import Template, template
@@ -78,7 +79,7 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
-    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend",
+    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField",
 ]
 __all__ += ["Struct", "dataclass"]
 
@@ -105,7 +106,7 @@ __all__ += [
     "cfg", "reset", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint1", "uint8", "uint16", "uint32", "uint64",
 ]
-from .lang import (  # noqa: E402
+from .lang import (  # noqa: E402  # noqa: E402
     acos,
     asin,
     atan2,
@@ -115,6 +116,7 @@ from .lang import (  # noqa: E402
     bit_cast,
     bit_shr,
     loop_config,
+    one,
     pow,
     raw_div,
     raw_mod,
@@ -123,9 +125,10 @@ from .lang import (  # noqa: E402
     select,
     static_assert,
     tanh,
+    zero,
 )
 
 __all__ += [
     "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow", "raw_div", "raw_mod", "round", "rsqrt",
-    "select", "static_assert", "tanh",
+    "select", "static_assert", "tanh", "zero", "one",
 ]

@@ -43,6 +43,7 @@ class Field(Ndarray):
         self.m = self.element_shape[1] if len(self.element_shape) == 2 else 1
         self.name = name
         self._placed = False
+        self._type_key = ("field", None)
         self._arr = None
         self.shape = None
         self.offset = ()
@@ -62,6 +63,7 @@ class Field(Ndarray):
         self._ptr = self._arr.ctypes.data
         self._end = self._ptr + self._arr.nbytes
         _set_layout(self, self.dtype, shape, self.element_shape)
+        self._type_key = ("field", self.dtype.name, self._ndim, self.element_shape, self.offset)  # `ct_key` of a field
         self._placed = True
 
     def _need(self) -> np.ndarray:
@@ -315,6 +317,7 @@ class SNode:
         return SNode(out)
 
     def place(self, *fields, offset=None) -> SNode:
+        fields = [m for f in fields for m in (f._fields() if getattr(f, "is_struct_field", False) else [f])]
         for f in fields:
             if not isinstance(f, Field):
                 raise QdArgumentError(f"place() takes fields made without a shape, got {type(f).__name__}",

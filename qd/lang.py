@@ -276,6 +276,16 @@ def pow(base, exponent):  # noqa: A001
         raise QdTypeError(f"qd.pow(): {e}", caller_loc()) from None
 
 
+def zero(x):
+    """A zero of `x`'s type (a scalar, or a vector or matrix of zeros): quadrants' `qd.zero`."""
+    return x * 0
+
+
+def one(x):
+    """A one of `x`'s type (every component 1): quadrants' `qd.one`."""
+    return x * 0 + 1
+
+
 @_checked
 def select(cond, a, b):
     """`a` where `cond` is true, else `b` (both are evaluated)."""

@@ -16,7 +16,8 @@ the component type and `element_shape` the shape of one element; the memory is t
 array of shape `shape + element_shape` (what `to_numpy` returns), and `a[i]` is a
 `qd.Vector` / `qd.Matrix` (on the host a view: writing its components writes the array).
 What a launch reads is cached once: `_dtype` (the component type), `_ndim` (all dimensions,
-outer and element), `element_shape`, and `_sig = (_dtype, _ndim, element_shape)`.
+outer and element), `element_shape`, `_sig = (_dtype, _ndim, element_shape)` and `_type_key`, the array's type as a specialisation key
+(`frontend/ct_keys.member_key`: arrays inside data-oriented objects are keyed by type).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def _set_layout(a, d: _dt.DType, shape: tuple, element_shape: tuple) -> None:
     a._dims = tuple(shape) + a.element_shape
     a._ndim = len(a._dims)
     a._sig = (d, a._ndim, a.element_shape)
+    a._type_key = ("nd", d.name, a._ndim, a.element_shape)
 
 
 class Tensor:
@@ -108,7 +110,7 @@ class Tensor:
 
 
 class Ndarray(Tensor):
-    __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_ptr", "_end",
+    __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key", "_ptr", "_end",
                  "__weakref__")
     on_device = False
 

@@ -30,8 +30,7 @@ from .matrix import Matrix, MatrixType, Vector, VectorType
 
 __all__ = ["Struct", "StructType", "dataclass", "struct"]
 
-_FIELD_ERROR = ("qd.field is not supported yet: struct values live in kernels, as kernel and func arguments and "
-                "results; use arrays (qd.ndarray) of their members for data")
+_FIELD_MAKER: dict = {}  # "struct" -> qd/struct_field.py's constructor, which registers it
 
 
 class _Helper:
@@ -79,8 +78,11 @@ class Struct(metaclass=_StructMeta):
             d[name] = _untyped_member(v)
 
     @classmethod
-    def field(cls, *args, **kwargs):
-        raise QdTypeError(_FIELD_ERROR, caller_loc())
+    def field(cls, members, shape=None, **options):
+        """`qd.Struct.field({"a": qd.f32, ...}, shape)`: a struct field (qd/struct_field.py)."""
+        if not isinstance(members, dict):
+            raise QdTypeError(f"qd.Struct.field takes a dict of member types, got {show(members)}", caller_loc())
+        return _FIELD_MAKER["struct"](StructType(**members), shape, **options)
 
     def __setattr__(self, name: str, value) -> None:
         d = self.__dict__
@@ -342,8 +344,9 @@ class StructType:
                 flat = flat[1:]
         return self._make(out), flat
 
-    def field(self, *args, **kwargs):
-        raise QdTypeError(_FIELD_ERROR, caller_loc())
+    def field(self, shape=None, **options):
+        """A struct field of this type (qd/struct_field.py)."""
+        return _FIELD_MAKER["struct"](self, shape, **options)
 
     def __repr__(self) -> str:
         items = ", ".join(f"{k}={_type_text(t)}" for k, t in self.members.items())

@@ -494,11 +494,31 @@ class ExprGen(Emitter):
         take_b = fn.ins(f"or i1 {better}, {a_nan}")
         return fn.ins(f"select i1 {take_b}, {t} {b}, {t} {a}")
 
+    def bit_count(self, name: str, src: _dt.DType, x: str, d: _dt.DType) -> str:
+        """popcnt / clz / ffs of `x` (of type `src`) in `src`'s width, as a `d` value; `ffs` is the
+        1-based position of the lowest set bit, 0 for 0."""
+        fn, t = self.fn, ll(src)
+        if name == "popcnt":
+            r = fn.ins(f"call {t} {self.mg.intrinsic(f'llvm.ctpop.{t}', t, [t])}({t} {x})")
+        elif name == "clz":
+            r = fn.ins(f"call {t} {self.mg.intrinsic(f'llvm.ctlz.{t}', t, [t, 'i1'])}({t} {x}, i1 false)")
+        else:
+            tz = fn.ins(f"call {t} {self.mg.intrinsic(f'llvm.cttz.{t}', t, [t, 'i1'])}({t} {x}, i1 false)")
+            one = fn.ins(f"add {t} {tz}, 1")
+            zero = fn.ins(f"icmp eq {t} {x}, 0")
+            r = fn.ins(f"select i1 {zero}, {t} 0, {t} {one}")
+        out = ll(d)
+        if src.bits == d.bits:
+            return r
+        return fn.ins(f"{'trunc' if src.bits > d.bits else 'zext'} {t} {r} to {out}")
+
     def intrinsic(self, e: ir.Intrinsic) -> str:
         args = [self.expr(a) for a in e.args]
         d = e.dtype
         if e.name == "bitcast":
             return self.fn.ins(f"bitcast {ll(e.args[0].dtype)} {args[0]} to {ll(d)}")
+        if e.name in ("popcnt", "clz", "ffs"):
+            return self.bit_count(e.name, e.args[0].dtype, args[0], d)
         if d.is_float and e.name in ("min", "max"):
             return self.float_minmax(e.name, d, args[0], args[1])
         if d.is_float:

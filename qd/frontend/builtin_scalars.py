@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lang
+from .. import math as _qdmath
 from ..errors import QdError, QdStaticError, QdTypeError
 from . import builtin_calls as bc
 from . import ir, vectors
@@ -152,6 +153,33 @@ def _select(low, f, node, args, kwargs):
     return _finish(low, ir.Select(t, c, low.cast(a, t), low.cast(b, t)), args)
 
 
+def _zero_one(low, f, node, args, kwargs):
+    """`qd.zero(x)` / `qd.one(x)`: 0 or 1 of `x`'s type, per component of a vector (`x` is
+    evaluated, as a call argument is)."""
+    value = 0 if f is lang.zero else 1
+    if vectors.is_mat(args[0]):
+        return vectors.elementwise(low, lambda comps: _zero_one(low, f, node, list(comps), kwargs), list(args), node)
+    if isinstance(args[0], CT):
+        return CT(f(args[0].value))
+    return ir.Const(low.scalar(args[0], node.args[0]).dtype, value)
+
+
+_BIT_COUNTS = {_qdmath.popcnt: "popcnt", _qdmath.clz: "clz", _qdmath.ffs: "ffs"}
+
+
+def _bit_count(low, f, node, args, kwargs):
+    """`qd.math.popcnt` / `clz` / `ffs` of an integer, counted in its own width, as an i32."""
+    name = _BIT_COUNTS[f]
+    if vectors.is_mat(args[0]):
+        return vectors.elementwise(low, lambda comps: _bit_count(low, f, node, list(comps), kwargs), list(args), node)
+    if isinstance(args[0], CT) and isinstance(args[0].value, (int, np.integer)) and not isinstance(args[0].value, bool):
+        return CT(f(args[0].value))
+    e = low.scalar(args[0], node.args[0])
+    if e.dtype.is_float or e.dtype.is_bool:
+        raise QdTypeError(f"qd.math.{name} needs an integer operand, got a {e.dtype} value")
+    return ir.Intrinsic(_dt.i32, name, [e])
+
+
 def _atomic(low, f, node, args, kwargs):
     """`qd.atomic_<op>(target, value)`, giving the old value. The target is an array element
     or a local variable: a kernel-scope variable updated from a parallel loop is updated
@@ -277,6 +305,10 @@ _reg([lang.atomic_exchange], bc.Builtin("qd.atomic_exchange", _swap, "atomic swa
 _reg([lang.atomic_cas], bc.Builtin("qd.atomic_cas", _swap, "atomic compare-and-swap, giving the old value",
                                    arity=(3, 3), no_keywords=True,
                                    arity_error="qd.atomic_cas(target, expected, desired) takes three arguments"))
+_reg(list(_BIT_COUNTS), bc.Builtin("qd.math.popcnt", _bit_count, "bit counts of an integer, as an i32",
+                                   arity=(1, 1), arity_error="this function takes one argument", no_keywords=True))
+_reg([lang.zero, lang.one], bc.Builtin("qd.zero", _zero_one, "0 or 1 of the argument's type", arity=(1, 1),
+                                       arity_error="this function takes one argument", no_keywords=True))
 _reg([_dt.f16], bc.Builtin("qd.f16", _f16, "refused: no half precision", raw=True))
 _reg([lang.static_assert], bc.Builtin("qd.static_assert", _static_assert, "a compile-time check", arity=(1, 2),
                                       arity_error="qd.static_assert(cond, msg=None) takes a condition and a message",

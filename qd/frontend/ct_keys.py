@@ -17,7 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..data_oriented import is_walked, members_of, runtime_primitives, taken_apart
 from ..field import Field
-from ..ndarray import Ndarray
+from ..ndarray import Tensor
 
 
 def ct_key(v):
@@ -38,7 +38,7 @@ def ct_key(v):
     if isinstance(v, _dt.DType):
         return ("dtype", v.name)
     if isinstance(v, Field):  # a template field is an array argument: keyed by its type, not its identity
-        return ("field", v._dtype.name, v._ndim, v.element_shape, v.offset) if v._placed else ("field", None)
+        return v._type_key
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, tuple(ct_key(x) for x in v))
     if isinstance(v, range):
@@ -76,8 +76,8 @@ def object_key(v) -> tuple:
     busy.add(id(v))
     try:
         lifted = runtime_primitives(v)
-        return ("do", cls.__module__, cls.__qualname__,
-                tuple((name, member_key(m, lifted)) for name, m in members_of(v)))
+        return ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
+                tuple([(name, m._type_key if isinstance(m, Tensor) else member_key(m, lifted)) for name, m in members_of(v)]))
     finally:
         busy.discard(id(v))
 
@@ -85,14 +85,12 @@ def object_key(v) -> tuple:
 def member_key(m, lifted: bool = False) -> tuple:
     """The key of one member of a data-oriented object (see `object_key`); `lifted`: its int,
     float and bool members are run-time scalars, keyed by their types."""
-    if isinstance(m, Field):
-        return ct_key(m)
-    if isinstance(m, Ndarray):
-        return ("nd", m._dtype.name, m._ndim, tuple(m.element_shape or ()))
-    if is_walked(m):
-        return object_key(m)
+    if isinstance(m, Tensor):  # an ndarray or a field: its type, computed when it was made
+        return m._type_key
     if lifted and type(m) in (bool, int, float):
         return ("p", primitive_dtype(m).name)
+    if is_walked(m):
+        return object_key(m)
     try:
         return ct_key(m)
     except TypeError:

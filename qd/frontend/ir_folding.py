@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
-from .semantics import binop, bitcast, convert, intrinsic, wrap
+from .semantics import binop, bit_count, bitcast, convert, intrinsic, wrap
 
 
 def _num(c: ir.Const):
@@ -51,6 +51,8 @@ def fold(e: ir.Expr) -> ir.Const | None:
         args = [fold(x) for x in e.args]
         if any(a is None for a in args):
             return None
+        if e.name in ("popcnt", "clz", "ffs"):  # counted in the operand's own width
+            return ir.Const(e.dtype, bit_count(e.name, int(_num(args[0])), args[0].dtype))
         if e.name == "bitcast":
             return ir.Const(e.dtype, bitcast(_num(args[0]), args[0].dtype, e.dtype))
         return ir.Const(e.dtype, intrinsic(e.name, [_num(a) for a in args], e.dtype))

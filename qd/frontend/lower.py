@@ -18,7 +18,19 @@ import ast
 from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import builtin_loops, builtin_scalars, calls, fields, ids, ir, objects, structs, vector_places, vectors  # noqa: F401 - the builtin_* modules register builtins
+from . import (  # noqa: F401 - the builtin_* modules register builtins
+    builtin_loops,
+    builtin_scalars,
+    calls,
+    fields,
+    ids,
+    ir,
+    objects,
+    struct_fields,
+    structs,
+    vector_places,
+    vectors,
+)
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
@@ -80,7 +92,7 @@ class Lowerer(ExprLowerer):
         if method is None:
             raise self.syntax(node, f"the `{type(node).__name__}` statement")
         try:
-            method(node)
+            method(struct_fields.rewrite(self, node))
         except QdError as e:
             if e.loc is not None:
                 raise
@@ -231,6 +243,11 @@ class Lowerer(ExprLowerer):
         raise self.syntax(node, "augmented assignment to this target")
 
     def assign(self, target, value, node) -> None:
+        if isinstance(target, ast.Subscript):
+            sf = struct_fields.named_struct_field(self, target.value)
+            if sf is not None:  # a whole struct-field element: member by member
+                struct_fields.store(self, target, sf, value, node)
+                return
         p = vector_places.place(self, target) if isinstance(target, (ast.Subscript, ast.Attribute)) else None
         if p is not None:
             vector_places.store(self, p, value, node, self.loc(target))

@@ -39,6 +39,7 @@ from . import (
     ir_folding,
     objects,
     semantics,
+    struct_fields,
     structs,
     vector_places,
     vectors,
@@ -240,6 +241,8 @@ class ExprLowerer:
 
     def expr_Subscript(self, node):
         base = self.expr(node.value)
+        if struct_fields.is_struct_field(base):  # `x[i]` of a struct field, read whole
+            return struct_fields.element(self, node, base.value)
         if isinstance(base, LeafV) and base.leaf.is_array:
             arr, idx = self.subscript_parts(node, base)
             if arr.leaf.element_shape:

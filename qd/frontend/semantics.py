@@ -199,6 +199,17 @@ _FLOAT_FN = {"sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp"
              "asin": np.arcsin, "acos": np.arccos, "tanh": np.tanh, "atan2": np.arctan2}
 
 
+def bit_count(name: str, v: int, d: _dt.DType) -> int:
+    """popcnt / clz / ffs of integer `v` of type `d`, in `d`'s width (a negative value counts
+    its two's-complement bits)."""
+    u = v & ((1 << d.bits) - 1)
+    if name == "popcnt":
+        return bin(u).count("1")
+    if name == "clz":
+        return d.bits - u.bit_length()
+    return (u & -u).bit_length()
+
+
 def intrinsic(name: str, args: list, d: _dt.DType):
     if name == "min":
         return fmin(*args) if d.is_float else min(args)

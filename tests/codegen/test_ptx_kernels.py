@@ -354,3 +354,15 @@ def test_module_bytes_and_target_without_runtime():
     with pytest.raises(QdConfigError):
         t.entry_point(m)
     assert t.identity() == ("nvptx64-nvidia-cuda", "sm_90")
+
+
+@pytest.mark.parametrize("dt", [qd.i8, qd.i32, qd.u64], ids=lambda d: d.name)
+def test_bit_counts_assemble(dt):
+    @qd.kernel
+    def counts(x: qd.types.NDArray[dt, 1], out: qd.types.NDArray[qd.i32, 1]):
+        for i in range(x.shape[0]):
+            out[i] = qd.math.popcnt(x[i]) + qd.math.clz(x[i]) * 3 + qd.math.ffs(x[i]) * 7
+
+    ptx = compile_ptx(counts, np.zeros(4, dt.np), np.zeros(4, np.int32)).module.ptx
+    assert "popc" in ptx and "clz" in ptx
+    assert_ptxas_ok(ptx)

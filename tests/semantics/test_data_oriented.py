@@ -346,3 +346,14 @@ def test_a_dataclass_template_holding_arrays_is_taken_apart():
     run(o2)
     assert qd.launch_info(run).source == "memory"  # new arrays of the same types
     np.testing.assert_array_equal(o2.z.to_numpy(), 2 * np.arange(4))
+
+
+def test_explanations_name_the_member_chains():
+    s = Solver(N, False)
+    _setup(s)
+    s.step()
+    damp = str(qd.explain(s.step, "self.prm.damp"))
+    assert damp.startswith("self.prm.damp is pruned") and "qd.static(self.use_damping)` is False" in damp
+    mass = str(qd.explain(s.step, "self.rigid.mass"))
+    assert mass.startswith("self.rigid.mass is kept") and "Solver.accel" in mass and "reads self.rigid.mass" in mass
+    assert str(qd.explain(s.step, "self.unused")).startswith("self.unused is pruned")

@@ -290,3 +290,41 @@ def test_atomic_cas_and_exchange_in_serial_code():
 
     with pytest.raises(qd.QdTypeError, match="integer target"):
         float_cas(np.ones(1, np.float32))
+
+
+def _bit_counts_reference(v: int, bits: int) -> tuple[int, int, int]:
+    """popcnt, clz, ffs of `v` in a `bits`-wide two's-complement word, from its bit string."""
+    s = format(v & ((1 << bits) - 1), f"0{bits}b")
+    return s.count("1"), len(s) - len(s.lstrip("0")), (bits - s.rindex("1")) if "1" in s else 0
+
+
+@pytest.mark.parametrize("dt", [qd.i8, qd.u8, qd.i16, qd.i32, qd.u32, qd.i64, qd.u64], ids=lambda d: d.name)
+def test_bit_counts_in_the_operands_width(dt):
+    info = np.iinfo(dt.np)
+    vals = np.concatenate([np.array([0, 1, info.min, info.max, -1 if info.min < 0 else 2], dtype=dt.np),
+                           RNG.integers(info.min, info.max, size=60, dtype=dt.np, endpoint=True)])
+
+    @qd.kernel
+    def counts(x: qd.types.NDArray[dt, 1], out: qd.types.NDArray[qd.i32, 2]):
+        for i in range(x.shape[0]):
+            out[i, 0] = qd.math.popcnt(x[i])
+            out[i, 1] = qd.math.clz(x[i])
+            out[i, 2] = qd.math.ffs(x[i])
+        out[0, 3] = qd.math.popcnt(dt(-1) if qd.static(dt.is_signed) else dt(255))  # folded
+        out[1, 3] = qd.math.ffs(dt(96))
+
+    out = np.zeros((len(vals), 4), np.int32)
+    counts(vals, out)
+    want = np.array([_bit_counts_reference(int(v), dt.bits) for v in vals.tolist()])
+    np.testing.assert_array_equal(out[:, :3], want)
+    assert out[0, 3] == (dt.bits if dt.is_signed else 8) and out[1, 3] == 6
+    assert [int(qd.math.popcnt(v)) for v in vals[:5]] == want[:5, 0].tolist()  # the Python-scope functions agree
+
+
+def test_bit_counts_refuse_floats():
+    @qd.kernel
+    def bad(x: qd.f32) -> qd.i32:
+        return qd.math.ffs(x)
+
+    with pytest.raises(qd.QdTypeError, match="integer operand"):
+        bad(1.5)
