@@ -41,12 +41,12 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
         s.add(p)
     kernel_set = set(kernels)
     used: dict[str, tuple[str, ...]] = {}
-    for i, leaves in params.items():
+    for i in params:  # a leaf list is read only where some leaf is used (`params` may be lazy)
         if i not in kernel_set and i in cached:
             used[i] = cached[i]
             continue
         s = by_inst.get(i)
-        used[i] = tuple(filter(s.__contains__, leaves)) if s else ()
+        used[i] = tuple(filter(s.__contains__, params[i])) if s else ()
     kept_by: dict[str, set[str]] = {}
     for k, p in out["Param_Kept"]:
         kept_by.setdefault(k, set()).add(p)

@@ -68,7 +68,27 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     return f
 
 
-def signatures(insts: Iterable[ir.Inst]) -> dict[str, tuple[str, ...]]:
-    """Each instantiation's leaf parameters in signature order: how a plan orders used sets."""
-    path = attrgetter("path")
-    return {i.id: tuple(map(path, i.params)) for i in insts}
+class Signatures(Mapping):
+    """Each instantiation's leaf parameters in signature order (how a plan orders used sets),
+    read from an instantiation when asked: a plan needs them only for instantiations that use
+    some leaf, and there are a million leaves in a large program."""
+
+    def __init__(self, insts: Iterable[ir.Inst]):
+        self._insts = {i.id: i for i in insts}
+
+    def __getitem__(self, inst_id: str) -> tuple[str, ...]:
+        return tuple(map(_PATH, self._insts[inst_id].params))
+
+    def __iter__(self):
+        return iter(self._insts)
+
+    def __len__(self) -> int:
+        return len(self._insts)
+
+
+_PATH = attrgetter("path")
+
+
+def signatures(insts: Iterable[ir.Inst]) -> Signatures:
+    """See `Signatures`."""
+    return Signatures(insts)
