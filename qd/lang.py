@@ -145,7 +145,10 @@ def _reduce(name: str, ufunc, args):
     if not args:
         raise QdTypeError(f"qd.{name}() needs at least one argument", caller_loc())
     try:
-        return ufunc.reduce(args) if len(args) > 1 else args[0]
+        acc = args[0]
+        for b in args[1:]:  # pairwise, so vectors and scalars broadcast (`qd.max(4, qd.Vector([3, 5]))`)
+            acc = ufunc(acc, b)
+        return acc
     except (TypeError, ValueError) as e:  # qd.min(array, 3) and other mixtures numpy refuses
         raise QdTypeError(f"qd.{name}(): {e}", caller_loc()) from None
 

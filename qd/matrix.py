@@ -518,7 +518,7 @@ class Matrix:
 
     def trace(self):
         if self.ndim != 2 or self.n != self.m:
-            raise QdTypeError(f"trace() needs a square matrix, got shape {self.entries.shape}", caller_loc())
+            raise QdTypeError(f"trace(): expected a square matrix, got shape {self.entries.shape}", caller_loc())
         return _result(_ops.reduce("add", Comp(np.diagonal(self.entries).tolist(), self.dtype, (self.n,))))
 
     def determinant(self):

@@ -229,7 +229,7 @@ def _det(rows: list, t: _dt.DType):
 
 def _square(a: Comp, what: str, limit: int) -> int:
     if len(a.shape) != 2 or a.shape[0] != a.shape[1]:
-        raise QdTypeError(f"{what} needs a square matrix, got shape {a.shape}")
+        raise QdTypeError(f"{what}: expected a square matrix, got shape {a.shape}")
     if a.shape[0] > limit:
         raise QdTypeError(f"{what} supports matrices up to {limit}x{limit}, got {a.shape[0]}x{a.shape[0]}")
     return a.shape[0]

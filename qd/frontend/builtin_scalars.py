@@ -14,7 +14,9 @@ Importing this module registers the entries (`lower.py` does).
 from __future__ import annotations
 
 import ast
+import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from ..errors import QdError, QdStaticError, QdTypeError
 from . import builtin_calls as bc
 from . import ir, vectors
 from . import typing_rules as rules
-from .values import CT, LeafV
+from .values import CT, LeafV, TupleV
 
 __all__: list[str] = []
 
@@ -180,6 +182,47 @@ def _bit_count(low, f, node, args, kwargs):
     return ir.Intrinsic(_dt.i32, name, [e])
 
 
+# `operator.add(a, b)` and friends (a program may pick an operator from a list of them): lowered
+# as the expression they stand for, so every typing rule of that operator applies
+_OPERATOR_BINARY = {operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
+                    operator.truediv: ast.Div, operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod,
+                    operator.pow: ast.Pow, operator.and_: ast.BitAnd, operator.or_: ast.BitOr,
+                    operator.xor: ast.BitXor, operator.lshift: ast.LShift, operator.rshift: ast.RShift,
+                    operator.matmul: ast.MatMult}
+_OPERATOR_COMPARE = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE,
+                     operator.eq: ast.Eq, operator.ne: ast.NotEq}
+_OPERATOR_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert,
+                   operator.not_: ast.Not}
+
+
+def _operator(low, f, node, args, kwargs):
+    a = node.args
+    if f in _OPERATOR_UNARY:
+        if len(a) != 1 or node.keywords:
+            raise QdTypeError(f"operator.{f.__name__}() takes one argument")
+        expr = ast.UnaryOp(op=_OPERATOR_UNARY[f](), operand=a[0])
+    else:
+        if len(a) != 2 or node.keywords:
+            raise QdTypeError(f"operator.{f.__name__}() takes two arguments")
+        expr = ast.Compare(left=a[0], ops=[_OPERATOR_COMPARE[f]()], comparators=[a[1]]) if f in _OPERATOR_COMPARE \
+            else ast.BinOp(left=a[0], op=_OPERATOR_BINARY[f](), right=a[1])
+    return low.expr(ast.copy_location(expr, node))
+
+
+def _all_any(low, f, node, args, kwargs):
+    """`all(v)` / `any(v)` of a vector: its `.all()` / `.any()`; of a compile-time sequence:
+    Python's."""
+    v = args[0]
+    if isinstance(v, TupleV) and all(isinstance(x, CT) for x in v.items):
+        return CT(f(x.value for x in v.items))
+    if isinstance(v, CT) and not vectors.is_mat(v):
+        return CT(f(v.value))
+    mat = vectors.as_mat(low, v, node)
+    if mat is not None:
+        return vectors.method(low, mat, f.__name__, [], {}, node)
+    raise QdTypeError(f"{f.__name__}() takes a vector or a compile-time sequence inside kernels")
+
+
 def _atomic(low, f, node, args, kwargs):
     """`qd.atomic_<op>(target, value)`, giving the old value. The target is an array element
     or a local variable: a kernel-scope variable updated from a parallel loop is updated
@@ -307,6 +350,10 @@ _reg([lang.atomic_cas], bc.Builtin("qd.atomic_cas", _swap, "atomic compare-and-s
                                    arity_error="qd.atomic_cas(target, expected, desired) takes three arguments"))
 _reg(list(_BIT_COUNTS), bc.Builtin("qd.math.popcnt", _bit_count, "bit counts of an integer, as an i32",
                                    arity=(1, 1), arity_error="this function takes one argument", no_keywords=True))
+_reg([*_OPERATOR_BINARY, *_OPERATOR_COMPARE, *_OPERATOR_UNARY],
+     bc.Builtin("operator", _operator, "an operator of the `operator` module, as its expression", raw=True))
+_reg([builtins.all, builtins.any], bc.Builtin("all", _all_any, "all / any of a vector's components", arity=(1, 1),
+                                              arity_error="this function takes one argument", no_keywords=True))
 _reg([lang.zero, lang.one], bc.Builtin("qd.zero", _zero_one, "0 or 1 of the argument's type", arity=(1, 1),
                                        arity_error="this function takes one argument", no_keywords=True))
 _reg([_dt.f16], bc.Builtin("qd.f16", _f16, "refused: no half precision", raw=True))

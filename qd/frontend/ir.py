@@ -479,3 +479,17 @@ def reachable(root: Inst, insts: dict[str, Inst]) -> list[Inst]:
         out.append(inst)
         stack.extend(sorted(inst.callees))
     return out
+
+
+def located(v, loc: SourceLoc | None):
+    """Give the arithmetic just built for one source operator (and the multiplications of an
+    expanded `x ** n`) that operator's location, so a debug overflow check can point at it."""
+    stack = [v]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, BinOp) and e.loc is None:
+            e.loc = loc
+            stack += [e.lhs, e.rhs]
+        elif isinstance(e, Cast):
+            stack.append(e.operand)
+    return v

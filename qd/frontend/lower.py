@@ -34,7 +34,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
 from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
-from .lower_expr import BINOPS, ExprLowerer, located, relocated
+from .lower_expr import BINOPS, ExprLowerer, relocated
 from .registry import InstRegistry
 from .signature import return_shape, return_struct, return_types
 from .source import FuncSource, get_source
@@ -208,7 +208,7 @@ class Lowerer(ExprLowerer):
                     self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(var.dtype, op, var,
                                                                        self.cast(self.scalar(it, node), var.dtype))))
                 return
-            new = located(self.binop(op, p.read(self, t), rhs, node), self.loc(node))
+            new = ir.located(self.binop(op, p.read(self, t), rhs, node), self.loc(node))
             vector_places.store(self, p, new, node, self.loc(node))
             return
         if isinstance(t, ast.Subscript):
@@ -225,7 +225,7 @@ class Lowerer(ExprLowerer):
             self.access(leaf.path, t, "write")
             self.inst.written.add(leaf.path)
             cur = ir.Load(leaf.dtype, leaf.path, idx, self.loc(t))
-            new = located(self.binop(op, cur, rhs, node), self.loc(node))
+            new = ir.located(self.binop(op, cur, rhs, node), self.loc(node))
             self.emit(ir.Store(self.loc(t), leaf.path, idx, self.cast(self.scalar(new, node), leaf.dtype)))
             return
         if isinstance(t, ast.Name):
@@ -237,7 +237,7 @@ class Lowerer(ExprLowerer):
                 rhs = self.scalar(self.expr(node.value), node.value)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(cur.dtype, op, cur, self.cast(rhs, cur.dtype))))
                 return
-            new = located(self.binop(op, cur, self.expr(node.value), node), self.loc(node))
+            new = ir.located(self.binop(op, cur, self.expr(node.value), node), self.loc(node))
             self.assign(t, new, node)
             return
         raise self.syntax(node, "augmented assignment to this target")

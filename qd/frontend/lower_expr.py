@@ -49,7 +49,7 @@ from .registry import InstRegistry
 from .source import FuncSource, free_vars
 from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV
 
-__all__ = ["BINOPS", "ExprLowerer", "located"]
+__all__ = ["BINOPS", "ExprLowerer"]
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "shl", ast.RShift: "shr", ast.BitOr: "or",
@@ -369,7 +369,7 @@ class ExprLowerer:
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
-        return located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
+        return ir.located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
 
     def expr_UnaryOp(self, node):
         op = _UNARY[type(node.op)]
@@ -690,17 +690,3 @@ class ExprLowerer:
                          for x in v.items)
         raise QdStaticError("qd.static() needs a compile-time constant, but this expression depends on runtime "
                             f"values ({self.describe(v)})", self.loc(node))
-
-
-def located(v, loc: SourceLoc | None):
-    """Give the arithmetic just built for one source operator (and the multiplications of an
-    expanded `x ** n`) that operator's location, so a debug overflow check can point at it."""
-    stack = [v]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, ir.BinOp) and e.loc is None:
-            e.loc = loc
-            stack += [e.lhs, e.rhs]
-        elif isinstance(e, ir.Cast):
-            stack.append(e.operand)
-    return v

@@ -366,3 +366,33 @@ def test_bit_counts_assemble(dt):
     ptx = compile_ptx(counts, np.zeros(4, dt.np), np.zeros(4, np.int32)).module.ptx
     assert "popc" in ptx and "clz" in ptx
     assert_ptxas_ok(ptx)
+
+
+def test_data_oriented_and_struct_field_kernels_assemble():
+    """A kernel method of a data-oriented object (its member arrays are leaves) and a kernel
+    over a struct field lower to PTX that `ptxas` accepts; only the used members are read."""
+
+    @qd.data_oriented
+    class Body:
+        def __init__(self):
+            self.x = qd.ndarray(qd.f32, (8,))
+            self.v = qd.ndarray(qd.f32, (8,))
+            self.unused = qd.ndarray(qd.f32, (8,))
+
+        @qd.kernel
+        def step(self, dt: qd.f32):
+            for i in range(self.x.shape[0]):
+                self.x[i] += self.v[i] * dt
+
+    s = qd.Struct.field({"a": qd.f32, "b": qd.math.vec3}, shape=(8,))
+
+    @qd.kernel
+    def over_struct_field():
+        for i in s:
+            s[i].b[1] = s[i].a * 2
+
+    body = Body()
+    assert_ptxas_ok(qd.ptx(body.step, 0.5))  # the bound method, as a launch calls it
+    v = compile_ptx(Body.step, body, 0.5)
+    assert v.kept == ("self.v", "self.x", "dt") and v.pruned == ("self.unused",)
+    assert_ptxas_ok(qd.ptx(over_struct_field))

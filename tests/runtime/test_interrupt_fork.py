@@ -64,12 +64,14 @@ INTERRUPT = """
         os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=interrupt, daemon=True).start()
+    t0 = time.perf_counter()
     try:
         slow(x, 20_000)  # 128 chunks of ~1e8 steps each: seconds in all
     except KeyboardInterrupt:
         pass
     else:
-        print("FAIL: the launch returned without KeyboardInterrupt")
+        print("FAIL: the launch returned without KeyboardInterrupt", f"after {time.perf_counter() - t0:.2f} s,",
+              f"SIGINT handler {signal.getsignal(signal.SIGINT)!r}, finished {int((x != 0).sum())} of {n}")
         sys.exit(1)
     snap = x.copy()
     done = int((snap != 0).sum())

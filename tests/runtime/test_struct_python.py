@@ -136,13 +136,14 @@ def test_from_flat_rebuilds_a_result():
 # ---------------------------------------------------------------- errors
 
 
-def test_field_is_not_supported_yet():
+def test_struct_fields_from_types_and_bad_member_specs():
+    f = mystruct.field(shape=(4,))
+    assert f.shape == (4,) and set(f.to_numpy()) == set(mystruct.members)
+    g = qd.Struct.field({"a": qd.f32}, shape=(4,))
+    g[2].a = 1.5
+    assert g.a.to_numpy().tolist() == [0.0, 0.0, 1.5, 0.0]
     with pytest.raises(qd.QdTypeError) as e:
-        mystruct.field(shape=(4,))  # at:type-field
-    msg = check_located(e.value, qd.QdTypeError, __file__, "type-field", "mystruct.field")
-    assert "qd.field is not supported yet" in msg
-    with pytest.raises(qd.QdTypeError) as e:
-        qd.Struct.field({"a": qd.f32}, shape=(4,))  # at:struct-field
+        qd.Struct.field([qd.f32], shape=(4,))  # at:struct-field
     check_located(e.value, qd.QdTypeError, __file__, "struct-field", "qd.Struct.field")
 
 

@@ -6,6 +6,8 @@ returning vectors); the expected values come from numpy, never from qd.
 """
 
 
+import operator
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -549,3 +551,38 @@ def test_square_and_vector_only_operations_are_refused_with_located_errors():
     assert e.value.loc is not None
     with pytest.raises(qd.QdTypeError, match="cannot apply to a vector"):
         tv()
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.floordiv, operator.lt])
+def test_operator_module_functions_in_kernels(op):
+    """A program may pick an operator out of a list of `operator` functions: it computes what the
+    operator does, on vectors (fields and Python-scope constants) and scalars."""
+    m1 = qd.Vector([42, 43])
+    out = qd.Vector.field(2, dtype=qd.i32, shape=())
+    src = qd.Vector.field(2, dtype=qd.i32, shape=())
+    src.from_numpy(np.array([83, 12], np.int32))
+
+    @qd.kernel
+    def run(k: qd.i32) -> qd.i32:
+        out[None] = op(m1, src[None])
+        return op(k, 5) + operator.neg(k)
+
+    assert run(7) == int(op(7, 5)) - 7
+    np.testing.assert_array_equal(out.to_numpy(), op(np.array([42, 43]), np.array([83, 12])).astype(np.int32))
+
+
+def test_all_any_of_vectors_and_constants():
+    @qd.kernel
+    def check(x: qd.f32) -> qd.i32:
+        a = qd.Vector([1.0, 2.0, 3.0]) * x
+        return all(a > 0) * 1 + any(a > 5) * 10 + all((1, 0)) * 100 + any([0, 2]) * 1000
+
+    assert check(1.0) == 1 + 1000
+    assert check(2.0) == 1 + 10 + 1000
+    assert check(-1.0) == 1000
+
+
+def test_python_scope_min_max_broadcast_vectors():
+    assert qd.max(4, qd.Vector([3, 4, 5])).to_list() == [4, 4, 5]
+    assert qd.min(qd.Vector([1, 5]), qd.Vector([3, 2]), 2).to_list() == [1, 2]
+    assert qd.max(2, 3, 1) == 3
