@@ -6,6 +6,7 @@ own life with `signal.alarm`, so a deadlock fails the test instead of hanging py
 leaving a stray process behind).
 """
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,8 +17,12 @@ TIMEOUT_S = 240
 def _run(script: str, tmp_path) -> subprocess.CompletedProcess:
     path = tmp_path / "prog.py"
     path.write_text(textwrap.dedent(script))
+    # The program starts with SIGINT at its default disposition, as a program started from a
+    # terminal does: a test run started in the background of a non-interactive shell ignores
+    # SIGINT, and an ignored signal stays ignored across exec (Python then installs no handler).
     return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=TIMEOUT_S,
-                          cwd=str(tmp_path), env=_env())
+                          cwd=str(tmp_path), env=_env(),
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _env():
