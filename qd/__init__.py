@@ -60,7 +60,7 @@ from .matrix import Matrix, Vector
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .struct_field import StructField
 from .structs import Struct, dataclass
-from .tensor import Backend, Tensor, tensor
+from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 from .types import Template, template
 from .version import __version__
 
@@ -79,7 +79,7 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
-    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField",
+    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
 ]
 __all__ += ["Struct", "dataclass"]
 

@@ -18,7 +18,31 @@ from .field import field, matrix_field, vector_field
 from .matrix import MatrixType, VectorType
 from .ndarray import Tensor, ndarray
 
-__all__ = ["Backend", "Tensor", "tensor", "vector_tensor", "matrix_tensor"]
+__all__ = ["Backend", "MatrixTensor", "Tensor", "VectorTensor", "matrix_tensor", "tensor", "vector_tensor", "wrap"]
+
+
+class _ElementRank(type):
+    """`isinstance(t, qd.VectorTensor)`: a tensor whose elements are vectors (one element
+    dimension), `qd.MatrixTensor`: matrices (two). quadrants has wrapper classes of those names;
+    in qd they are only these checks."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and len(getattr(obj, "element_shape", ())) == cls._rank
+
+
+class VectorTensor(metaclass=_ElementRank):
+    _rank = 1
+
+
+class MatrixTensor(metaclass=_ElementRank):
+    _rank = 2
+
+
+def wrap(impl):
+    """quadrants' `qd.wrap(impl)`: a qd ndarray or field is its own tensor, so it is returned."""
+    if not isinstance(impl, Tensor):
+        raise TypeError(f"qd.wrap() takes a qd.ndarray or a qd.field, got {type(impl).__name__}")
+    return impl
 
 
 class Backend(enum.IntEnum):

@@ -47,6 +47,10 @@ def test_vector_and_matrix_tensors():
     m = qd.Matrix.tensor(2, 2, qd.f32, shape=(3,))
     assert v.to_numpy().shape == (4, 3) and u.to_numpy().shape == (4, 3) and m.to_numpy().shape == (3, 2, 2)
     assert isinstance(u, qd.Field) and isinstance(v, qd.Tensor) and isinstance(m, qd.Tensor)
+    assert isinstance(v, qd.VectorTensor) and isinstance(u, qd.VectorTensor) and not isinstance(v, qd.MatrixTensor)
+    assert isinstance(m, qd.MatrixTensor) and not isinstance(m, qd.VectorTensor)
+    assert not isinstance(qd.tensor(qd.f32, shape=(2,)), (qd.VectorTensor, qd.MatrixTensor))
+    assert qd.wrap(v) is v
 
     @qd.kernel
     def fill(x: qd.Tensor):
@@ -74,6 +78,8 @@ def test_bad_options_are_refused_as_quadrants_refuses_them():
     with pytest.raises(qd.QdValueError, match="canonical order") as e:
         qd.tensor(qd.f32, shape=(4, 5), layout=(1, 0))  # a permuted layout: not silently ignored
     assert "test_tensor_api.py" in str(e.value)
+    with pytest.raises(TypeError, match="qd.wrap"):
+        qd.wrap(np.zeros(3))
     with pytest.raises(TypeError, match="tensors already"):
         qd.Tensor(qd.ndarray(qd.f32, (2,)))
     with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
