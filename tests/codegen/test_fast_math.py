@@ -54,3 +54,32 @@ def test_fast_math_vectorises_the_reduction_and_stays_close(tmp_path):
     again, _, src_again, _ = _run(tmp_path, True)
     assert src_again == "disk"
     np.testing.assert_array_equal(again, fast)
+
+
+def test_ieee_float_sum_vectorises_in_order_and_keeps_every_bit():
+    """Without fast_math a float sum keeps its order: the vectoriser may still run the loop body in
+    vector lanes but must add the lanes one by one, in the source order (an ordered reduction),
+    so the result is bit for bit the sequential float32 sum."""
+    qd.init(arch=qd.cpu)
+
+    @qd.kernel
+    def total(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1]):
+        for _ in range(1):
+            s = 0.0
+            for j in range(x.shape[0]):
+                s += x[j] * x[j] / (1.0 + x[j] * x[j])
+            out[0] = s
+
+    r = np.random.default_rng(11)
+    x = (r.standard_normal(4099) * 10).astype(np.float32)
+    out = np.zeros(1, np.float32)
+    total(x, out)
+    terms = x * x / (np.float32(1.0) + x * x)
+    assert terms.dtype == np.float32
+    sequential = np.add.accumulate(terms, dtype=np.float32)[-1]  # strictly left to right
+    assert out[0] == sequential
+    assert out[0] != np.float32(np.sum(terms, dtype=np.float64))  # the order really matters here
+    (variant,) = total.variants.values()
+    text = str(jit.optimize(variant.module.ir_text))
+    assert "reassoc" not in text
+    assert re.search(r"@llvm\.vector\.reduce\.fadd\.v\d+f32\(float [^,]+, <\d+ x float>", text)
