@@ -237,6 +237,13 @@ class ExprGen(Emitter):
             return fn.ins(f"atomicrmw {_atomic_op(e.op, e.dtype)} ptr {p}, {ll(e.dtype)} {v} monotonic")
         if isinstance(e, ir.CallFunc):
             return self.call(e)
+        if isinstance(e, ir.CheckedIndex):
+            v = self.expr(e.index)
+            d = e.index.dtype
+            w = v if d.bits == 64 else fn.ins(f"{'sext' if d.is_signed else 'zext'} {ll(d)} {v} to i64")
+            bad = fn.ins(f"icmp uge i64 {w}, {e.size}")  # negative indices are huge unsigned
+            checks.fail_if(self, bad, checks.BOUNDS, e.loc, w)
+            return v
         raise QdInternalError(f"codegen: unhandled expression {type(e).__name__}")
 
     def call(self, e: ir.CallFunc) -> str:

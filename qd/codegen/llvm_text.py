@@ -94,3 +94,28 @@ class Fn:
             self.lines.append(f"  {default_ret}")
         body = [self.lines[0], *self.allocas, *self.lines[1:]]
         return self.header + " {\n" + "\n".join(body) + "\n}\n"
+
+
+def printf_arg(fn: Fn, d: DType, v: str, spec: str) -> tuple[str, str]:
+    """(printf directive, typed argument) that print value `v` of dtype `d` as quadrants does:
+    f32 as `%f` of the value widened to double, f64 as `%.12f`, integers narrower than 32 bits
+    widened to i32 (`%hd`/`%hu`), 64-bit ones with `ll`. `spec` (flags, width, precision and
+    maybe a conversion letter, from a format spec) replaces the default directive."""
+    if d.is_float:
+        if d.bits == 32:
+            v = fn.ins(f"fpext float {v} to double")
+        default, length = ("f" if d.bits == 32 else ".12f"), ""
+        arg = f"double {v}"
+    else:
+        unsigned = not d.is_signed
+        if d.bits < 32:
+            v = fn.ins(f"{'zext' if unsigned else 'sext'} {ll(d)} {v} to i32")
+            arg, length = f"i32 {v}", "h"
+        else:
+            arg, length = f"{ll(d)} {v}", ("ll" if d.bits == 64 else "")
+        default = "u" if unsigned else "d"
+    if not spec:
+        return f"%{length}{default}" if not d.is_float else f"%{default}", arg
+    conv = spec[-1] if spec[-1].isalpha() else ""
+    body = spec[:-1] if conv else spec
+    return f"%{body}{length}{conv or default[-1]}", arg

@@ -48,6 +48,7 @@ class ModuleGen:
         self.funcs: dict[str, str] = {}  # inst id -> llvm name
         self.func_text: list[str] = []
         self.decls: set[str] = set()
+        self.strings: dict[bytes, str] = {}  # NUL-terminated text -> the constant holding it
         self.check_locs: list[SourceLoc | None] = []
         self.check_messages: dict[int, str] = {}
 
@@ -73,6 +74,17 @@ class ModuleGen:
 
     def declare(self, text: str) -> None:
         self.decls.add(text)
+
+    def cstring(self, text: str) -> str:
+        """The symbol of a private constant holding `text`, NUL-terminated (one per text). Its
+        name starts with a dot, which no qd or user symbol does."""
+        data = text.encode() + b"\0"
+        name = self.strings.get(data)
+        if name is None:
+            name = self.strings[data] = f"@.qd.str.{len(self.strings)}"
+            esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
+            self.declare(f'{name} = private unnamed_addr constant [{len(data)} x i8] c"{esc}", align 1')
+        return name
 
     def intrinsic(self, name: str, ret: str, args: list[str]) -> str:
         self.declare(f"declare {ret} @{name}({', '.join(args)})")

@@ -13,7 +13,7 @@ from ..frontend import ir
 from . import checks, reductions
 from .emitter import Scope
 from .exprs import ExprGen, RawValue
-from .llvm_text import Fn, const, ll
+from .llvm_text import Fn, const, ll, printf_arg
 
 
 class StmtGen(ExprGen):
@@ -126,6 +126,8 @@ class StmtGen(ExprGen):
             self.return_(st)
         elif isinstance(st, ir.Assert):
             checks.assertion(self, self.expr(st.cond), st.loc, st.message)
+        elif isinstance(st, ir.Print):
+            self.print_(st)
         elif isinstance(st, ir.Unpack):
             agg = self.call(st.call)
             for i, var in enumerate(st.vars):
@@ -133,6 +135,19 @@ class StmtGen(ExprGen):
                 fn.op(f"store {ll(var.dtype)} {v}, ptr {self.var_ptr(var)}")
         else:
             raise QdInternalError(f"codegen: unhandled statement {type(st).__name__}", st.loc)
+
+    def print_(self, st: ir.Print) -> None:
+        """One printf-style call of the target with the whole line (`llvm_text.printf_arg`)."""
+        fmt, args = [], []
+        for p in st.parts:
+            if isinstance(p, str):
+                fmt.append(p.replace("%", "%%"))
+                continue
+            e, spec = p
+            directive, arg = printf_arg(self.fn, e.dtype, self.expr(e), spec)
+            fmt.append(directive)
+            args.append(arg)
+        self.mg.target.emit_print(self, self.mg.cstring("".join(fmt)), args)
 
     def if_(self, st: ir.If) -> None:
         fn = self.fn

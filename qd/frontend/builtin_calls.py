@@ -27,8 +27,8 @@ from .. import dtypes as _dt
 from .. import lang
 from .. import matrix as _matrix
 from .. import structs as _structs
-from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import fields, ir, math_calls, semantics, structs, vector_places, vectors
+from ..errors import QdError, QdStaticError, QdTypeError
+from . import fields, ir, math_calls, print_calls, semantics, structs, vector_places, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, RangeV, TupleV
 
@@ -60,8 +60,8 @@ class Builtin:
 
 
 def _print(low, f, node, args, kwargs):
-    raise QdSyntaxError("print() is not supported inside kernels; return values or write them to an "
-                        "array instead")
+    print_calls.lower_print(low, node)
+    return CT(None)
 
 
 def _static(low, f, node, args, kwargs):
@@ -261,7 +261,7 @@ def _register(keys, entry: Builtin) -> None:
         _TABLE[k] = entry
 
 
-_register([builtins.print], Builtin("print", _print, "refused: kernels cannot print", raw=True))
+_register([builtins.print], Builtin("print", _print, "print values from the kernel (the device's printf)", raw=True))
 _register([lang.static], Builtin(
     "qd.static", _static, "evaluate the argument at compile time", arity=(1, 1),
     arity_error="qd.static() takes exactly one argument here", error=QdStaticError, raw=True))

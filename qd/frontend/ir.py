@@ -166,6 +166,17 @@ class Intrinsic(Expr):
 
 
 @dataclass(eq=False)
+class CheckedIndex(Expr):
+    """A run-time index into a local vector or matrix of extent `size`, checked under
+    `qd.init(debug=True)` (an out-of-range index is quadrants' "Out of bound access");
+    evaluates to `index`."""
+
+    index: Expr = None
+    size: int = 0
+    loc: SourceLoc | None = None
+
+
+@dataclass(eq=False)
 class AtomicRMW(Expr):
     """Atomic read-modify-write on an array element; evaluates to the old value."""
 
@@ -299,6 +310,14 @@ class Assert(Stmt):
 
     cond: Expr = None
     message: str | None = None
+
+
+@dataclass(eq=False)
+class Print(Stmt):
+    """`print(...)`: text pieces (str) and `(expr, spec)` pairs, in order (`frontend/print_calls.py`);
+    `spec` is a printf spec without its conversion's length modifier, or "" for the default."""
+
+    parts: list = field(default_factory=list)
 
 
 @dataclass(eq=False)

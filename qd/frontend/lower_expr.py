@@ -464,6 +464,10 @@ class ExprLowerer:
 
     def expr_Call(self, node):
         if isinstance(node.func, ast.Attribute):
+            if node.func.attr == "fill" and len(node.args) == 1 and not node.keywords:  # `a[i].v.fill(x)`
+                p = vector_places.place(self, node.func.value)
+                if p is not None and p.shape and p.leaf is not None:
+                    return vector_places.store(self, p, self.expr(node.args[0]), node, self.loc(node))
             base = self.expr(node.func.value)
             if isinstance(base, LeafV) and base.leaf.is_array and node.func.attr == "fill":
                 return fields.fill(self, base, node)

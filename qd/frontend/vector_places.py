@@ -17,7 +17,7 @@ from .. import dtypes as _dt
 from ..errors import QdTypeError
 from . import ir
 from .values import CT, LeafV, MatV, TupleV
-from .vectors import _shape_text, as_mat, swizzle_indices
+from .vectors import _shape_text, as_mat, count_indices, runtime_index, swizzle_indices
 
 
 @dataclass
@@ -102,8 +102,9 @@ def _pick(p: Place, flat: list[int], shape: tuple) -> Place:
 
 def _sub_place(low, p: Place, idx, node) -> Place:
     parts = list(idx.items) if isinstance(idx, TupleV) else [idx]
-    if not p.shape or len(parts) > len(p.shape):
-        raise QdTypeError("too many indices for this vector")
+    if not p.shape:
+        raise QdTypeError("a scalar component cannot be indexed")
+    count_indices(len(p.shape), len(parts), "this vector" if len(p.shape) == 1 else "this matrix")
     m = p.shape[1] if len(p.shape) == 2 else 1
     axes = []
     for d, part in enumerate(parts):
@@ -115,10 +116,7 @@ def _sub_place(low, p: Place, idx, node) -> Place:
                 raise QdTypeError(f"index {part.value} is out of range")
             axes.append(part.value % size)
         else:
-            e = low.scalar(part, node)
-            if not (e.dtype.is_int or e.dtype.is_bool):
-                raise QdTypeError(f"vector index must be an integer, got {e.dtype}")
-            axes.append(e)
+            axes.append(runtime_index(low, part, size, node))
     for d in range(len(parts), len(p.shape)):
         axes.append(list(range(p.shape[d])))
     dyn = [a for a in axes if isinstance(a, ir.Expr)]

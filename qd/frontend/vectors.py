@@ -492,11 +492,11 @@ def method(low, v: MatV, name: str, args: list, kwargs: dict, node):
 
 
 def index(low, v: MatV, idx, node):
-    """`v[i]`, `m[i, j]`, `m[i]` (a row), `v[a:b]` (static slices); a run-time index selects
-    among the components."""
+    """`v[i]`, `m[i, j]`, `m[i, :]` (a row), `v[a:b]` (static slices); a run-time index selects
+    among the components. As in quadrants, a matrix takes exactly two indices (`m[i]` is an
+    error, not a row) and a vector one."""
     parts = list(idx.items) if isinstance(idx, TupleV) else [idx]
-    if len(parts) > v.ndim:
-        raise QdTypeError(f"a {_shape_text(v.shape)} value takes at most {v.ndim} indices")
+    count_indices(v.ndim, len(parts), f"a {_shape_text(v.shape)} value")
     axes = []
     for d, p in enumerate(parts):
         size = v.shape[d]
@@ -510,10 +510,7 @@ def index(low, v: MatV, idx, node):
         elif isinstance(p, CT) and rules.is_typed(p.value):
             axes.append(int(p.value) % size)
         else:
-            e = low.scalar(p, node)
-            if not (e.dtype.is_int or e.dtype.is_bool):
-                raise QdTypeError(f"vector index must be an integer, got {e.dtype}")
-            axes.append(e)
+            axes.append(runtime_index(low, p, size, node))
     for d in range(len(parts), v.ndim):
         axes.append(list(range(v.shape[d])))
     if any(isinstance(a, ir.Expr) for a in axes):
@@ -523,6 +520,22 @@ def index(low, v: MatV, idx, node):
     if not shape:
         return v.entries[flat[0]]
     return MatV(shape, tuple(v.entries[k] for k in flat))
+
+
+def count_indices(ndim: int, n: int, what: str) -> None:
+    """quadrants' rule: a vector takes one index and a matrix two (a slice counts as one)."""
+    if n != ndim:
+        hint = "; write m[i, :] for a row" if ndim == 2 and n == 1 else ""
+        raise QdTypeError(f"Expected {ndim} indices, got {n}: {what} takes {ndim} "
+                          f"{'index' if ndim == 1 else 'indices'}{hint}")
+
+
+def runtime_index(low, p, size: int, node) -> ir.Expr:
+    """A run-time component index, bounds-checked under debug (quadrants checks them there)."""
+    e = low.scalar(p, node)
+    if not (e.dtype.is_int or e.dtype.is_bool):
+        raise QdTypeError(f"vector index must be an integer, got {e.dtype}")
+    return ir.CheckedIndex(e.dtype, e, size, low.loc(node)) if low.cfg.debug else e
 
 
 def _flat(v: MatV, combo) -> int:

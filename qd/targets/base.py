@@ -126,6 +126,13 @@ class Target(Host):
     def math_symbol(self, name: str, dtype: DType) -> str:
         """The LLVM function (intrinsic or library symbol) computing float math `name`."""
 
+    # -- output ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def emit_print(self, g: Emitter, fmt: str, args: list[str]) -> None:
+        """Print one line from kernel code: the printf format at symbol `fmt` with the typed
+        arguments `args` (doubles and integers of 32 or 64 bits, in order)."""
+
     # -- reductions ------------------------------------------------------------------------
 
     def flush_reduction(self, g: Emitter, e: ir.Expr, value: str) -> None:

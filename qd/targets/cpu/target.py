@@ -84,6 +84,16 @@ class CpuTarget(CpuHost, Target):
         fn.term(f"br label %{end_l}")
         fn.label(end_l)
 
+    # -- output ----------------------------------------------------------------------------
+
+    def emit_print(self, g: Emitter, fmt: str, args: list[str]) -> None:
+        """The C library's printf, then a flush: the text reaches the terminal (or a pipe, or
+        pytest's capture) before the launch returns, in order with the kernel's other prints."""
+        g.mg.declare("declare i32 @printf(ptr, ...)")
+        g.mg.declare("declare i32 @fflush(ptr)")
+        g.fn.ins(f"call i32 (ptr, ...) @printf(ptr {fmt}{''.join(', ' + a for a in args)})")
+        g.fn.ins("call i32 @fflush(ptr null)")
+
     # -- math ------------------------------------------------------------------------------
 
     def math_symbol(self, name: str, dtype: DType) -> str:

@@ -196,6 +196,22 @@ class CudaTarget(Target):
             args += leaf_args(s.kind, s.dtype, g.leaves[s.path])
         g.fn.op(f"call void @{g.mg.body_name(task)}({', '.join(args)})")
 
+    # -- output ----------------------------------------------------------------------------
+
+    def emit_print(self, g: Emitter, fmt: str, args: list[str]) -> None:
+        """CUDA's `vprintf(format, buffer)`: the arguments laid out in a local struct with their
+        natural alignment, as the device printf reads them; the text appears on the host when
+        the launch synchronises."""
+        g.mg.declare("declare i32 @vprintf(ptr, ptr)")
+        buf = "null"
+        if args:
+            sty = "{ " + ", ".join(a.split(" ", 1)[0] for a in args) + " }"
+            buf = g.fn.alloca(sty)
+            for i, a in enumerate(args):
+                p = g.fn.ins(f"getelementptr inbounds {sty}, ptr {buf}, i32 0, i32 {i}")
+                g.fn.op(f"store {a}, ptr {p}")
+        g.fn.ins(f"call i32 @vprintf(ptr {fmt}, ptr {buf})")
+
     # -- reductions ------------------------------------------------------------------------
 
     def flush_reduction(self, g: Emitter, e: ir.Expr, value: str) -> None:
