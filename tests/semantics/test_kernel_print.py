@@ -21,7 +21,7 @@ def test_print_formats_like_quadrants(capfd):
         print("hello", n, a[1], v, sep=", ")
         print(m)
         print(f"n={n} x={a[0]:.3f} [{n:5d}] 100%", end="|\n")
-        print("{} and {:.1f}".format(n, a[1]))
+        print("{} and {:.1f}".format(n, a[1]))  # noqa: UP032 - str.format is what this checks
         print(qd.u8(200), qd.i8(-3), n > 2, qd.i64(1) << 40, qd.f64(0.1), 7, 2.5, (1, 2), "end")
 
     k(np.array([0.25, 3.0], np.float32), 5)
