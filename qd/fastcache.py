@@ -285,6 +285,8 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
                 leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, ())
         elif isinstance(spec, ArraySpec):
             part = open_arrays.get(path)
+            if part == ():  # an optional tensor slot given None: a compile-time None, no leaf
+                continue
             if part is None:  # fixed by the annotation: its ndim counts outer dimensions
                 elem = tuple(spec.element_shape or ())
                 leaves[path] = ("array", spec.dtype, spec.ndim + len(elem), elem)

@@ -318,6 +318,8 @@ def _open_elements(spec) -> bool:
 
 
 def _asig(v):
+    if v is None:  # an optional tensor slot left empty (`args.optional_slot`); other slots refuse it
+        return ()
     if type(v) is Ndarray or type(v) is DeviceNdarray:
         return (v._dtype, v._ndim, v.element_shape) if v.element_shape else (v._dtype, v._ndim)
     return (from_numpy(v.dtype), v.ndim)

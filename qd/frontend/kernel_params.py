@@ -41,6 +41,8 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             lf = ir.ScalarLeaf(path, spec.dtype, kernel.param_loc(path))
             leaves.append(lf)
             return LeafV(lf), ("s", spec.dtype.name)
+        if isinstance(spec, ArraySpec) and arrays[path] is None:  # an optional slot given None
+            return CT(None), ("none",)
         if isinstance(spec, ArraySpec):
             dt, nd, elem = arrays[path]
             lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem)

@@ -442,9 +442,8 @@ class ExprLowerer:
             right = self.expr(right_node)
             static_op = _STATIC_CMPOPS.get(type(op_node))
             if static_op is not None:
-                if not (isinstance(left, CT) and isinstance(right, CT)):
-                    raise QdTypeError("`is` / `in` comparisons need compile-time operands")
-                results.append(CT(rules.static_compare(static_op, left.value, right.value)))
+                a, b = (x.value if isinstance(x, CT) else rules.RUNTIME for x in (left, right))
+                results.append(CT(rules.static_compare(static_op, a, b)))
             else:
                 results.append(self.binop(_CMPOPS[type(op_node)], left, right, node))
             left = right

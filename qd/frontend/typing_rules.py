@@ -206,8 +206,16 @@ def static_unary(op: str, v: object) -> object:
         raise QdTypeError(str(e)) from None
 
 
+RUNTIME = object()  # what `static_compare` is given for an operand known only at run time
+
+
 def static_compare(op: str, a: object, b: object) -> bool:
-    """`is`, `is not`, `in`, `not in` of two compile-time values."""
+    """`is`, `is not`, `in`, `not in` of two compile-time values. An array or any other run-time
+    value (`RUNTIME`) is never None, which `x is not None` may ask (an optional tensor slot)."""
+    if a is RUNTIME or b is RUNTIME:
+        if op in ("is", "is not") and (a is None or b is None):
+            return op == "is not"
+        raise QdTypeError("`is` / `in` comparisons need compile-time operands")
     try:
         if op == "is":
             return a is b

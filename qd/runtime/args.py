@@ -54,12 +54,24 @@ def components(v, shape: tuple | None, path: str, loc_of: LocOf) -> list:
     return a.ravel().tolist()
 
 
+ABSENT = ()  # the key part of an optional tensor slot given None (no array signature is empty)
+
+
+def optional_slot(spec) -> bool:
+    """quadrants' optional tensor slot: a parameter annotated `qd.Tensor` (any dtype and rank)
+    may be given None, which is then a compile-time None (`qd.static(x is not None)` picks the
+    code) and a specialisation of its own."""
+    return spec.dtype is None and spec.ndim is None
+
+
 def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     """(dtype, ndim) of an array argument, or (dtype, ndim, element shape) for a `qd.ndarray`
     of vectors or matrices, checked against the parameter's annotation: `ndim` counts every
     dimension of the components (a vec3 array of shape (n,) has 2), the dtype is the
     components'. This is the argument's part of the specialisation key."""
     value_elem: tuple = ()
+    if v is None and optional_slot(spec):
+        return ABSENT
     if isinstance(v, Ndarray):
         dt, nd, value_elem = v._dtype, v._ndim, v.element_shape
     elif isinstance(v, np.ndarray):
@@ -106,8 +118,11 @@ def element_shape(spec, value_elem: tuple = ()) -> tuple:
     return tuple(spec.element_shape) if spec.element_shape is not None else tuple(value_elem)
 
 
-def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple]:
-    """(dtype, ndim, element shape) of an array leaf, from its argument's `array_signature`."""
+def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple] | None:
+    """(dtype, ndim, element shape) of an array leaf, from its argument's `array_signature`;
+    None for an optional slot given None (no leaf)."""
+    if sig == ABSENT:
+        return None
     if len(sig) == 3:
         return sig[0], sig[1], tuple(sig[2])
     return sig[0], sig[1], element_shape(spec)

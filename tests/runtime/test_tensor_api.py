@@ -84,3 +84,56 @@ def test_bad_options_are_refused_as_quadrants_refuses_them():
         qd.Tensor(qd.ndarray(qd.f32, (2,)))
     with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
         qd.Vector.tensor(3, qd.f32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True)
+
+
+def _optional_slot_kernel():
+    @qd.kernel(fastcache=True)
+    def k(a: qd.types.NDArray[qd.f32, 1], b: qd.Tensor, c: qd.types.NDArray[qd.f32, 1]):
+        for i in range(a.shape[0]):
+            if qd.static(b is not None):
+                c[i] = a[i] + b[i]
+            else:
+                c[i] = a[i]
+
+    return k
+
+
+def test_tensor_slot_given_none_is_a_compile_time_none(tmp_path):
+    """quadrants' optional tensor slot: None selects its own variant, in memory and on disk."""
+    a = np.arange(4, dtype=np.float32)
+    b = np.full(4, 100.0, np.float32)
+    nd = qd.ndarray(qd.f32, 4)
+    nd.fill(7.0)
+    for run in range(2):
+        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+        k = _optional_slot_kernel()
+        for arg, want in ((None, a), (b, a + 100), (None, a), (nd, a + 7), (None, a)):
+            c = np.zeros(4, np.float32)
+            k(a, arg, c)
+            np.testing.assert_array_equal(c, want)
+        assert qd.launch_info(k).source in (("compile", "memory") if run == 0 else ("disk", "memory"))
+        assert len(k.variants) == 2  # None, and an f32 array (numpy or qd.ndarray: one key)
+
+
+def test_typed_array_slot_refuses_none():
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.f32, 1]):
+        for i in range(a.shape[0]):
+            a[i] = 1.0
+
+    with pytest.raises(qd.QdArgumentError, match="must be a qd.ndarray or a numpy array, got NoneType"):
+        k(None)
+
+
+def test_runtime_value_is_never_none_but_two_arrays_are_not_compared():
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.f32, 1]):
+        if a is None:
+            a[0] = 1.0
+        if a is not None:
+            a[1] = 2.0
+        if qd.static(a is b):
+            a[2] = 3.0
+
+    with pytest.raises(qd.QdTypeError, match="need compile-time operands"):
+        k(np.zeros(3, np.float32), np.zeros(3, np.float32))
