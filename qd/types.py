@@ -114,7 +114,8 @@ ndarray = NDArray
 class Template:
     """Marks a compile-time parameter: each distinct value gets its own compiled variant.
 
-    Usable as an annotation (`x: qd.Template`), as `qd.template()`, and on dataclass members.
+    Usable as an annotation (`x: qd.Template`, `qd.template()` or `qd.template`), and on
+    dataclass members.
     """
 
     def __repr__(self) -> str:
@@ -126,7 +127,9 @@ def template() -> Template:
 
 
 def is_template(annotation) -> bool:
-    return annotation is Template or isinstance(annotation, Template)
+    """`qd.Template`, `qd.template()`, and `qd.template` written without its call (quadrants
+    takes all three)."""
+    return annotation is Template or annotation is template or isinstance(annotation, Template)
 
 
 i8, i16, i32, i64 = _dt.i8, _dt.i16, _dt.i32, _dt.i64

@@ -155,3 +155,17 @@ def test_static_if_dead_branch_has_no_effect():
     static_if_flag(x, False, dead)
     assert (x == -1).all()
     assert (dead == 1).all()
+
+
+@pytest.mark.parametrize("ann", [qd.template, qd.Template, qd.template()], ids=["bare", "class", "call"])
+def test_every_spelling_of_template_is_a_compile_time_parameter(ann):
+    @qd.kernel
+    def k(out: qd.types.NDArray[qd.i32, 1], n: ann):
+        for i in qd.static(range(n)):
+            out[i] = i + 1
+
+    for n in (2, 3):
+        out = np.zeros(4, np.int32)
+        k(out, n)
+        np.testing.assert_array_equal(out, [*range(1, n + 1), *[0] * (4 - n)])
+    assert len(k.variants) == 2
