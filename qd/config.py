@@ -44,7 +44,7 @@ _KNOWN_ARCHS = {cpu, x64, arm64, cuda, gpu, metal, vulkan, amdgpu}
 # parameters is a typo: refused, with the closest known name.
 _MiB = 1024 * 1024
 QUADRANTS_ONLY: dict[str, object] = {
-    "opt_level": 1, "raise_on_templated_floats": False, "print_ir": False, "print_preprocessed_ir": False,
+    "opt_level": 1, "print_ir": False, "print_preprocessed_ir": False,
     "print_ir_dbg_info": False, "cfg_optimization": True, "check_out_of_bound": False, "print_accessor_ir": False,
     "use_llvm": True, "print_struct_llvm_ir": False, "print_kernel_llvm_ir": False,
     "print_kernel_llvm_ir_optimized": False, "print_kernel_asm": False, "print_kernel_amdgcn": False,
@@ -73,7 +73,7 @@ QUADRANTS_ONLY: dict[str, object] = {
     "src_ll_cache": True,
 }
 _OWN_KEYWORDS = ("arch", "default_fp", "default_ip", "debug", "offline_cache", "offline_cache_file_path", "prune",
-                 "cpu_max_num_threads", "fast_math")
+                 "cpu_max_num_threads", "fast_math", "raise_on_templated_floats")
 # what a warning adds for an option whose intent qd serves another way
 _HINTS = {"check_out_of_bound": " (qd.init(debug=True) checks every index)",
           "kernel_profiler": " (qd has no kernel profiler)", "log_level": " (qd logs nothing)"}
@@ -92,6 +92,9 @@ class Config:
     # float arithmetic may be reassociated, contracted and approximated (quadrants' default is on;
     # qd's is off, so that float results follow IEEE and constant folding exactly)
     fast_math: bool = False
+    # quadrants' guard against a variant per float value: a float among a launch's compile-time
+    # values (a template argument, a data-oriented object's member) is a ValueError
+    raise_on_templated_floats: bool = False
     generation: int = 0
 
 
@@ -151,7 +154,8 @@ def _select(arch: Arch) -> Arch:
 
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
          offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
-         prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = False, **kwargs) -> None:
+         prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = False,
+         raise_on_templated_floats: bool = False, **kwargs) -> None:
     """Reset qd: drop compiled kernels and apply the new settings."""
     global _config
     arch = cpu if arch is None else arch
@@ -184,7 +188,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         offline_cache=True if offline_cache is None else bool(offline_cache),
         offline_cache_file_path=offline_cache_file_path or env_cache,
         prune=bool(prune), cpu_max_num_threads=max(1, int(threads)), fast_math=bool(fast_math),
-        generation=_config.generation + 1,
+        raise_on_templated_floats=bool(raise_on_templated_floats), generation=_config.generation + 1,
     )
     _variants.drop_all()  # frees the machine code of every compiled variant
 

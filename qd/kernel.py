@@ -22,6 +22,7 @@ from .errors import (
     QdError,
     QdInternalError,
     QdSyntaxError,
+    QdValueError,
     SourceLoc,
     caller_loc,
     warn_at,
@@ -236,6 +237,10 @@ class Kernel(_Decorated):
                 except TypeError as e:
                     raise QdArgumentError(f"argument {path!r} is a compile-time parameter: {e}",
                                           self.param_loc(path)) from None
+                if _config._config.raise_on_templated_floats and _holds_float(key[-1]):
+                    raise QdValueError(f"argument {path!r} is a compile-time parameter holding a float "
+                                       f"({v!r}), refused under qd.init(raise_on_templated_floats=True): each float "
+                                       "value compiles a variant of its own", self.param_loc(path))
             else:
                 key.append(array_signature(v, spec, path, loc_of=self.param_loc))
         return tuple(key)
@@ -315,6 +320,14 @@ def as_kernel(k) -> Kernel | None:
 def _open_elements(spec) -> bool:
     """An array annotation whose element sizes are taken from the argument (`element_dim=`)."""
     return spec.element_shape is not None and None in spec.element_shape
+
+
+def _holds_float(key) -> bool:
+    """Whether a compile-time key (`ct_key`: floats are `("float", bits)`) has a float in it
+    (`raise_on_templated_floats`)."""
+    if isinstance(key, tuple) and len(key) == 2 and key[0] == "float":
+        return True
+    return isinstance(key, (tuple, list, frozenset)) and any(_holds_float(k) for k in key)
 
 
 def _asig(v):

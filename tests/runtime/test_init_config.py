@@ -78,3 +78,26 @@ def test_reset_restores_defaults_and_drops_compiled_variants():
     # recompiled under the defaults: `float` is f32 again
     assert half(1.0) == pytest.approx(float(np.float32(1) / np.float32(3)), rel=1e-7)
     assert half(1.0) != pytest.approx(1 / 3, rel=1e-12)
+
+
+def test_raise_on_templated_floats_refuses_float_compile_time_values():
+    @qd.data_oriented
+    class WithFloat:
+        def __init__(self):
+            self.n = 3
+            self.scale = 1.5
+
+    @qd.kernel
+    def k(a: qd.template()) -> qd.i32:
+        return 1
+
+    for flag in (False, True):
+        qd.init(arch=qd.cpu, raise_on_templated_floats=flag)
+        assert qd.cfg.raise_on_templated_floats is flag
+        assert k(123) == 1 and k((1, 2)) == 1
+        for value in (1.25, WithFloat(), (1, 2.0)):
+            if flag:
+                with pytest.raises(ValueError, match="raise_on_templated_floats"):
+                    k(value)
+            else:
+                assert k(value) == 1
