@@ -43,7 +43,7 @@ from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
 from .frontend import ids
-from .frontend.objects import object_leaves
+from .frontend.objects import layout_of, object_leaves
 from .frontend.signature import (
     ArraySpec,
     ConstSpec,
@@ -114,7 +114,7 @@ def unstable_part(kernel, spec_key) -> str | None:
     variant cannot be stored), described for a warning; None when every part is stable."""
     paths = [p for p, _kind, _spec in kernel.key_paths]
     for path, part in zip(paths, spec_key):
-        if not (isinstance(part, tuple) and len(part) in (2, 3) and isinstance(part[0], _dt.DType)) \
+        if not (isinstance(part, tuple) and len(part) in (2, 3, 4) and isinstance(part[0], _dt.DType)) \
                 and stable_key(part) is None:
             return f"the compile-time argument {path!r}"
     return None
@@ -123,8 +123,9 @@ def unstable_part(kernel, spec_key) -> str | None:
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
     spec = []
     for part in spec_key:
-        if isinstance(part, tuple) and len(part) in (2, 3) and isinstance(part[0], _dt.DType):
-            spec.append(["array", part[0].name, part[1], *([list(part[2])] if len(part) == 3 else [])])
+        if isinstance(part, tuple) and len(part) in (2, 3, 4) and isinstance(part[0], _dt.DType):
+            spec.append(["array", part[0].name, part[1], *([list(part[2])] if len(part) >= 3 else []),
+                         *([["perm", list(part[3])]] if len(part) == 4 else [])])
             continue
         s = stable_key(part)
         if s is None:
@@ -273,30 +274,32 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
     `entry_symbol` is the target's name for a module's entry (`Target.entry_symbol`)."""
     _need(header.get("key") == dkey, "it was written for another key")
     open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
-    leaves: dict[str, tuple] = {}
+    extra = spec_key[len(kernel.key_paths):]  # the layouts of arrays typed by their annotation
+    typed_perms = dict(extra[0][1]) if extra and extra[0][:1] == ("layouts",) else {}
+    leaves: dict[str, tuple] = {}  # path -> (kind, dtype, ndim, element shape, layout)
     for path, spec in walk_specs(kernel.specs):
         if isinstance(spec, ScalarSpec):
-            leaves[path] = ("scalar", spec.dtype, 0, ())
+            leaves[path] = ("scalar", spec.dtype, 0, (), ())
         elif isinstance(spec, VecSpec):
             count = 1
             for d in spec.shape:
                 count *= d
             for k in range(count):
-                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, ())
+                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, (), ())
         elif isinstance(spec, ArraySpec):
             part = open_arrays.get(path)
             if part == ():  # an optional tensor slot given None: a compile-time None, no leaf
                 continue
             if part is None:  # fixed by the annotation: its ndim counts outer dimensions
                 elem = tuple(spec.element_shape or ())
-                leaves[path] = ("array", spec.dtype, spec.ndim + len(elem), elem)
+                leaves[path] = ("array", spec.dtype, spec.ndim + len(elem), elem, tuple(typed_perms.get(path, ())))
             else:
-                leaves[path] = ("array", *leaf_type(part, spec))
+                leaves[path] = ("array", *leaf_type(part, spec), tuple(part[3]) if len(part) == 4 else ())
         elif not isinstance(spec, (ConstSpec, StructSpec)):
             raise ValueError(f"unexpected parameter spec {spec!r}")
     for (path, kind, _s), part in zip(kernel.key_paths, spec_key):  # a field as a template is an array leaf
-        if kind == "ct" and isinstance(part, tuple) and len(part) == 5 and part[0] == "field":
-            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]))
+        if kind == "ct" and isinstance(part, tuple) and len(part) in (5, 6) and part[0] == "field":
+            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]), layout_of(part, 5))
         elif kind == "ct" and isinstance(part, tuple) and len(part) == 4 and part[0] == "do":
             leaves.update(object_leaves(path, part))  # a data-oriented object's arrays
     m = _dict(header["module"])
@@ -309,12 +312,12 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
         path, kind, dname, ndim, slot, elem = _list(row)
         _need(path in leaves and path not in seen, f"{path!r} is not a leaf of the kernel")
         seen.add(path)
-        want_kind, want_dt, want_nd, want_elem = leaves[path]
+        want_kind, want_dt, want_nd, want_elem, want_perm = leaves[path]
         dt = _dt.BY_NAME[_str(dname)]
         elem = tuple(_int(e) for e in _list(elem))
         _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n
               and elem == want_elem, f"slot of {path!r} does not match the kernel's parameter")
-        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot, elem))
+        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot, elem, want_perm))
         n += abi.leaf_width(kind, ndim)
     _need(_int(m["n_slots"]) == n, "bad argument buffer size")
     returns = tuple(_dt.BY_NAME[_str(t)] for t in _list(m["returns"]))

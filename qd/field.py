@@ -44,6 +44,7 @@ class Field(Ndarray):
         self.name = name
         self._placed = False
         self._type_key = ("field", None)
+        self._perm = ()
         self._arr = None
         self.shape = None
         self.offset = ()

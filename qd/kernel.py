@@ -133,6 +133,9 @@ class Kernel(_Decorated):
             self._ret_struct = ret if isinstance(ret, StructType) else None
             self._specs = specs
             self.key_paths = _key_paths(specs)
+            keyed = {path for path, _, _ in self.key_paths}
+            self.array_paths = [path for path, spec in walk_specs(specs)
+                                if isinstance(spec, ArraySpec) and path not in keyed]
         return self._specs
 
     def __get__(self, obj, objtype=None):
@@ -243,7 +246,11 @@ class Kernel(_Decorated):
                                        "value compiles a variant of its own", self.param_loc(path))
             else:
                 key.append(array_signature(v, spec, path, loc_of=self.param_loc))
-        return tuple(key)
+        # arrays annotated with a dtype and rank are not key paths; one in a permuted layout
+        # (`qd.tensor(..., layout=)`) still needs code of its own
+        perms = tuple((path, v._perm) for path in self.array_paths
+                      if getattr(v := get_path(bound, path, self.param_loc), "_perm", ()))
+        return tuple(key) + ((("layouts", perms),) if perms else ())
 
     def _slow_call(self, args, kwargs):
         """First call of a specialisation (or a call the fast path could not handle). Runs
@@ -334,6 +341,8 @@ def _asig(v):
     if v is None:  # an optional tensor slot left empty (`args.optional_slot`); other slots refuse it
         return ()
     if type(v) is Ndarray or type(v) is DeviceNdarray:
+        if v._perm:
+            return (v._dtype, v._ndim, v.element_shape, v._perm)
         return (v._dtype, v._ndim, v.element_shape) if v.element_shape else (v._dtype, v._ndim)
     return (from_numpy(v.dtype), v.ndim)
 

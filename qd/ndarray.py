@@ -82,6 +82,27 @@ def _set_layout(a, d: _dt.DType, shape: tuple, element_shape: tuple) -> None:
     a._ndim = len(a._dims)
     a._sig = (d, a._ndim, a.element_shape)
     a._type_key = ("nd", d.name, a._ndim, a.element_shape)
+    a._perm = ()
+
+
+def permute(a, perm: tuple) -> None:
+    """Give the freshly allocated array `a` quadrants' `layout=` `perm` (the canonical axis at
+    each physical nesting level, outermost first; not the identity): its buffer is reallocated
+    in that order, `_dims` (what a launch passes) become the physical extents, and `_arr` is
+    the canonical view of the same memory (numpy strides), so every Python-scope access
+    (indexing, `to_numpy`, `from_numpy`, `fill`) stays canonical. Kernels index canonically
+    too: the frontend reorders indices and extents (`ArrayLeaf.perm`). The layout is part of
+    the type key, so each layout compiles its own variant."""
+    shape, es = a.shape, a.element_shape
+    phys = np.zeros(tuple(shape[p] for p in perm) + es, dtype=a._arr.dtype)
+    inverse = tuple(perm.index(k) for k in range(len(perm))) + tuple(range(len(perm), phys.ndim))
+    key = a._type_key
+    _set_layout(a, a._dtype, tuple(shape[p] for p in perm), es)
+    a._arr = phys.transpose(inverse)
+    a._ptr = phys.ctypes.data
+    a._end = a._ptr + phys.nbytes
+    a._perm = tuple(perm)
+    a._type_key = key + (("perm", a._perm),)
 
 
 class Tensor:
@@ -105,13 +126,14 @@ class Tensor:
 
     @property
     def layout(self):
-        """The physical axis order (quadrants' `layout=`): qd stores tensors in canonical order."""
-        return None
+        """quadrants' `layout=`: the canonical axis at each physical nesting level, outermost
+        first; None for the canonical order."""
+        return self._perm or None
 
 
 class Ndarray(Tensor):
-    __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key", "_ptr", "_end",
-                 "__weakref__")
+    __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key",
+                 "_perm", "_ptr", "_end", "__weakref__")
     on_device = False
 
     def __init__(self, dtype, shape):

@@ -5,7 +5,8 @@
 their common base class), so a kernel receives the array itself, with no wrapper to unwrap at
 every launch. `qd.Tensor` as a kernel or func parameter annotation takes either kind (an array
 parameter of any dtype and rank: `signature.spec_of`). quadrants' `layout=` (a permuted
-physical storage order) is accepted when it is the identity and refused otherwise.
+physical storage order) stores the tensor in that order (`ndarray.permute`); everything a user
+sees of it, in Python and in kernels, stays in the canonical order.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from . import matrix as _matrix
 from .errors import QdValueError, caller_loc
 from .field import field, matrix_field, vector_field
 from .matrix import MatrixType, VectorType
-from .ndarray import Tensor, ndarray
+from .ndarray import Tensor, ndarray, permute
 
 __all__ = ["Backend", "MatrixTensor", "Tensor", "VectorTensor", "matrix_tensor", "tensor", "vector_tensor", "wrap"]
 
@@ -75,20 +76,18 @@ def _check_options(options: dict, factory: str, accepted: frozenset) -> None:
                         f"{', '.join(sorted(accepted | {'dtype', 'shape'}))}")
 
 
-def _check_layout(layout, shape) -> None:
-    """quadrants' rules for `layout=`; qd stores every tensor in its canonical order, so only the
-    identity permutation is accepted."""
+def _check_layout(layout, shape) -> tuple:
+    """quadrants' rules for `layout=`: a permutation of the axes. The permutation to store (),
+    for None or the identity, which are the canonical order."""
     if layout is None:
-        return
+        return ()
     ndim = 1 if isinstance(shape, int) else len(tuple(shape))
     layout = tuple(layout)
     if len(layout) != ndim:
         raise ValueError(f"layout has {len(layout)} entries but shape has {ndim} dimensions; they must match")
-    if sorted(layout) != list(range(ndim)):
+    if sorted(layout) != list(range(ndim)) or not all(isinstance(a, int) for a in layout):
         raise ValueError(f"layout={layout!r} is not a permutation of range({ndim})")
-    if layout != tuple(range(ndim)):
-        raise QdValueError(f"qd.tensor(layout={layout!r}): qd stores tensors in their canonical order only; "
-                           "permuted layouts are not supported yet", caller_loc())
+    return () if layout == tuple(range(ndim)) else tuple(int(a) for a in layout)
 
 
 def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **options):
@@ -99,11 +98,16 @@ def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **options):
     if layout is not None and isinstance(dtype, (VectorType, MatrixType)):
         raise TypeError("layout= is not supported with compound dtypes (vector/matrix); use qd.Vector.tensor(...) "
                         "or qd.Matrix.tensor(...) without layout=")
-    _check_layout(layout, shape)
+    perm = _check_layout(layout, shape)
     needs_grad = options.get("needs_grad", False)
-    if _backend(backend) is Backend.FIELD:
-        return field(dtype, shape=shape, needs_grad=needs_grad)
-    return ndarray(dtype, shape, needs_grad=needs_grad)
+    t = field(dtype, shape=shape, needs_grad=needs_grad) if _backend(backend) is Backend.FIELD else \
+        ndarray(dtype, shape, needs_grad=needs_grad)
+    if perm:
+        if t.on_device:
+            raise QdValueError(f"qd.tensor(layout={perm!r}): permuted layouts of CUDA device arrays are not "
+                               "supported yet; use the canonical layout (layout=None)", caller_loc())
+        permute(t, perm)
+    return t
 
 
 def vector_tensor(n: int, dtype, shape, *, backend=Backend.NDARRAY, **options):

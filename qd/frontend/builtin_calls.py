@@ -213,7 +213,7 @@ def _grouped(low, f, node, args, kwargs):
 def _len(low, f, node, args, kwargs):
     if len(args) == 1 and isinstance(args[0], LeafV):
         low.access(args[0].leaf.path, node, "shape")
-        return ir.Shape(_dt.i32, args[0].leaf.path, 0, low.loc(node))
+        return fields.extent(args[0].leaf, 0, low.loc(node))
     if len(args) == 1 and isinstance(args[0], TupleV):
         return CT(len(args[0].items))
     if len(args) == 1 and vectors.is_mat(args[0]):

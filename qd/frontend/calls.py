@@ -140,7 +140,8 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         leaf = ir.leaf_like(lf, name)
         site.leaves.append(leaf)
         site.binds.append((lf.path, name))
-        return LeafV(leaf), ("a", lf.dtype.name, lf.ndim) + ((lf.offset,) if lf.offset else ())
+        return LeafV(leaf), ("a", lf.dtype.name, lf.ndim) + ((lf.offset,) if lf.offset else ()) + \
+            ((("perm", lf.perm),) if lf.perm else ())
     if isinstance(spec, StructSpec):
         _check_struct(low, where, spec, value, node)
         return value if inplace else _rebase_struct(low, value, name, site, node)

@@ -45,6 +45,7 @@ class FieldSource:
     ndim: int
     element_shape: tuple
     offset: tuple
+    perm: tuple  # its layout (`ArrayLeaf.perm`)
     where: str  # how messages name it: "global x of module m"
 
     def same_place(self, other: FieldSource) -> bool:
@@ -60,7 +61,7 @@ class FieldSource:
 
     def matches(self, v) -> bool:
         return isinstance(v, Field) and v._placed and v._dtype is self.dtype and v._ndim == self.ndim \
-            and v.element_shape == self.element_shape and v.offset == self.offset
+            and v.element_shape == self.element_shape and v.offset == self.offset and v._perm == self.perm
 
     def fetcher(self, loc: SourceLoc | None):
         """The launch-time read: the field the name holds now, checked to be of the compiled type."""
@@ -109,7 +110,7 @@ def _source(low, value: Field, origin) -> FieldSource | None:
         holder = fn.__closure__[names.index(name)]
         path, where = f"@{module}.{fn.__qualname__}.{chain}", f"closure variable {chain} of {fn.__qualname__}"
     return FieldSource(path, holder, name, tuple(attrs), value._dtype, value._ndim, value.element_shape, value.offset,
-                       where)
+                       value._perm, where)
 
 
 def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
@@ -122,7 +123,7 @@ def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
                               "give one of them another name", loc)
     else:
         inst.fields[src.path] = src
-        inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape, src.offset))
+        inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape, src.offset, src.perm))
         # a disk-cache entry could not name the field's holder again: such kernels stay in memory
         inst.captures.append(("opaque", f"the {src.where} (a field, fetched at every launch)"))
     for lf in inst.params:
@@ -239,7 +240,7 @@ def struct_range(low, rng, node):
         off = lf.offset or (0,) * lf.outer_ndim
         dims = []
         for d in range(lf.outer_ndim):
-            stop = ir.Shape(_dt.i32, lf.path, d, low.loc(node))
+            stop = extent(lf, d, low.loc(node))
             if off[d]:
                 stop = ir.BinOp(_dt.i32, "add", stop, ir.Const(_dt.i32, off[d]))
             dims.append((CT(off[d]), stop, CT(1)))
@@ -248,7 +249,14 @@ def struct_range(low, rng, node):
 
 
 def shifted(leaf: ir.Leaf, idx: list) -> list:
-    """The indices of an element of a field with an offset, as positions in its buffer."""
-    if not getattr(leaf, "offset", ()):
-        return idx
-    return [e if not o else ir.BinOp(e.dtype, "sub", e, ir.Const(e.dtype, o)) for e, o in zip(idx, leaf.offset)]
+    """The canonical indices of an element as positions in its buffer: less a field's offset,
+    then in the physical order of a permuted layout (`ArrayLeaf.perm`)."""
+    if getattr(leaf, "offset", ()):
+        idx = [e if not o else ir.BinOp(e.dtype, "sub", e, ir.Const(e.dtype, o)) for e, o in zip(idx, leaf.offset)]
+    perm = getattr(leaf, "perm", ())
+    return [idx[a] for a in perm] + idx[len(perm):] if perm else idx
+
+
+def extent(leaf: ir.ArrayLeaf, axis: int, loc) -> ir.Shape:
+    """The extent of canonical axis `axis` (`a.shape[axis]`): the buffer dimension holding it."""
+    return ir.Shape(_dt.i32, leaf.path, leaf.perm.index(axis) if leaf.perm else axis, loc)

@@ -56,6 +56,9 @@ class ArrayLeaf(Leaf):
     ndim: int = 0
     element_shape: tuple[int, ...] = ()
     offset: tuple[int, ...] = ()  # a field's index offset per outer dimension (`qd.field(..., offset=)`); () for none
+    # quadrants' `layout=`: the canonical axis stored at each physical nesting level, outermost
+    # first; () for the canonical order. Indices and extents are canonical in kernel code.
+    perm: tuple[int, ...] = ()
 
     is_array: ClassVar[bool] = True
 
@@ -69,7 +72,7 @@ class ArrayLeaf(Leaf):
 def leaf_like(leaf: Leaf, path: str) -> Leaf:
     """A leaf of `leaf`'s type under `path`, without a location (a callee's parameter)."""
     if isinstance(leaf, ArrayLeaf):
-        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape, leaf.offset)
+        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape, leaf.offset, leaf.perm)
     return ScalarLeaf(path, leaf.dtype)
 
 

@@ -30,7 +30,7 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
     def leaf(path: str, spec) -> tuple[object, tuple]:
         v = _value_at(args, path)
         if isinstance(spec, ConstSpec) and isinstance(v, Field):  # a field as a template: an array argument
-            lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape, v.offset)
+            lf = ir.ArrayLeaf(path, v._dtype, kernel.param_loc(path), v._ndim, v.element_shape, v.offset, v._perm)
             leaves.append(lf)
             return LeafV(lf), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec) and taken_apart(v):  # its arrays are leaves (see objects.py)
@@ -45,9 +45,11 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             return CT(None), ("none",)
         if isinstance(spec, ArraySpec):
             dt, nd, elem = arrays[path]
-            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem)
+            perm = getattr(_value_at(args, path), "_perm", ())  # numpy arrays are canonical
+            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem, perm=perm)
             leaves.append(lf)
-            return LeafV(lf), ("a", dt.name, nd, elem) if elem else ("a", dt.name, nd)
+            k = ("a", dt.name, nd, elem) if elem else ("a", dt.name, nd)
+            return LeafV(lf), k + (("perm", perm),) if perm else k
         if isinstance(spec, VecSpec):  # one scalar leaf per component: `v[0]`, `v[1]`, ...
             count = 1
             for s in spec.shape:

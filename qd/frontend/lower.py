@@ -472,7 +472,7 @@ class Lowerer(ExprLowerer):
             if rng.leaf.ndim == 0:
                 raise QdTypeError(f"array {rng.leaf.path!r} has no dimensions to iterate over", self.loc(node.iter))
             self.access(rng.leaf.path, node.iter, "shape")
-            rng = RangeV(tuple((CT(0), ir.Shape(_dt.i32, rng.leaf.path, d, self.loc(node.iter)), CT(1))
+            rng = RangeV(tuple((CT(0), fields.extent(rng.leaf, d, self.loc(node.iter)), CT(1))
                                for d in range(rng.leaf.outer_ndim)))
         if not isinstance(rng, RangeV):
             raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...), an array or "

@@ -220,7 +220,7 @@ class ExprLowerer:
             leaf = base.leaf
             if name == "shape":
                 self.access(leaf.path, node, "shape")
-                return TupleV(tuple(ir.Shape(_dt.i32, leaf.path, d, self.loc(node)) for d in range(leaf.outer_ndim)))
+                return TupleV(tuple(fields.extent(leaf, d, self.loc(node)) for d in range(leaf.outer_ndim)))
             if name == "dtype":
                 return CT(leaf.dtype)
             if name == "ndim":

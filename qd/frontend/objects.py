@@ -24,7 +24,7 @@ from . import ir
 from .ct_keys import primitive_dtype
 from .values import CT, LeafV, StructV
 
-__all__ = ["attribute", "method_of", "object_leaves", "object_value"]
+__all__ = ["attribute", "layout_of", "method_of", "object_leaves", "object_value"]
 
 
 def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], object], walking=()) -> StructV:
@@ -40,9 +40,9 @@ def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], obj
         if lifted and type(m) in (bool, int, float):
             lf = ir.ScalarLeaf(sub, primitive_dtype(m), loc(path))
         elif isinstance(m, Field) and m._placed:
-            lf = ir.ArrayLeaf(sub, m._dtype, loc(path), m._ndim, m.element_shape, m.offset)
+            lf = ir.ArrayLeaf(sub, m._dtype, loc(path), m._ndim, m.element_shape, m.offset, m._perm)
         elif isinstance(m, Ndarray) and not isinstance(m, Field):
-            lf = ir.ArrayLeaf(sub, m._dtype, loc(path), m._ndim, tuple(m.element_shape or ()))
+            lf = ir.ArrayLeaf(sub, m._dtype, loc(path), m._ndim, tuple(m.element_shape or ()), perm=m._perm)
         elif is_walked(m) and id(m) not in walking:
             members.append((name, object_value(sub, m, leaves, loc, walking)))
             continue
@@ -55,18 +55,25 @@ def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], obj
 
 
 def object_leaves(path: str, key: tuple) -> Iterator[tuple[str, tuple]]:
-    """(leaf path, ("array", dtype, ndim, element shape)) of every array leaf an object keyed
-    `key` (`ct_keys.object_key`) has at `path`."""
+    """(leaf path, ("array", dtype, ndim, element shape, layout)) of every array leaf an object
+    keyed `key` (`ct_keys.object_key`) has at `path`."""
     for name, mk in key[3]:
         sub = f"{path}.{name}"
         if mk[0] == "do":
             yield from object_leaves(sub, mk)
         elif mk[0] == "nd":
-            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]))
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 4))
         elif mk[0] == "p":
-            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, ())
-        elif mk[0] == "field" and len(mk) == 5:
-            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]))
+            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, (), ())
+        elif mk[0] == "field" and len(mk) in (5, 6):
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 5))
+
+
+def layout_of(type_key: tuple, at: int) -> tuple:
+    """The layout an array's type key (`_type_key`) ends with at position `at`, else ()."""
+    if len(type_key) > at and isinstance(type_key[at], tuple) and type_key[at][:1] == ("perm",):
+        return tuple(type_key[at][1])
+    return ()
 
 
 def method_of(base, name: str):

@@ -104,6 +104,9 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     if spec.ndim is not None and spec.ndim != nd - len(elem):
         raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd - len(elem)}",
                               loc_of(path))
+    perm = getattr(v, "_perm", ())
+    if perm:  # a permuted layout: (dtype, ndim, element shape, layout)
+        return (dt, nd, tuple(elem), perm)
     if es is not None and None in es:
         return (dt, nd, elem)
     return (dt, nd, tuple(value_elem)) if value_elem else (dt, nd)
@@ -123,7 +126,7 @@ def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple] | None:
     None for an optional slot given None (no leaf)."""
     if sig == ABSENT:
         return None
-    if len(sig) == 3:
+    if len(sig) >= 3:
         return sig[0], sig[1], tuple(sig[2])
     return sig[0], sig[1], element_shape(spec)
 
@@ -133,10 +136,14 @@ def _elem_text(elem) -> str:
 
 
 def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable: bool = True,
-              device_ok: bool = False, elem: tuple = ()) -> tuple[int, int, tuple]:
+              device_ok: bool = False, elem: tuple = (), perm: tuple = ()) -> tuple[int, int, tuple]:
     """(data pointer, end pointer, shape of the components) of an array argument, with full
-    checks; `elem`: the element shape its last dimensions must have; `device_ok`: the kernel
-    runs on the CUDA device, so a device `qd.ndarray` is passed as it is."""
+    checks; `elem`: the element shape its last dimensions must have; `perm`: the layout the
+    code was compiled for; `device_ok`: the kernel runs on the CUDA device, so a device
+    `qd.ndarray` is passed as it is. An argument of another layout is a `LayoutMismatch`: the
+    launch goes back to the dispatch, which compiles (or finds) the variant for its layout."""
+    if getattr(v, "_perm", ()) != tuple(perm):
+        raise LayoutMismatch(path)
     if isinstance(v, Ndarray):
         if v._dtype != dtype or v._ndim != ndim or (elem and tuple(v._dims[ndim - len(elem):]) != tuple(elem)):
             raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
@@ -162,6 +169,11 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
         return p, p + v.nbytes, v.shape
     raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
                           loc_of(path))
+
+
+class LayoutMismatch(TypeError):
+    """An array argument whose layout is not the one a variant was compiled for. A TypeError:
+    a kernel's fast path answers those by dispatching the call again (`Kernel.__call__`)."""
 
 
 def int_range(dtype: _dt.DType) -> tuple[int, int]:
@@ -224,7 +236,7 @@ def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written:
         v = fields[s.path]() if fields and s.path in fields else get_path(bound, s.path, loc_of, vec_shapes)
         if s.is_array:
             p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written, device_ok,
-                                      s.element_shape)
+                                      s.element_shape, s.perm)
             ibuf[s.slot] = p
             for d in range(s.ndim):
                 ibuf[s.extent_slot(d)] = shape[d]

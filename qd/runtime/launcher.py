@@ -79,12 +79,13 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
                         "Fd": Field if array_type is Ndarray else array_type,  # fields live in host memory
-                        "arr": lambda v, d, nd, path, w, es=(): array_arg(v, d, nd, path, loc_of, w, device_ok, es),
+                        "arr": lambda v, d, nd, path, w, es=(), perm=(): array_arg(v, d, nd, path, loc_of, w, device_ok,
+                                                                                    es, perm),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
                         "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": _as_matrix,
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
-                        "lock": lock}.items():
+                        "lock": lock, "canon": ()}.items():
         nm.bind(name, value)
     for b in ("type", "len", "bool", "TypeError", "AttributeError", "OverflowError", "ValueError"):
         nm.builtin(b)
@@ -107,6 +108,11 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             # compiled for (the numpy array's trailing extents, the qd.ndarray's element shape)
             nd_elem = f" and @v.element_shape == {es!r}" if es else ""
             np_elem = f" and @v.shape[{s.ndim - len(es)}:] == {es!r}" if es else ""
+            # the code indexes the buffer in one layout: another layout (numpy arrays are
+            # canonical) takes the checked path, which sends it to its own variant
+            nd_elem += f" and @v._perm == {tuple(s.perm)!r}" if s.perm else " and @v._perm is @canon"
+            if s.perm:
+                np_elem += " and False"
             nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
             name = f"@path{k}"
             body += [f"  @v = {acc}",
@@ -116,7 +122,8 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
                      f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
                      f"    @p{k} = @nptr(@v, {name}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
                      "  else:",
-                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}); @nd = False",
+                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}, {tuple(s.perm)!r}); "
+                     "@nd = False",
                      f"  @i[{k}] = @p{k}"]
             body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
             arrays.append(s)
