@@ -105,20 +105,27 @@ def permute(a, perm: tuple) -> None:
     a._type_key = key + (("perm", a._perm),)
 
 
-class Tensor:
+class _TensorType(type):
+    """`qd.Tensor(impl)`, quadrants' wrapper constructor: in qd an ndarray or a field is its own
+    tensor, so it is `impl` itself (as `qd.wrap`); the subclasses construct as usual."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is not Tensor:
+            return super().__call__(*args, **kwargs)
+        if len(args) != 1 or kwargs or not isinstance(args[0], Tensor):
+            what = type(args[0]).__name__ if len(args) == 1 else f"{len(args)} arguments"
+            raise TypeError(f"qd.Tensor(impl) takes one qd.ndarray or qd.field, which it returns (in qd they are "
+                            f"tensors already); got {what}. Allocate one with qd.tensor(dtype, shape, backend=...)")
+        return args[0]
+
+
+class Tensor(metaclass=_TensorType):
     """What `qd.ndarray` and `qd.field` allocate (quadrants' `qd.Tensor`): also the kernel
-    parameter annotation that takes either kind (`qd/tensor.py`). Not constructed directly:
-    an ndarray or a field is a tensor already."""
+    parameter annotation that takes either kind (`qd/tensor.py`). `qd.Tensor(x)` of a tensor is
+    `x`: there is no wrapper to look through at launch."""
 
     __slots__ = ()
     _qd_array = True  # what `qd.data_oriented` looks for without importing this module
-
-    def __new__(cls, *args, **kwargs):
-        if cls is Tensor:
-            what = type(args[0]).__name__ if args else "nothing"
-            raise TypeError(f"qd.Tensor(...) wraps nothing in qd: qd.ndarray and qd.field values are tensors "
-                            f"already (got {what}); allocate one with qd.tensor(dtype, shape, backend=...)")
-        return super().__new__(cls)
 
     def _unwrap(self):
         """The tensor itself (quadrants' wrapper returns the ndarray or field it holds)."""

@@ -78,9 +78,21 @@ def test_bad_options_are_refused_as_quadrants_refuses_them():
     with pytest.raises(TypeError, match="qd.wrap"):
         qd.wrap(np.zeros(3))
     with pytest.raises(TypeError, match="tensors already"):
-        qd.Tensor(qd.ndarray(qd.f32, (2,)))
+        qd.Tensor(np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match="tensors already"):
+        qd.Tensor()
     with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
         qd.Vector.tensor(3, qd.f32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True)
+
+
+def test_tensor_of_a_tensor_is_itself_and_keys_as_it():
+    nd = qd.ndarray(qd.f32, (4,))
+    f = qd.field(qd.f32, shape=(4,))
+    assert qd.Tensor(nd) is nd and qd.Tensor(f) is f
+    scale(qd.Tensor(qd.ndarray(qd.f32, (2, 3))), 2.0)
+    before = len(scale.variants)
+    scale(qd.ndarray(qd.f32, (2, 3)), 2.0)
+    assert len(scale.variants) == before
 
 
 def _optional_slot_kernel():
