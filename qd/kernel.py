@@ -249,7 +249,7 @@ class Kernel(_Decorated):
         # arrays annotated with a dtype and rank are not key paths; one in a permuted layout
         # (`qd.tensor(..., layout=)`) still needs code of its own
         perms = tuple((path, v._perm) for path in self.array_paths
-                      if getattr(v := get_path(bound, path, self.param_loc), "_perm", ()))
+                      if isinstance(v := get_path(bound, path, self.param_loc), Ndarray) and v._perm)
         return tuple(key) + ((("layouts", perms),) if perms else ())
 
     def _slow_call(self, args, kwargs):

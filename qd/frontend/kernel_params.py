@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..data_oriented import taken_apart
 from ..errors import QdInternalError
 from ..field import Field
+from ..ndarray import Ndarray
 from . import ir
 from .ct_keys import ct_key
 from .objects import object_value
@@ -45,7 +46,8 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             return CT(None), ("none",)
         if isinstance(spec, ArraySpec):
             dt, nd, elem = arrays[path]
-            perm = getattr(_value_at(args, path), "_perm", ())  # numpy arrays are canonical
+            v = _value_at(args, path)
+            perm = v._perm if isinstance(v, Ndarray) else ()  # numpy arrays are canonical
             lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem, perm=perm)
             leaves.append(lf)
             k = ("a", dt.name, nd, elem) if elem else ("a", dt.name, nd)

@@ -76,13 +76,23 @@ class Lowerer(ExprLowerer):
         for s in stmts:
             self.stmt(s)
 
-    def in_block(self, block: ir.Block, stmts: list[ast.stmt]) -> ir.Block:
+    def in_block(self, block: ir.Block, stmts: list[ast.stmt], scope_of=None) -> ir.Block:
+        """Lower `stmts` into `block`. With `scope_of` (the if / loop statement whose body this
+        is), a name first bound inside the block ends with it, as in quadrants: after a run-time
+        if or loop such a variable may never have been assigned, so reading it is an error
+        (`lookup` says why) rather than an undefined value. The taken arm of a static if is
+        not a scope: it always runs."""
         saved = self.block
+        before = set(self.scope) if scope_of is not None else None
         self.block = block
         try:
             self.lower_body(stmts)
         finally:
             self.block = saved
+        if before is not None:
+            for name in [n for n in self.scope if n not in before]:
+                del self.scope[name]
+                self.ended[name] = self.loc(scope_of)
         return block
 
     # -- statements --------------------------------------------------------------------------
@@ -341,8 +351,8 @@ class Lowerer(ExprLowerer):
         cond = self.truth(self.expr(node.test), node.test)
         self.runtime_depth += 1
         try:
-            then = self.in_block(self.new_block(self.block.id, None), node.body)
-            orelse = self.in_block(self.new_block(self.block.id, None), node.orelse) if node.orelse else None
+            then = self.in_block(self.new_block(self.block.id, None), node.body, node)
+            orelse = self.in_block(self.new_block(self.block.id, None), node.orelse, node) if node.orelse else None
         finally:
             self.runtime_depth -= 1
         self.emit(ir.If(self.loc(node), cond, then, orelse))
@@ -353,7 +363,7 @@ class Lowerer(ExprLowerer):
         cond = self.truth(self.expr(node.test), node.test)
         self.loops.append("serial")
         try:
-            body = self.in_block(self.new_block(self.block.id, None), node.body)
+            body = self.in_block(self.new_block(self.block.id, None), node.body, node)
         finally:
             self.loops.pop()
         self.emit(ir.While(self.loc(node), cond, body))
@@ -527,19 +537,22 @@ class Lowerer(ExprLowerer):
                                           tuple(loop_vars))
         self.loops.append("task" if parallel else "serial")
         try:
-            self.in_block(body, node.body)
+            self.in_block(body, node.body, node)
         finally:
             self.loops.pop()
             self.task = saved_task
-        if parallel:  # loop variables and task-local names are not visible after the task
+        if parallel:  # task-local names are not visible after the task
             for k, v in list(self.scope.items()):
                 if (isinstance(v, ir.Var) and v.home >= 0) or \
                         (isinstance(v, MatV) and v.vars is not None and any(x.home >= 0 for x in v.vars)) or \
                         structs.task_local(v):
                     del self.scope[k]
-            for k, v in saved_scope.items():
-                if v is not None:
-                    self.scope[k] = v
+        for k, v in saved_scope.items():  # nor are the loop variables, after any loop (as in quadrants)
+            if v is not None:
+                self.scope[k] = v
+            else:
+                self.scope.pop(k, None)
+                self.ended[k] = self.loc(node)
         if rng.axes is not None:  # visit the dims in `axes` order; each variable keeps its own dim
             loop_vars = [loop_vars[a] for a in rng.axes]
             dims = [dims[a] for a in rng.axes]

@@ -97,6 +97,7 @@ class ExprLowerer:
         self.globals = fn.__globals__
         self.freevars = free_vars(fn)
         self.scope: dict[str, object] = dict(params)
+        self.ended: dict[str, SourceLoc | None] = {}  # names whose run-time block ended -> where it began
         self.n_blocks = 0
         self.n_sites = 0
         self.task = -1  # task index while lowering a parallel loop body
@@ -186,6 +187,12 @@ class ExprLowerer:
                                                    self.globals[name]), node)
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
+        if name in self.ended:
+            at = self.ended[name]
+            raise QdNameError(f"name {name!r} is not defined here: it was first assigned inside the block of the "
+                              f"if / loop at line {at.line if at else '?'}, and a variable first assigned in a "
+                              "block ends with it (as in quadrants); assign it before that statement",
+                              self.loc(node))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))
 
     def read(self, v, node):

@@ -104,7 +104,7 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     if spec.ndim is not None and spec.ndim != nd - len(elem):
         raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd - len(elem)}",
                               loc_of(path))
-    perm = getattr(v, "_perm", ())
+    perm = v._perm if isinstance(v, Ndarray) else ()
     if perm:  # a permuted layout: (dtype, ndim, element shape, layout)
         return (dt, nd, tuple(elem), perm)
     if es is not None and None in es:
@@ -142,7 +142,7 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
     code was compiled for; `device_ok`: the kernel runs on the CUDA device, so a device
     `qd.ndarray` is passed as it is. An argument of another layout is a `LayoutMismatch`: the
     launch goes back to the dispatch, which compiles (or finds) the variant for its layout."""
-    if getattr(v, "_perm", ()) != tuple(perm):
+    if (v._perm if isinstance(v, Ndarray) else ()) != tuple(perm):
         raise LayoutMismatch(path)
     if isinstance(v, Ndarray):
         if v._dtype != dtype or v._ndim != ndim or (elem and tuple(v._dims[ndim - len(elem):]) != tuple(elem)):
