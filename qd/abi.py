@@ -10,8 +10,9 @@ the disk cache that stores it cannot disagree:
   followed by one i64 extent per dimension, a scalar one slot (floats as double, integers
   and u1 as i64).
 
-The status block holds the failing check (kind, site, value: `STATUS_SLOTS` words), then one
-slot per return value. The layout is computed from the kernel instantiation and its plan
+The status block holds the failing check (kind, site, value), then the first integer overflow a
+debug launch met (kind, site, value: reported, not an error, as in quadrants; `STATUS_SLOTS`
+words in all), then one slot per return value. The layout is computed from the kernel instantiation and its plan
 before code generation (`layout`), as plain data; a compiled `KernelModule` is that layout
 plus what the code generator made of it.
 """
@@ -29,7 +30,10 @@ from .errors import SourceLoc
 if TYPE_CHECKING:  # the launch side reads layouts without loading the IR
     from .frontend import ir
 
-STATUS_SLOTS = 3  # error code, failing check site, failing index; return values follow
+# the failed check (kind, site, value), then the first reported overflow (kind, site, value),
+# which does not stop the launch; return values follow
+STATUS_SLOTS = 6
+WARN_SLOT = 3  # where the overflow record starts
 # the kinds of failed run-time checks a status block's first word holds (codegen writes them,
 # `runtime.status` turns them into errors), and the types an overflow record's value indexes
 BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT, ASSERT = range(1, 9)
@@ -127,9 +131,11 @@ class KernelModule(ArgLayout):
     ir_text: str = ""
     check_locs: list[SourceLoc | None] = field(default_factory=list)
     check_messages: dict[int, str] = field(default_factory=dict)  # site -> message of a failed `assert`
+    warns: bool = False  # the code has overflow checks, whose record the launcher reports
 
     @classmethod
     def of(cls, lay: ArgLayout, name: str, entry: str, ir_text: str,
-           check_locs: list[SourceLoc | None], check_messages: dict[int, str] | None = None) -> KernelModule:
+           check_locs: list[SourceLoc | None], check_messages: dict[int, str] | None = None,
+           warns: bool = False) -> KernelModule:
         return cls(lay.slots, lay.n_slots, lay.returns, lay.ret_shape, name, entry, ir_text, check_locs,
-                   dict(check_messages or {}))
+                   dict(check_messages or {}), warns)

@@ -179,6 +179,7 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
             "ret_shape": None if km.ret_shape is None else list(km.ret_shape),
             "check_locs": [_loc(c) for c in km.check_locs],
             "check_messages": [[site, msg] for site, msg in sorted(km.check_messages.items())],
+            "warns": bool(km.warns),
         },
         "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
         "written": sorted(written),
@@ -336,7 +337,8 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
         site, msg = _list(row)
         _need(0 <= _int(site) < len(check_locs), "bad check site")
         messages[_int(site)] = _str(msg)
-    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs, messages)
+    _need(isinstance(m.get("warns", False), bool), "bad overflow flag")
+    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs, messages, m.get("warns", False))
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

@@ -11,7 +11,9 @@ of a mixture of two.
 Which checks exist, and when they are compiled in:
 - bounds of every array access, `qd.init(debug=True)` only (a `QdAssertionError`, as in quadrants);
 - signed and unsigned overflow of integer `+ - * <<`, debug only (quadrants checks the same
-  four operators; `-` of unsigned values that would go below zero counts as overflow);
+  four operators; `-` of unsigned values that would go below zero counts as overflow). As in
+  quadrants an overflow is reported, not an error: the launch goes on with the wrapped value and
+  the launcher prints the first one it met (its own record, so it never hides a failed check);
 - a run-time `range()` step of 0, always: Python raises for it, and the iteration count
   would otherwise divide by zero. The check runs once per loop entry, not per iteration;
 - `assert cond[, msg]` in kernel code, debug only (quadrants' rule): a false condition is a
@@ -24,7 +26,7 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
-from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB  # noqa: F401
+from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB, WARN_SLOT  # noqa: F401
 from ..errors import SourceLoc
 from ..frontend import ir
 from .emitter import Emitter
@@ -36,30 +38,35 @@ OVERFLOW = {"add": ADD, "sub": SUB, "mul": MUL, "shl": SHL}
 # -- emitting checks into the function an Emitter is writing -----------------------------------
 
 
-def record(g: Emitter, kind: int, loc: SourceLoc | None, value: str) -> None:
-    """Record a failure at the current point of the code (a cold block the caller branched to)."""
+def record(g: Emitter, kind: int, loc: SourceLoc | None, value: str, base: int = 0) -> None:
+    """Record a failure at the current point of the code (a cold block the caller branched to),
+    in the record at status word `base` (0: the failed check; `WARN_SLOT`: a reported overflow)."""
     fn = g.fn
     site = len(g.mg.check_locs)
     g.mg.check_locs.append(loc)
-    r = fn.ins(f"cmpxchg ptr {g.status}, i64 0, i64 {kind} monotonic monotonic")
+    head = g.status
+    if base:
+        head = fn.ins(f"getelementptr i64, ptr {g.status}, i64 {base}")
+        g.mg.warns = True
+    r = fn.ins(f"cmpxchg ptr {head}, i64 0, i64 {kind} monotonic monotonic")
     won = fn.ins(f"extractvalue {{ i64, i1 }} {r}, 1")
     first, done = fn.new_label("chkfirst"), fn.new_label("chkrec")
     fn.term(f"br i1 {won}, label %{first}, label %{done}")
     fn.label(first)
-    for slot, val in ((1, str(site)), (2, value)):
+    for slot, val in ((base + 1, str(site)), (base + 2, value)):
         p = fn.ins(f"getelementptr i64, ptr {g.status}, i64 {slot}")
         fn.op(f"store i64 {val}, ptr {p}")
     fn.term(f"br label %{done}")
     fn.label(done)
 
 
-def fail_if(g: Emitter, bad: str, kind: int, loc: SourceLoc | None, value: str) -> None:
+def fail_if(g: Emitter, bad: str, kind: int, loc: SourceLoc | None, value: str, base: int = 0) -> None:
     """Record a failure when the i1 `bad` is true, then continue either way."""
     fn = g.fn
     fail_l, cont_l = fn.new_label("chkfail"), fn.new_label("chkok")
     fn.term(f"br i1 {bad}, label %{fail_l}, label %{cont_l}")
     fn.label(fail_l)
-    record(g, kind, loc, value)
+    record(g, kind, loc, value, base)
     fn.term(f"br label %{cont_l}")
     fn.label(cont_l)
 
@@ -86,7 +93,7 @@ def overflow(g: Emitter, e: ir.BinOp, a: str, b: str) -> str:
         r = fn.ins(f"call {{ {t}, i1 }} {f}({t} {a}, {t} {b})")
         v = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 0")
         bad = fn.ins(f"extractvalue {{ {t}, i1 }} {r}, 1")
-    fail_if(g, bad, OVERFLOW[e.op], e.loc, str(INT_TYPES.index(d)))
+    fail_if(g, bad, OVERFLOW[e.op], e.loc, str(INT_TYPES.index(d)), WARN_SLOT)  # reported, not raised
     return v
 
 

@@ -51,6 +51,7 @@ class ModuleGen:
         self.strings: dict[bytes, str] = {}  # NUL-terminated text -> the constant holding it
         self.check_locs: list[SourceLoc | None] = []
         self.check_messages: dict[int, str] = {}
+        self.warns = False  # an overflow check was emitted (`checks.record`)
 
     # -- module -----------------------------------------------------------------------------
 
@@ -70,7 +71,7 @@ class ModuleGen:
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
         text += "\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
         return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs,
-                               self.check_messages)
+                               self.check_messages, self.warns)
 
     def declare(self, text: str) -> None:
         self.decls.add(text)

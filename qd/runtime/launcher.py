@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable
 
 import numpy as np
 
-from ..abi import ARG_HEADER, STATUS_SLOT, KernelModule, return_slot
+from ..abi import ARG_HEADER, STATUS_SLOT, WARN_SLOT, KernelModule, return_slot
 from ..dtypes import ALL as ALL_DTYPES
 from ..dtypes import from_numpy
 from ..errors import QdInternalError
@@ -28,7 +29,7 @@ from .args import alias_checked, array_arg, components, int_range, overlaps, slo
 from .entry import EntryPoint
 from .hygiene import Namer, checked_int, checked_path, internal_names, param_list
 from .kernel_view import KernelView, LaunchInfo
-from .status import check_error
+from .status import check_error, overflow_report
 
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
@@ -69,11 +70,15 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     def fail() -> None:
         _raise_check(km, status, entry.raise_pending)
 
+    def warn() -> None:
+        _report_overflow(km, status)
+
     vec_shapes = {path: spec.shape for path, spec in walk_specs(kernel.specs) if isinstance(spec, VecSpec)}
 
     def slow(*args, **kwargs):
         return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
-                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns, km.ret_shape), device_ok,
+                           lambda: _finish_run(run, buf, kernel, info, status, fail, returns, km.ret_shape,
+                                               warn if km.warns else None), device_ok,
                            vec_shapes, fields)
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
@@ -85,7 +90,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
                         "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": _as_matrix,
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
-                        "lock": lock, "canon": ()}.items():
+                        "lock": lock, "canon": (), "warn": warn}.items():
         nm.bind(name, value)
     for b in ("type", "len", "bool", "TypeError", "AttributeError", "OverflowError", "ValueError"):
         nm.builtin(b)
@@ -151,7 +156,10 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     lines = [f"def @launch({plist}):", " with @lock:", "  try:"]
     lines += ["  " + b for b in body]
     lines += ["  except (@TypeError, @AttributeError, @OverflowError, @ValueError):", f"    return @slow({fwd})",
-              "  @run(@argp)", "  @k.last = @info", "  if @st[0]:", "    @fail()"]
+              "  @run(@argp)", "  @k.last = @info"]
+    if km.warns:  # a debug build with overflow checks: report the first overflow, then go on
+        lines += [f"  if @st[{WARN_SLOT}]:", "    @warn()"]
+    lines += ["  if @st[0]:", "    @fail()"]
     rets = []
     for i, t in enumerate(km.returns):
         slot = return_slot(i)
@@ -189,10 +197,12 @@ def _renew_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_renew_locks_in_child)
 
 
-def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None):
+def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None, warn=None):
     """Run the kernel on the filled buffer and read its results, like the generated code."""
     run(ctypes.addressof(buf))
     kernel.last = info
+    if warn is not None and status[WARN_SLOT]:
+        warn()
     if status[0]:
         fail()
     vals = [bool(view[slot]) if is_bool else view[slot] for view, slot, is_bool in returns]
@@ -272,6 +282,17 @@ def _numpy_pointer(v, path: str, writable: bool, loc_of) -> int:
         return ctypes.addressof(ctypes.c_char.from_buffer(v))
     except (TypeError, ValueError, BufferError):
         return array_arg(v, from_numpy(v.dtype) or v.dtype, v.ndim, path, loc_of, writable)[0]
+
+
+def _report_overflow(km: KernelModule, status) -> None:
+    """Print the overflow record of a debug launch (to stdout, as quadrants' device printf does)
+    and clear it."""
+    w = WARN_SLOT
+    kind, site, value = status[w], status[w + 1], status[w + 2]
+    status[w] = status[w + 1] = status[w + 2] = 0
+    loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
+    sys.stdout.write(overflow_report(kind, value, loc))
+    sys.stdout.flush()
 
 
 def _raise_check(km: KernelModule, status, raise_pending: Callable[[object], None]) -> None:

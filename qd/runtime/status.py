@@ -10,10 +10,23 @@ writes the same values (`tests/runtime/test_check_status.py` holds them equal).
 
 from __future__ import annotations
 
-from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB  # noqa: F401
-from ..errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc
+from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB, WARN_SLOT  # noqa: F401
+from ..errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc, render
 
 _OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
+
+
+def overflow_report(kind: int, value: int, loc: SourceLoc | None) -> str:
+    """What the launcher prints for the overflow record of a debug launch (quadrants prints
+    "Addition overflow detected in <place>" and goes on): the message, the place, the source line."""
+    t = INT_TYPES[value] if 0 <= value < len(INT_TYPES) else None
+    what = f"the result does not fit {t}" if t is not None else "the result does not fit its type"
+    if kind == SHL and t is not None:
+        what = f"bits are shifted out of {t}, or the shift amount is not in 0..{t.bits - 1}"
+    head = f"{_OVERFLOW_WORD.get(kind, 'Integer')} overflow detected in"
+    if loc is None:
+        return f"{head} a kernel: {what}; the result wrapped around\n"
+    return f"{head} {render(loc, what + '; the result wrapped around')}\n"
 
 
 def check_error(kind: int, value: int, loc: SourceLoc | None, message: str | None = None) -> QdError:

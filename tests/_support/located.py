@@ -30,7 +30,14 @@ def check_located(exc: BaseException, cls: type, path: str, marker: str, node: s
     returns the message for further checks."""
     assert isinstance(exc, cls), f"expected {cls.__name__}, got {type(exc).__name__}: {exc}"
     assert isinstance(exc, qd.QdError)
-    msg = str(exc)
+    msg = check_located_text(str(exc), path, marker, node)
+    assert exc.__cause__ is None and (exc.__suppress_context__ or exc.__context__ is None)
+    return msg
+
+
+def check_located_text(msg: str, path: str, marker: str, node: str) -> str:
+    """`msg` (an error's text, or a printed report) starts with the marked line of `path` as
+    file:line:col and shows that line with carets starting under `node`."""
     lines = msg.splitlines()
     head = _HEADER.match(lines[0])
     assert head, f"no file:line:col in\n{msg}"
@@ -41,5 +48,4 @@ def check_located(exc: BaseException, cls: type, path: str, marker: str, node: s
     k = shown[0]
     under = lines[k][lines[k + 1].index("^"):]
     assert under.startswith(node), f"carets start under {under!r}, expected {node!r}\n{msg}"
-    assert exc.__cause__ is None and (exc.__suppress_context__ or exc.__context__ is None)
     return msg

@@ -1,13 +1,15 @@
 """`qd.init(debug=True)` checks integer `+ - * <<` for overflow, signed and unsigned.
 
+As in quadrants an overflow is reported, not raised: the launch prints "<Operation> overflow
+detected in <file:line:col>" with the source line to stdout and goes on with the wrapped value.
 The cases are quadrants' (its overflow tests: one value per type that overflows and a
-neighbour that does not); expected results of the cases that do not overflow come from numpy.
-Without debug the same operations wrap silently and the generated code has no checks.
+neighbour that does not); expected results come from numpy or exact integers. Without debug
+the same operations wrap silently and the generated code has no checks.
 """
 
 import numpy as np
 import pytest
-from _support.located import check_located
+from _support.located import check_located, check_located_text
 
 import qd
 from qd.targets.cpu import jit
@@ -127,23 +129,34 @@ def test_the_table_is_quadrants_32_cases():
         assert _fits(t, _exact(op, _neighbour(op, t, args))), (op, t, args)
 
 
+def _reported(capfd, call, word: str):
+    """Run `call`; the report it printed, checked to be one overflow report of `word`."""
+    capfd.readouterr()
+    result = call()
+    out = capfd.readouterr().out
+    head = f"{word} overflow detected in "
+    assert out.startswith(head) and out.count("overflow detected") == 1, out
+    return result, out[len(head):]
+
+
 @pytest.mark.parametrize("op,make,t,args", CASES, ids=_ids(CASES))
-def test_overflow_is_reported_at_the_operator(debug_mode, op, make, t, args):
+def test_overflow_is_reported_at_the_operator(debug_mode, capfd, op, make, t, args):
     k = make(t)
-    with pytest.raises(qd.QdError) as ei:
-        k(*args)
-    msg = check_located(ei.value, qd.QdRuntimeError, __file__, op, NODES[op])
-    assert f"{WORDS[op]} overflow detected" in msg and str(t) in msg
+    result, report = _reported(capfd, lambda: k(*args), WORDS[op])
+    check_located_text(report, __file__, op, NODES[op])
+    assert str(t) in report
+    assert _same(t, result, _wrap(t, _exact(op, args)))  # the launch went on with the wrapped value
 
 
 @pytest.mark.parametrize("op,make,t,args", CASES, ids=_ids(CASES))
-def test_no_overflow_runs_normally(debug_mode, op, make, t, args):
+def test_no_overflow_runs_normally(debug_mode, capfd, op, make, t, args):
     k = make(t)
     near = _neighbour(op, t, args)
+    capfd.readouterr()
     assert _same(t, k(*near), _exact(op, near))
-    with pytest.raises(qd.QdRuntimeError):  # the overflow is still seen after a clean launch
-        k(*args)
-    assert _same(t, k(*near), _exact(op, near))  # and the status was reset
+    _reported(capfd, lambda: k(*args), WORDS[op])  # the overflow is still seen after a clean launch
+    assert _same(t, k(*near), _exact(op, near))  # and the record was reset
+    assert "overflow" not in capfd.readouterr().out
 
 
 @pytest.mark.parametrize("op,make,t,args", CASES, ids=_ids(CASES))
@@ -152,10 +165,9 @@ def test_without_debug_integers_wrap(op, make, t, args):
 
 
 @pytest.mark.parametrize("t", [qd.i32, qd.u8])
-def test_shift_amount_outside_the_width_is_an_overflow(debug_mode, t):
+def test_shift_amount_outside_the_width_is_an_overflow(debug_mode, capfd, t):
     k = make_shl(t)
-    with pytest.raises(qd.QdRuntimeError, match="Shift left overflow"):
-        k(t.bits)
+    _reported(capfd, lambda: k(t.bits), "Shift left")
     assert k(0) == 2
 
 
@@ -186,21 +198,36 @@ def offsets(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1], k:
         out[i] = x[i * k + k - k]
 
 
-def test_overflow_in_a_parallel_loop_inside_a_func(debug_mode):
+def test_overflow_in_a_parallel_loop_inside_a_func(debug_mode, capfd):
     x = np.arange(100_000, dtype=np.int32)
-    with pytest.raises(qd.QdError) as ei:
-        scale_all(x, 50_000)
-    check_located(ei.value, qd.QdRuntimeError, __file__, "func-mul", "v * s")
+    _, report = _reported(capfd, lambda: scale_all(x, 50_000), "Multiplication")
+    check_located_text(report, __file__, "func-mul", "v * s")
+    np.testing.assert_array_equal(x, np.arange(100_000, dtype=np.int32) * np.int32(50_000))  # wrapped
     y = np.arange(100_000, dtype=np.int32)
     scale_all(y, 3)
     np.testing.assert_array_equal(y, np.arange(100_000, dtype=np.int32) * 3)
 
 
-def test_overflow_of_an_augmented_assignment(debug_mode):
-    with pytest.raises(qd.QdError) as ei:
-        accumulate(np.array([1, 20_000, 2], dtype=np.int16))
-    check_located(ei.value, qd.QdRuntimeError, __file__, "aug-add", "v += v")
+def test_overflow_of_an_augmented_assignment(debug_mode, capfd):
+    _, report = _reported(capfd, lambda: accumulate(np.array([1, 20_000, 2], dtype=np.int16)), "Addition")
+    check_located_text(report, __file__, "aug-add", "v += v")
     assert accumulate(np.array([1, 2, 3], dtype=np.int16)) == 6
+
+
+@qd.kernel
+def overflow_then_out_of_bounds(x: qd.types.NDArray[qd.i32, 1], s: qd.i32):
+    x[0] = x[0] * s
+    x[x.shape[0]] = 1  # at:oob-after-overflow
+
+
+def test_a_reported_overflow_never_hides_a_failed_check(debug_mode, capfd):
+    """The overflow has its own record: the bounds failure after it is still raised."""
+    x = np.array([1 << 20, 0], dtype=np.int32)
+    capfd.readouterr()
+    with pytest.raises(qd.QdError) as ei:
+        overflow_then_out_of_bounds(x, 1 << 20)
+    check_located(ei.value, qd.QdAssertionError, __file__, "oob-after-overflow", "x[x.shape[0]]")
+    assert capfd.readouterr().out.startswith("Multiplication overflow detected in ")
 
 
 def test_index_arithmetic_is_exact_and_not_an_overflow(debug_mode):
@@ -233,8 +260,7 @@ def cube(x: qd.i32) -> qd.i32:
     return x**3  # at:pow
 
 
-def test_overflow_of_an_expanded_power(debug_mode):
+def test_overflow_of_an_expanded_power(debug_mode, capfd):
     assert cube(1290) == 1290**3
-    with pytest.raises(qd.QdError) as ei:
-        cube(1291)  # 1291**3 > 2**31 - 1
-    check_located(ei.value, qd.QdRuntimeError, __file__, "pow", "x**3")
+    _, report = _reported(capfd, lambda: cube(1291), "Multiplication")  # 1291**3 > 2**31 - 1
+    check_located_text(report, __file__, "pow", "x**3")

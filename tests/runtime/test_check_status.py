@@ -10,12 +10,12 @@ from qd.runtime import status
 
 
 def test_kinds_and_int_types_agree_with_codegen():
-    for name in ("BOUNDS", "ADD", "SUB", "MUL", "SHL", "STEP", "EXTENT", "ASSERT", "I32_MAX", "INT_TYPES"):
+    for name in ("BOUNDS", "ADD", "SUB", "MUL", "SHL", "STEP", "EXTENT", "ASSERT", "I32_MAX", "INT_TYPES", "WARN_SLOT"):
         assert getattr(status, name) == getattr(checks, name), name
     assert sorted(checks.OVERFLOW.values()) == sorted([status.ADD, status.SUB, status.MUL, status.SHL])
 
 
-def test_a_failed_check_is_raised_as_its_kind():
+def test_a_failed_check_is_raised_as_its_kind(capfd):
     qd.init(arch=qd.cpu, debug=True)
 
     @qd.kernel
@@ -28,8 +28,11 @@ def test_a_failed_check_is_raised_as_its_kind():
         x[j] = 1
 
     a = np.full(3, 100, np.int8)
-    with pytest.raises(qd.QdError, match="Addition overflow detected: the result does not fit qd.i8"):
-        grow(a)
+    capfd.readouterr()
+    grow(a)  # an overflow is reported (printed) and the launch goes on, as in quadrants
+    assert capfd.readouterr().out.startswith("Addition overflow detected in ")
+    assert "the result does not fit qd.i8" in status.overflow_report(status.ADD, 0, None)
+    assert a.tolist() == [-56, -56, -56]
     b = np.zeros(4, np.int32)
     with pytest.raises(qd.QdError, match="index 7 is out of bounds"):
         poke(b, 7)
