@@ -198,12 +198,9 @@ def _grouped(low, f, node, args, kwargs):
     if len(args) != 1 or kwargs:
         raise QdTypeError("qd.grouped() takes one argument: a qd.ndrange, a range or an array")
     v = args[0]
-    if isinstance(v, CT) and isinstance(v.value, range):
-        r = v.value
-        v = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
-    elif isinstance(v, CT) and isinstance(v.value, lang.ndrange):
-        v = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in v.value.dims))
-    elif isinstance(v, LeafV) and v.leaf.is_array:
+    if isinstance(v, CT) and isinstance(v.value, (range, lang.ndrange)):
+        return CT(lang.grouped(v.value))  # compile-time: `qd.static(...)` unrolls it, a loop lowers it
+    if isinstance(v, LeafV) and v.leaf.is_array:
         v = fields.struct_range(low, v, node)
     if not isinstance(v, RangeV):
         raise QdTypeError(f"qd.grouped() takes a qd.ndrange, a range or an array, got {low.describe(v)}")

@@ -478,6 +478,10 @@ class Lowerer(ExprLowerer):
             rng = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
         elif isinstance(rng, CT) and isinstance(rng.value, lang.ndrange):
             rng = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in rng.value.dims), rng.value.axes)
+        elif isinstance(rng, CT) and isinstance(rng.value, lang.grouped):  # qd.grouped of a compile-time range
+            x = rng.value.x
+            dims = ((x.start, x.stop, x.step),) if isinstance(x, range) else tuple((a, b, 1) for a, b in x.dims)
+            rng = RangeV(tuple((CT(a), CT(b), CT(c)) for a, b, c in dims), getattr(x, "axes", None), grouped=True)
         elif isinstance(rng, LeafV) and rng.leaf.is_array:  # `for i, j in a`: a's index space
             if rng.leaf.ndim == 0:
                 raise QdTypeError(f"array {rng.leaf.path!r} has no dimensions to iterate over", self.loc(node.iter))

@@ -187,12 +187,10 @@ class ExprLowerer:
                                                    self.globals[name]), node)
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
-        if name in self.ended:
-            at = self.ended[name]
-            raise QdNameError(f"name {name!r} is not defined here: it was first assigned inside the block of the "
-                              f"if / loop at line {at.line if at else '?'}, and a variable first assigned in a "
-                              "block ends with it (as in quadrants); assign it before that statement",
-                              self.loc(node))
+        if name in self.ended:  # quadrants' block scope (`lower.in_block`)
+            raise QdNameError(f"name {name!r} is not defined here: it was first assigned inside the block of the if / loop "
+                              f"at line {getattr(self.ended[name], 'line', '?')}, and a variable first assigned in a "
+                              "block ends with it (as in quadrants); assign it before that statement", self.loc(node))
         raise QdNameError(f"name {name!r} is not defined", self.loc(node))
 
     def read(self, v, node):
@@ -289,8 +287,8 @@ class ExprLowerer:
         vals, nodes = [], []
         for it in items:
             v = self.expr(it)
-            if isinstance(v, (TupleV, MatV)):  # a tuple or an index vector (`a[I]` in a qd.grouped loop)
-                items = v.items if isinstance(v, TupleV) else v.entries
+            if isinstance(v, (TupleV, MatV)) or len(vectors.index_parts(v)) > 1:  # a tuple or an index vector
+                items = v.entries if isinstance(v, MatV) else vectors.index_parts(v)  # (`a[I]`, qd.grouped)
                 vals.extend(items)
                 nodes.extend([it] * len(items))
             else:

@@ -17,7 +17,7 @@ from .. import dtypes as _dt
 from ..errors import QdTypeError
 from . import ir
 from .values import CT, LeafV, MatV, TupleV
-from .vectors import _shape_text, as_mat, count_indices, runtime_index, swizzle_indices
+from .vectors import _shape_text, as_mat, count_indices, index_parts, runtime_index, swizzle_indices
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _pick(p: Place, flat: list[int], shape: tuple) -> Place:
 
 
 def _sub_place(low, p: Place, idx, node) -> Place:
-    parts = list(idx.items) if isinstance(idx, TupleV) else [idx]
+    parts = index_parts(idx)
     if not p.shape:
         raise QdTypeError("a scalar component cannot be indexed")
     count_indices(len(p.shape), len(parts), "this vector" if len(p.shape) == 1 else "this matrix")

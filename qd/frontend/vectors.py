@@ -495,7 +495,7 @@ def index(low, v: MatV, idx, node):
     """`v[i]`, `m[i, j]`, `m[i, :]` (a row), `v[a:b]` (static slices); a run-time index selects
     among the components. As in quadrants, a matrix takes exactly two indices (`m[i]` is an
     error, not a row) and a vector one."""
-    parts = list(idx.items) if isinstance(idx, TupleV) else [idx]
+    parts = index_parts(idx)
     count_indices(v.ndim, len(parts), f"a {_shape_text(v.shape)} value")
     axes = []
     for d, p in enumerate(parts):
@@ -520,6 +520,18 @@ def index(low, v: MatV, idx, node):
     if not shape:
         return v.entries[flat[0]]
     return MatV(shape, tuple(v.entries[k] for k in flat))
+
+
+def index_parts(idx) -> list:
+    """The indices written as one subscript: the items of a tuple, or the components of a
+    compile-time index tuple or qd.Vector (the loop variable of `qd.static(qd.grouped(...))`)."""
+    if isinstance(idx, TupleV):
+        return list(idx.items)
+    if isinstance(idx, CT) and isinstance(idx.value, tuple):
+        return [CT(x) for x in idx.value]
+    if isinstance(idx, CT) and isinstance(idx.value, Matrix) and idx.value.ndim == 1:
+        return [CT(int(x)) for x in idx.value.entries]
+    return [idx]
 
 
 def count_indices(ndim: int, n: int, what: str) -> None:

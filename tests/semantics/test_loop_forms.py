@@ -223,3 +223,42 @@ def test_break_in_a_parallel_loop_points_to_serialize():
     with pytest.raises(qd.QdSyntaxError, match="Cannot break in the outermost loop.*serialize=True") as ei:
         k(np.zeros(3, np.int32))
     assert "test_loop_forms.py" in str(ei.value) and "break" in str(ei.value).splitlines()[1]
+
+
+@qd.kernel
+def grouped_visit_order(order: qd.types.NDArray[qd.i32, 2], axes: qd.template()):
+    c = 0
+    qd.loop_config(serialize=True)
+    for idx in qd.grouped(qd.ndrange(3, 4, axes=axes)):
+        order[idx] = c
+        c += 1
+
+
+@pytest.mark.parametrize("axes", [None, (1, 0)])
+def test_grouped_ndrange_keeps_its_axes(axes):
+    order = np.full((3, 4), -1, np.int32)
+    grouped_visit_order(order, axes)
+    expected = np.full((3, 4), -1, np.int32)
+    for c, idx in enumerate(qd.ndrange(3, 4, axes=axes)):
+        expected[idx] = c
+    np.testing.assert_array_equal(order, expected)
+
+
+def test_static_grouped_ndrange_unrolls_with_index_vectors():
+    @qd.kernel
+    def fill(x: qd.types.NDArray[qd.f32, 3], m: qd.types.ndarray(dtype=qd.types.matrix(2, 3, qd.f32), ndim=1)):
+        for idx in qd.static(qd.grouped(qd.ndrange((4, 5), (1, 3), 2))):
+            x[idx] = idx[0] + idx[1] * 10 + idx[2] * 100
+        for i in range(m.shape[0]):
+            for jdx in qd.static(qd.grouped(qd.ndrange(2, 3))):
+                m[i][jdx] = jdx[0] + jdx[1] * 10 + i * 100
+
+    x = np.zeros((6, 4, 3), np.float32)
+    m = np.zeros((2, 2, 3), np.float32)
+    fill(x, m)
+    want = np.zeros_like(x)
+    for i, j, k in itertools.product(range(4, 5), range(1, 3), range(2)):
+        want[i, j, k] = i + j * 10 + k * 100
+    np.testing.assert_array_equal(x, want)
+    np.testing.assert_array_equal(m, np.array([[[a + b * 10 + i * 100 for b in range(3)] for a in range(2)]
+                                               for i in range(2)], np.float32))
