@@ -7,6 +7,7 @@ Source-compatible with the common subset of the quadrants API: replace
 from __future__ import annotations
 
 from . import math, types
+from .compile_stats import compile_stats
 from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
 from .data_oriented import data_oriented
 from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
@@ -63,6 +64,7 @@ from .structs import Struct, dataclass
 from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 from .types import Template, template
 from .version import __version__
+from .warmup import compile_all
 
 i = i32
 f = f32
@@ -80,6 +82,7 @@ __all__ = [
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
     "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
+    "compile_all", "compile_stats",
 ]
 __all__ += ["Struct", "dataclass"]
 

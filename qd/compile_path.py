@@ -16,11 +16,12 @@ from pathlib import Path
 
 from analysis.plan import PruningPlan
 
+from . import compile_pool, fastcache, fastcache_records, pruning, variants
 from . import config as _config
-from . import fastcache, fastcache_records, pruning, variants
 from .abi import KernelModule
 from .abi import layout as arg_layout
 from .codegen.lower_llvm import ModuleGen
+from .compile_stats import timed
 from .errors import QdError, QdInternalError
 from .frontend import ir
 from .frontend.lower import lower_kernel
@@ -63,7 +64,7 @@ class Built:
     object code, pruning plan, the kernel's instantiation and every one it reaches."""
 
     module: KernelModule
-    obj: bytes
+    obj: bytes | None  # None until the target has compiled `module.ir_text` (`prepare`, then `build`)
     plan: PruningPlan
     inst: ir.Inst
     insts: list[ir.Inst]
@@ -72,25 +73,65 @@ class Built:
 
 def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     """Compile the specialisation `bound` selects (the caller holds the compile lock)."""
+    built = prepare(kernel, bound, noalias)
+    built.obj = compile_obj(kernel, built, target(_config.current()).compile)
+    return built
+
+
+def compile_obj(kernel: KernelView, built: Built, compile_text) -> bytes:
+    """`compile_text(built.module.ir_text)`, an LLVM failure reported against the kernel."""
+    try:
+        with timed("llvm"):
+            return compile_text(built.module.ir_text)
+    except QdError:
+        raise
+    except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
+        raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}",
+                              built.inst.loc) from None
+
+
+def start_workers(n: int) -> None:
+    """Start `n` compile workers now, so their start-up overlaps the frontend work still to do."""
+    compile_pool.start(n)
+
+
+def compile_many(kernels: list[KernelView], builts: list[Built], workers: int) -> list[bytes]:
+    """Object code of every prepared module (`prepare`), on `workers` processes at once; the
+    first LLVM failure is reported against its kernel, as `build` reports it."""
+    tgt = target(_config.current())
+    try:
+        with timed("llvm"):
+            return compile_pool.compile_texts(tgt, [b.module.ir_text for b in builts], workers)
+    except QdError:
+        raise
+    except Exception:  # find which kernel failed: compile them here, one by one, to say so exactly
+        return [compile_obj(k, b, tgt.compile) for k, b in zip(kernels, builts)]
+
+
+def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
+    """Everything of `build` up to the module's IR text, which the target has not compiled yet
+    (`qd.compile_all` compiles many at once)."""
     cfg = _config.current()
     reg = registry()
     tgt = target(cfg)
-    inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
-    insts = ir.reachable(inst, reg.insts)
-    plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
+    with timed("frontend"):
+        inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
+        insts = ir.reachable(inst, reg.insts)
+    with timed("analysis"):
+        plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
     # symbol names must be unique across processes too: a cached object keeps the names it was
     # compiled with and shares the engine with this process's fresh compiles
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
     written = written_leaves(inst, reg.insts)
     try:
-        km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
-                       noalias, cfg.fast_math).build()
-        obj = tgt.compile(km.ir_text)
+        with timed("codegen"):
+            km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
+                           noalias, cfg.fast_math).build()
     except QdError:
         raise
-    except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
+    except Exception as e:  # a code generation failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
-    return Built(km, obj, plan, inst, insts, written)
+    return Built(km, None, plan, inst, insts, written)
 
 
 def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes) -> str | None:
@@ -113,8 +154,9 @@ def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes) -
     facts = pruning.explain_facts(built.inst, insts)
     facts = {k: [list(r) for r in v] for k, v in facts.items()}
     plan = built.plan
-    fastcache.store(path, dkey, built.module, obj, kept=plan.kept, pruned=plan.pruned, inst_id=built.inst.id,
-                    written=built.written, facts=facts, sources=sources, caps=caps)
+    with timed("disk_write"):
+        fastcache.store(path, dkey, built.module, obj, kept=plan.kept, pruned=plan.pruned, inst_id=built.inst.id,
+                        written=built.written, facts=facts, sources=sources, caps=caps)
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from analysis.explain import Explainer, record_text, to_dot
 
-from .compile_path import build, forget, registry, store
+from .compile_path import build, compile_many, forget, prepare, registry, start_workers, store
 from .pruning import explain_facts, explain_relations
 from .targets import module as _target_module
 
@@ -19,5 +19,5 @@ def ptx(*args, **kwargs):
     """`qd.ptx`: the CUDA code generation is loaded only when PTX is asked for."""
     return _target_module("cuda.ptx").ptx(*args, **kwargs)
 
-__all__ = ["Explainer", "build", "explain_facts", "explain_relations", "forget", "ptx",
-           "record_text", "registry", "store", "to_dot"]
+__all__ = ["Explainer", "build", "compile_many", "explain_facts", "explain_relations", "forget", "prepare", "ptx",
+           "record_text", "registry", "start_workers", "store", "to_dot"]

@@ -19,6 +19,7 @@ from analysis.plan import PruningPlan
 from . import config as _config
 from . import fastcache, fastcache_trust, variants
 from .abi import KernelModule
+from .compile_stats import timed
 from .errors import QdError, QdInternalError
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.kernel_view import KernelView, LaunchInfo
@@ -77,23 +78,42 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     cfg = _config.current()
     tgt = host(cfg)
     tgt.prepare()
-    entry_path = dkey = None
-    if kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc):
+    hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
+    if hit is not None:
+        return hit, "disk"
+    built = load_compiler().build(kernel, bound, noalias)
+    return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
+
+
+def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
+    """(the variant of a valid disk-cache entry or None, the entry's path, its key): the path
+    and key are where a fresh compile is stored (None when the kernel is not cached)."""
+    if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
+        return None, None, None
+    with timed("cache_key"):
         dkey = fastcache.key(kernel, key, cfg, tgt.cache_identity(), __version__)
-        if dkey is None:
-            _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
-        else:
-            entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
-            entry = fastcache.load(entry_path, kernel, key, dkey, tgt.entry_symbol)
-            if entry is not None:
-                code = tgt.load(entry.obj, entry.module.entry)
-                return _finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id,
-                               entry.written, noalias, None, [], entry.facts, cfg), "disk"
+    if dkey is None:
+        _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
+        return None, None, None
+    entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
+    with timed("disk_read"):
+        entry = fastcache.load(entry_path, kernel, key, dkey, tgt.entry_symbol)
+    if entry is None:
+        return None, entry_path, dkey
+    with timed("load"):
+        code = tgt.load(entry.obj, entry.module.entry)
+    return (_finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id, entry.written,
+                    noalias, None, [], entry.facts, cfg), entry_path, dkey)
+
+
+def _from_built(kernel: KernelView, key, cfg, tgt: Host, built, entry_path, dkey, noalias: bool) -> Variant:
+    """The variant of freshly compiled code: loaded, stored in the disk cache when `entry_path`
+    is set, wrapped in a launcher."""
     compiler = load_compiler()
-    built = compiler.build(kernel, bound, noalias)
     km, obj = built.module, built.obj
     try:
-        code = tgt.load(obj, km.entry)
+        with timed("load"):
+            code = tgt.load(obj, km.entry)
         obj = tgt.cache_bytes(code, obj)
     except QdError:
         raise
@@ -111,7 +131,7 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
                 _not_stored(kernel, problem)  # froze something that cannot be re-checked later
     plan = built.plan
     return _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
-                   built.insts, None, cfg if entry_path is not None else None), "compile"
+                   built.insts, None, cfg if entry_path is not None else None)
 
 
 def _not_stored(kernel, what: str) -> None:
@@ -141,8 +161,9 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
     array_type = DeviceNdarray if tgt.name == "cuda" else Ndarray  # what a launch passes without a copy
     fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
     compile_code = None if cache_cfg is None else functools.partial(fastcache.launcher_code, cache_cfg)
-    launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields,
-                           compile_code)
+    with timed("launcher"):
+        launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields,
+                               compile_code)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.
@@ -158,23 +179,81 @@ def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
         v = kernel.variants.get(key)
         if v is not None:  # another thread compiled it while this one waited
             return v, "memory"
-        try:
+        with _reported(kernel):
             v, source = compile_variant(kernel, key, bound)
-        except QdError:
-            raise
-        except Exception as e:  # a qd bug: report it against the user's kernel, keep the details
-            err = QdInternalError(f"internal error while compiling kernel {kernel.fn.__qualname__}: "
-                                  f"{type(e).__name__}: {e}", kernel.def_loc())
-            err.internal_traceback = traceback.format_exc()
-            raise err from None
-        rec = _recorded["list"]
-        if rec is not None:
-            rec.append(Recorded(kernel, v))
-        compiler = _compiler["module"]
-        for old in variants.remember(kernel, key, v):
-            if compiler is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
-                compiler.forget(old.inst_id)
+        _remember(kernel, key, v)
     return v, source
+
+
+class _reported:
+    """Around compiling `kernel`: an unexpected exception (a qd bug) becomes a QdInternalError
+    reported against the user's kernel, with the details kept."""
+
+    def __init__(self, kernel: KernelView):
+        self.kernel = kernel
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, e, tb) -> bool:
+        if e is None or isinstance(e, QdError) or not isinstance(e, Exception):
+            return False
+        err = QdInternalError(f"internal error while compiling kernel {self.kernel.fn.__qualname__}: "
+                              f"{type(e).__name__}: {e}", self.kernel.def_loc())
+        err.internal_traceback = "".join(traceback.format_exception(typ, e, tb))
+        raise err from None
+
+
+def _remember(kernel: KernelView, key, v: Variant) -> None:
+    rec = _recorded["list"]
+    if rec is not None:
+        rec.append(Recorded(kernel, v))
+    compiler = _compiler["module"]
+    for old in variants.remember(kernel, key, v):
+        if compiler is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
+            compiler.forget(old.inst_id)
+
+
+def compile_batch(jobs: list[tuple[KernelView, tuple, dict]], workers: int) -> list[tuple[Variant, str]]:
+    """The variant of every (kernel, key, bound arguments) job, as `get_variant` would give
+    it, with the LLVM work of the ones to compile done together on `workers` processes
+    (`compile_pool`): the frontend, the analysis and code generation run first, one kernel
+    after the other; then every module is optimised and emitted at once; then each is loaded,
+    stored in the disk cache and given its launcher, in order."""
+    with variants.compile_lock():
+        cfg = _config.current()
+        tgt = host(cfg)
+        tgt.prepare()
+        out: list = [None] * len(jobs)
+        pending, seen = [], {}
+        for n, (kernel, key, bound) in enumerate(jobs):
+            v = kernel.variants.get(key)
+            if v is not None:
+                out[n] = (v, "memory")
+                continue
+            if (id(kernel), key) in seen:  # the same variant twice in one batch
+                out[n] = seen[(id(kernel), key)]
+                continue
+            with _reported(kernel):
+                hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, True)
+                if hit is not None:
+                    _remember(kernel, key, hit)
+                    out[n] = seen[(id(kernel), key)] = (hit, "disk")
+                    continue
+                if not pending and workers > 1 and len(jobs) - n > 1:  # workers start while the rest lowers
+                    load_compiler().start_workers(min(workers, len(jobs) - n))
+                built = load_compiler().prepare(kernel, bound)
+            pending.append((n, kernel, key, built, entry_path, dkey))
+            seen[(id(kernel), key)] = n
+        if pending:
+            objs = load_compiler().compile_many([p[1] for p in pending], [p[3] for p in pending], workers)
+            for (n, kernel, key, built, entry_path, dkey), obj in zip(pending, objs):
+                built.obj = obj
+                with _reported(kernel):
+                    v = _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, True)
+                _remember(kernel, key, v)
+                out[n] = (v, "compile")
+        return [out[out[n]] if isinstance(out[n], int) else out[n] for n in range(len(jobs))]
 
 
 @dataclass

@@ -146,3 +146,10 @@ class Target(Host):
     @abc.abstractmethod
     def compile(self, ir_text: str) -> bytes:
         """Optimise the module's IR text and return the object code."""
+
+    @abc.abstractmethod
+    def compile_job(self) -> tuple[str, str, tuple]:
+        """(module under `qd.targets`, function, extra arguments) such that, in another process,
+        `function(ir_text, *extra)` returns what `compile(ir_text)` returns here: how
+        `qd.compile_all` spreads LLVM work over worker processes (llvmlite serialises all LLVM
+        calls of one process behind a lock, so threads would not run them in parallel)."""

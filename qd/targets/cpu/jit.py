@@ -85,6 +85,12 @@ def emit_object(mod) -> bytes:
     return _init()["tm"].emit_object(mod)
 
 
+def compile_text(text: str) -> bytes:
+    """The object code of one module's IR text (what `CpuTarget.compile` gives; compile workers
+    call it by name, `qd.targets.compile_worker`)."""
+    return emit_object(optimize(text))
+
+
 class NativeCode:
     """The machine code of one variant, in its own MCJIT engine (~1 ms to create).
 

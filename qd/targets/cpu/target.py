@@ -105,4 +105,7 @@ class CpuTarget(CpuHost, Target):
     # -- compile --------------------------------------------------------------------------
 
     def compile(self, ir_text: str) -> bytes:
-        return jit.emit_object(jit.optimize(ir_text))
+        return jit.compile_text(ir_text)
+
+    def compile_job(self) -> tuple[str, str, tuple]:
+        return "cpu.jit", "compile_text", ()

@@ -234,7 +234,10 @@ class CudaTarget(Target):
         pass
 
     def compile(self, ir_text: str) -> bytes:
-        return compile_module(ir_text, self.sm).to_bytes()
+        return compile_text(ir_text, self.sm)
+
+    def compile_job(self) -> tuple[str, str, tuple]:
+        return "cuda.target", "compile_text", (self.sm,)
 
     def load(self, obj: bytes, entry: str) -> object:
         module = CudaModule.from_bytes(obj)
@@ -244,6 +247,11 @@ class CudaTarget(Target):
         if self.runtime is None:
             raise QdConfigError("qd: this CUDA target only generates PTX (no CUDA runtime was given to launch it)")
         return self.runtime.entry_point(code)
+
+
+def compile_text(ir_text: str, sm: str) -> bytes:
+    """`CudaTarget(sm).compile(ir_text)`, by name for compile workers."""
+    return compile_module(ir_text, sm).to_bytes()
 
 
 def compile_module(ir_text: str, sm: str) -> CudaModule:

@@ -1,0 +1,136 @@
+"""`qd.compile_all`: variants made ready ahead of their first launch, with the LLVM work on
+worker processes; the object code is byte for byte what an in-process compile gives."""
+
+import numpy as np
+import pytest
+
+import qd
+from qd import compile_pool, compiler
+from qd.targets.cpu.target import CpuTarget
+
+
+@pytest.fixture(autouse=True)
+def _init():
+    qd.init(arch=qd.cpu)
+
+
+def _kernels(n):
+    """`n` kernels of different bodies (module-level functions built by exec need a file)."""
+    ks = []
+    for j in range(n):
+        @qd.kernel
+        def k(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1], rounds: qd.template()):
+            for i in range(x.shape[0]):
+                v = x[i]
+                for _ in qd.static(range(rounds)):
+                    v = v * 0.5 + qd.sin(v)
+                y[i] = v
+
+        ks.append((k, j + 1))
+    return ks
+
+
+def _expected(x, rounds):
+    v = x.astype(np.float32)
+    for _ in range(rounds):
+        v = (v * np.float32(0.5) + np.sin(v)).astype(np.float32)
+    return v
+
+
+def test_workers_give_the_same_object_code_as_this_process():
+    texts = []
+    for k, rounds in _kernels(3):
+        x = np.zeros(4, np.float32)
+        bound = k.bind_checked((x, x, rounds), {})
+        texts.append(compiler.prepare(k, bound).module.ir_text)
+    tgt = CpuTarget(1)
+    here = [tgt.compile(t) for t in texts]
+    there = compile_pool.compile_texts(tgt, texts, 2)
+    assert compile_pool.worker_count() >= 2
+    assert there == here  # byte for byte
+
+
+def test_compile_all_then_launch_from_memory():
+    ks = _kernels(4)
+    x = np.linspace(-2, 2, 257).astype(np.float32)
+    y = np.zeros_like(x)
+    infos = qd.compile_all([(k, (x, y, r)) for k, r in ks], workers=2)
+    assert [i.source for i in infos] == ["compile"] * 4
+    assert infos[0].kept == ("x", "y")
+    for k, r in ks:
+        k(x, y, r)
+        assert qd.launch_info(k).source == "memory"
+        np.testing.assert_allclose(y, _expected(x, r), rtol=1e-6, atol=1e-6)
+    again = qd.compile_all([(k, (x, y, r)) for k, r in ks])
+    assert [i.source for i in again] == ["memory"] * 4
+
+
+def test_repeated_calls_in_one_batch_compile_once():
+    (k, r), = _kernels(1)
+    x = np.zeros(8, np.float32)
+    infos = qd.compile_all([(k, (x, x, r)), (k, (x, x, r)), (k, (x, x, r + 1))], workers=2)
+    assert [i.source for i in infos[:2]] == ["compile", "compile"] and infos[0].inst_id == infos[1].inst_id
+    assert len(k.variants) == 2
+
+
+def test_disk_cache_hits_through_compile_all(tmp_path):
+    def make():
+        @qd.kernel(fastcache=True)
+        def scale(x: qd.types.NDArray[qd.f32, 1], c: qd.f32):
+            for i in range(x.shape[0]):
+                x[i] = x[i] * c
+
+        return scale
+
+    x = np.ones(16, np.float32)
+    for source in ("compile", "disk"):
+        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+        k = make()
+        (info,) = qd.compile_all([(k, (x, 3.0))], workers=2)
+        assert info.source == source
+        k(x, 3.0)
+    np.testing.assert_array_equal(x, np.full(16, 9.0, np.float32))
+
+
+def test_data_oriented_methods_and_keyword_arguments():
+    @qd.data_oriented
+    class Sim:
+        def __init__(self):
+            self.x = qd.ndarray(qd.f32, 8)
+
+        @qd.kernel
+        def step(self, c: qd.f32):
+            for i in range(self.x.shape[0]):
+                self.x[i] += c
+
+    s = Sim()
+    (info,) = qd.compile_all([(s.step, (), {"c": 1.5})])
+    assert info.source == "compile"
+    s.step(c=1.5)
+    np.testing.assert_array_equal(s.x.to_numpy(), np.full(8, 1.5, np.float32))
+
+
+def test_bad_calls_are_located_errors():
+    (k, r), = _kernels(1)
+    x = np.zeros(4, np.float32)
+    with pytest.raises(qd.QdArgumentError, match="not a qd.kernel"):
+        qd.compile_all([(print, (x,))])
+    with pytest.raises(qd.QdArgumentError, match="each call is"):
+        qd.compile_all([k])
+    with pytest.raises(qd.QdArgumentError, match="workers must be a positive int"):
+        qd.compile_all([(k, (x, x, r))], workers=0)
+    with pytest.raises(qd.QdArgumentError, match="must have dtype qd.f32") as e:
+        qd.compile_all([(k, (np.zeros(4, np.int32), x, r))])
+    assert e.value.loc is not None and e.value.loc.file.endswith("test_compile_all.py")
+
+
+def test_a_kernel_that_does_not_compile_is_reported_as_at_launch():
+    @qd.kernel
+    def broken(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = undefined_name  # noqa: F821
+
+    (k, r), = _kernels(1)
+    x = np.zeros(4, np.float32)
+    with pytest.raises(qd.QdNameError, match="undefined_name"):
+        qd.compile_all([(k, (x, x, r)), (broken, (x,))], workers=2)
