@@ -105,24 +105,9 @@ def permute(a, perm: tuple) -> None:
     a._type_key = key + (("perm", a._perm),)
 
 
-class _TensorType(type):
-    """`qd.Tensor(impl)`, quadrants' wrapper constructor: in qd an ndarray or a field is its own
-    tensor, so it is `impl` itself (as `qd.wrap`); the subclasses construct as usual."""
-
-    def __call__(cls, *args, **kwargs):
-        if cls is not Tensor:
-            return super().__call__(*args, **kwargs)
-        if len(args) != 1 or kwargs or not isinstance(args[0], Tensor):
-            what = type(args[0]).__name__ if len(args) == 1 else f"{len(args)} arguments"
-            raise TypeError(f"qd.Tensor(impl) takes one qd.ndarray or qd.field, which it returns (in qd they are "
-                            f"tensors already); got {what}. Allocate one with qd.tensor(dtype, shape, backend=...)")
-        return args[0]
-
-
-class Tensor(metaclass=_TensorType):
-    """What `qd.ndarray` and `qd.field` allocate (quadrants' `qd.Tensor`): also the kernel
-    parameter annotation that takes either kind (`qd/tensor.py`). `qd.Tensor(x)` of a tensor is
-    `x`: there is no wrapper to look through at launch."""
+class TensorBase:
+    """What `qd.ndarray` and `qd.field` allocate: the base class of both, a plain class so
+    that the launch path's type checks stay cheap. Users see it as `qd.Tensor` (below)."""
 
     __slots__ = ()
     _qd_array = True  # what `qd.data_oriented` looks for without importing this module
@@ -138,7 +123,34 @@ class Tensor(metaclass=_TensorType):
         return self._perm or None
 
 
-class Ndarray(Tensor):
+class _TensorType(type):
+    """What makes `qd.Tensor` quadrants' name for every qd ndarray and field: `isinstance(x,
+    qd.Tensor)` and `issubclass` ask `TensorBase`, and `qd.Tensor(impl)` (quadrants' wrapper
+    constructor) is `impl` itself, as `qd.wrap` (qd has no wrapper)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, TensorBase)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, TensorBase)
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) != 1 or kwargs or not isinstance(args[0], TensorBase):
+            what = type(args[0]).__name__ if len(args) == 1 else f"{len(args)} arguments"
+            raise TypeError(f"qd.Tensor(impl) takes one qd.ndarray or qd.field, which it returns (in qd they are "
+                            f"tensors already); got {what}. Allocate one with qd.tensor(dtype, shape, backend=...)")
+        return args[0]
+
+
+class Tensor(metaclass=_TensorType):
+    """quadrants' `qd.Tensor`: the kernel and func parameter annotation that takes a qd ndarray
+    or field of any dtype and rank (`qd/tensor.py`), the class every one of them is an instance
+    of, and `qd.Tensor(x)`, which is `x`."""
+
+    __slots__ = ()
+
+
+class Ndarray(TensorBase):
     __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key",
                  "_perm", "_ptr", "_end", "__weakref__")
     on_device = False

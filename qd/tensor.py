@@ -1,7 +1,7 @@
 """`qd.tensor`, `qd.Tensor`, `qd.Backend`: quadrants' unified tensor API over fields and ndarrays.
 
 `qd.tensor(dtype, shape, backend=...)` allocates a `qd.ndarray` (the default backend) or a
-`qd.field` and returns it as it is: in qd both are already `qd.Tensor`s (`ndarray.Tensor` is
+`qd.field` and returns it as it is: in qd both are already `qd.Tensor`s (`ndarray.TensorBase` is
 their common base class), so a kernel receives the array itself, with no wrapper to unwrap at
 every launch. `qd.Tensor` as a kernel or func parameter annotation takes either kind (an array
 parameter of any dtype and rank: `signature.spec_of`). quadrants' `layout=` (a permuted
@@ -17,7 +17,7 @@ from . import matrix as _matrix
 from .errors import QdValueError, caller_loc
 from .field import field, matrix_field, vector_field
 from .matrix import MatrixType, VectorType
-from .ndarray import Tensor, ndarray, permute
+from .ndarray import Tensor, TensorBase, ndarray, permute
 
 __all__ = ["Backend", "MatrixTensor", "Tensor", "VectorTensor", "matrix_tensor", "tensor", "vector_tensor", "wrap"]
 
@@ -28,7 +28,7 @@ class _ElementRank(type):
     in qd they are only these checks."""
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, Tensor) and len(getattr(obj, "element_shape", ())) == cls._rank
+        return isinstance(obj, TensorBase) and len(getattr(obj, "element_shape", ())) == cls._rank
 
 
 class VectorTensor(metaclass=_ElementRank):
@@ -41,7 +41,7 @@ class MatrixTensor(metaclass=_ElementRank):
 
 def wrap(impl):
     """quadrants' `qd.wrap(impl)`: a qd ndarray or field is its own tensor, so it is returned."""
-    if not isinstance(impl, Tensor):
+    if not isinstance(impl, TensorBase):
         raise TypeError(f"qd.wrap() takes a qd.ndarray or a qd.field, got {type(impl).__name__}")
     return impl
 
@@ -92,7 +92,7 @@ def _check_layout(layout, shape) -> tuple:
 
 def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **options):
     """A new tensor of `dtype` (a scalar, vector or matrix type) and `shape` on `backend`."""
-    if isinstance(dtype, Tensor):
+    if isinstance(dtype, TensorBase):
         raise TypeError(f"qd.tensor() allocates a new tensor; {type(dtype).__name__} is one already")
     _check_options(options, "qd.tensor", _SCALAR_OPTIONS)
     if layout is not None and isinstance(dtype, (VectorType, MatrixType)):

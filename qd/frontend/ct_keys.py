@@ -17,7 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..data_oriented import is_walked, members_of, runtime_primitives, taken_apart
 from ..field import Field
-from ..ndarray import Tensor
+from ..ndarray import TensorBase
 
 
 def ct_key(v):
@@ -77,7 +77,7 @@ def object_key(v) -> tuple:
     try:
         lifted = runtime_primitives(v)
         return ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
-                tuple([(name, m._type_key if isinstance(m, Tensor) else member_key(m, lifted)) for name, m in members_of(v)]))
+                tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted)) for name, m in members_of(v)]))
     finally:
         busy.discard(id(v))
 
@@ -85,7 +85,7 @@ def object_key(v) -> tuple:
 def member_key(m, lifted: bool = False) -> tuple:
     """The key of one member of a data-oriented object (see `object_key`); `lifted`: its int,
     float and bool members are run-time scalars, keyed by their types."""
-    if isinstance(m, Tensor):  # an ndarray or a field: its type, computed when it was made
+    if isinstance(m, TensorBase):  # an ndarray or a field: its type, computed when it was made
         return m._type_key
     if lifted and type(m) in (bool, int, float):
         return ("p", primitive_dtype(m).name)
