@@ -155,7 +155,7 @@ class Entry:
     pruned: tuple[str, ...]
     inst_id: str
     written: set[str]
-    facts: dict
+    facts: StoredFacts
 
 
 def _loc(loc: SourceLoc | None):
@@ -346,11 +346,30 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
           "kept and pruned leaves do not partition the kernel's leaves")
     written = {_str(p) for p in _list(header["written"])}
     _need(written <= set(leaves), "written leaves are not leaves of the kernel")
-    facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in _dict(header["facts"]).items()}
-    _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int}, "bad fact values")
+    raw_facts = _dict(header["facts"])
+    _need(all(isinstance(v, list) and all(isinstance(r, list) for r in v) for v in raw_facts.values()),
+          "bad facts")
+    facts = StoredFacts(raw_facts)
     sources = {_str(k): _str(v) for k, v in _dict(header["sources"]).items()}
     caps = [_list(c) for c in _list(header["captures"])]
     return Entry(km, obj, kept, pruned, _str(header["inst_id"]), written, facts), sources, caps
+
+
+class StoredFacts:
+    """An entry's analysis facts (relation -> rows, their shape checked on load), decoded and
+    their values checked when an explanation first asks for them: a launch never needs them,
+    and decoding them was a large part of serving a kernel from the disk cache."""
+
+    def __init__(self, raw: dict):
+        self._raw = raw
+        self._facts: dict | None = None
+
+    def get(self) -> dict[str, list[tuple]]:
+        if self._facts is None:
+            facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in self._raw.items()}
+            _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int}, "bad fact values")
+            self._facts = facts
+        return self._facts
 
 
 def _need(ok: bool, why: str) -> None:

@@ -28,6 +28,7 @@ import sys
 import types
 
 from .frontend.ct_keys import ct_key
+from .frontend.source import parsed_module
 
 # ---------------------------------------------------------------- stable values
 
@@ -160,8 +161,10 @@ def _function_table(path: str) -> dict[str, str]:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    tree = parsed_module(text, path)
+    if tree is None:
         return {}
     lines = text.splitlines()
     out: dict[str, str] = {}

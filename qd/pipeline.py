@@ -49,13 +49,13 @@ class Variant:
     info: LaunchInfo
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
-    stored: dict | None = None  # the facts of a disk-cache entry, for explanations
+    stored: object | None = None  # the facts of a disk-cache entry (`fastcache.StoredFacts`), for explanations
     code: object | None = None  # its machine code (the target's), loaded while this variant or its launcher lives
 
     def explain_facts(self) -> dict[str, list]:
         """Facts of every reachable instantiation (no cached used sets)."""
         if self.stored is not None:
-            return self.stored
+            return self.stored.get()
         return load_compiler().explain_facts(self.insts[0], self.insts)
 
 

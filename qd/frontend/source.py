@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import linecache
 import textwrap
 import typing
 from dataclasses import dataclass
@@ -38,13 +39,68 @@ class FuncSource:
 _cache: dict[int, tuple[object, FuncSource]] = {}
 
 
+# file -> (its lines as linecache has them, {first line of a def or its decorators: FunctionDef});
+# parsing a module once costs less than reading each of its functions' blocks one by one
+_files: dict[str, tuple[list[str], dict[int, ast.AST]]] = {}
+
+
+_trees: dict[str, tuple[str, ast.Module]] = {}  # file -> (text, its parse): the last text parsed per file
+
+
+def parsed_module(text: str, file: str) -> ast.Module | None:
+    """The parse of `text`, the contents of `file`, or None if it does not parse; the last
+    parse of each file is kept, so reading a module's functions and re-checking a disk-cache
+    entry against the same file parse it once. Callers must not change the tree."""
+    hit = _trees.get(file)
+    if hit is not None and hit[0] == text:
+        return hit[1]
+    try:
+        tree = ast.parse(text, file)
+    except (SyntaxError, ValueError):
+        return None
+    _trees[file] = (text, tree)
+    return tree
+
+
+def _from_file(fn, code) -> FuncSource | None:
+    """`fn`'s source from one parse of its whole file (None when the file cannot serve it: not
+    on disk, not parseable, or no definition starting at the code's first line)."""
+    file = code.co_filename
+    linecache.checkcache(file)  # a file edited since (a reloaded module) is read again, as inspect does
+    lines = linecache.getlines(file)
+    if not lines:
+        return None
+    known = _files.get(file)
+    if known is None or known[0] is not lines:
+        tree = parsed_module("".join(lines), file)
+        if tree is None:
+            return None
+        defs = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs[min([node.lineno] + [d.lineno for d in node.decorator_list])] = node
+        known = _files[file] = (lines, defs)
+    start = code.co_firstlineno
+    fdef = known[1].get(start)
+    if fdef is None or fdef.name != fn.__name__:
+        return None
+    raw = "".join(lines[start - 1:fdef.end_lineno])
+    # the digest covers where the text is too: a moved function has stale error locations
+    return FuncSource(file, fdef, raw, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16])
+
+
 def get_source(fn) -> FuncSource:
-    """The parsed source of `fn`, read once per function object's code."""
+    """The parsed source of `fn`, read once per function object's code: from one parse of its
+    file (shared by every function defined there), or else from its own block of text."""
     code = getattr(fn, "__code__", None)
     key = code if code is not None else fn
     hit = _cache.get(id(key))
     if hit is not None and hit[0] is key:
         return hit[1]
+    src = _from_file(fn, code) if code is not None else None
+    if src is not None:
+        _cache[id(key)] = (key, src)
+        return src
     try:
         lines, start = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or "<unknown>"

@@ -109,4 +109,4 @@ def param_list(sig: inspect.Signature, defaults: str) -> tuple[str, str]:
 
 def internal_names(template: str, prefix: str) -> str:
     """Generated source with every `@tag` spelled `prefix + tag` (see the module docstring)."""
-    return re.sub(r"@(\w+)", lambda m: prefix + m.group(1), template)
+    return re.sub(r"@(?=\w)", prefix.replace("\\", "\\\\"), template)  # a plain replacement: no per-match callback
