@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import dtypes as _dt
+from . import targets as _targets
 from . import variants as _variants
 from .errors import QdConfigError, caller_loc, show, warn_at
 from .targets.cuda import driver as _cuda_driver
@@ -191,6 +192,11 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         raise_on_templated_floats=bool(raise_on_templated_floats), generation=_config.generation + 1,
     )
     _variants.drop_all()  # frees the machine code of every compiled variant
+    if arch == cpu:
+        # the CPU backend is loaded here, as quadrants' init loads its runtime (and as
+        # arch=qd.cuda loads the driver): LLVM's shared library and the native target cost
+        # ~0.15 s once per process, which the first launch would otherwise pay
+        _targets.host_for(_config).prepare()
 
 
 def reset() -> None:
