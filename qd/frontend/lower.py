@@ -152,9 +152,15 @@ class Lowerer(ExprLowerer):
 
     def stmt_Assert(self, node):
         """`assert cond[, msg]`: checked at run time under `qd.init(debug=True)` only, as in
-        quadrants; without debug it is not compiled at all (its operands are not even read).
-        The message must be a compile-time value."""
+        quadrants. Without debug a condition that calls something (`assert f(x) == 0`) is still
+        evaluated for what the call does, as quadrants evaluates it; one that calls nothing is
+        not compiled at all (its operands are not even read). The message must be a
+        compile-time value."""
         if not self.cfg.debug:
+            if any(isinstance(n, ast.Call) for n in ast.walk(node.test)):
+                cond = self.expr(node.test)
+                if isinstance(cond, ir.Expr):
+                    self.emit(ir.ExprStmt(self.loc(node), cond))
             return
         cond = self.expr(node.test)
         message = None

@@ -86,3 +86,24 @@ def test_runtime_message_is_refused(arch):
     with pytest.raises(qd.QdTypeError, match="compile-time value") as ei:
         k(1)
     assert "assert x > 0, x" in str(ei.value)
+
+
+def test_a_condition_that_calls_is_evaluated_without_debug(arch):
+    """As quadrants: `assert f(...) == 0` still makes the call (only the check is dropped)."""
+    qd.init(arch=arch)
+
+    @qd.func
+    def bump(c: qd.types.NDArray[qd.i32, 1], v: qd.i32) -> qd.i32:
+        c[0] += v
+        return 0
+
+    @qd.kernel
+    def run(c: qd.types.NDArray[qd.i32, 1], never: qd.i32):
+        assert bump(c, 15) == 0
+        assert bump(c, 10) == 1  # false, but not checked without debug
+        assert never > 0  # calls nothing: not compiled
+
+    c = np.zeros(1, np.int32)
+    run(c, -1)
+    assert c[0] == 25
+    assert qd.launch_info(run).pruned == ("never",)
