@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .errors import QdArgumentError, QdIndexError, QdTypeError, QdValueError, caller_loc, show
-from .matrix import _FIELD_MAKERS, Matrix, MatrixType, Vector, VectorType
+from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, _wrap
 from .ndarray import Ndarray, _set_layout, _shape_of
 
 __all__ = ["Axis", "Field", "SNode", "field", "i_axes", "matrix_field", "root", "vector_field"]
@@ -99,12 +99,13 @@ class Field(Ndarray):
         return tuple(int(k) - o for k, o in zip(key, off))
 
     def __getitem__(self, key):
+        """A scalar element's value; a vector or matrix element as a qd.Vector / qd.Matrix over
+        the field's own storage, so `f[i][0] = 5` writes the field, as in quadrants (its
+        element proxies write through too)."""
         v = self._arr[self._key(key)]
         if not self.element_shape:
             return v.item()
-        if len(self.element_shape) == 1:
-            return Vector(v.copy(), self.dtype)
-        return Matrix(v.copy(), self.dtype)
+        return _wrap(v, self.dtype)
 
     def __setitem__(self, key, value) -> None:
         k = self._key(key)

@@ -377,3 +377,14 @@ def test_ptx_of_a_field_kernel_passes_ptxas():
             total[None] += vel[i].x
 
     assert_ptxas_ok(qd.ptx(k, 1.0))
+
+
+def test_python_scope_element_of_a_vector_field_writes_through():
+    """`f[i][k] = v` in Python scope writes the field (quadrants' element proxies do too)."""
+    b = qd.Vector.field(2, qd.f32, shape=())
+    b[()][0] = 5
+    b[None][1] = 6
+    m = qd.Matrix.field(2, 2, qd.i32, shape=3)
+    m[1][0, 1] = 7
+    np.testing.assert_array_equal(b.to_numpy(), [5, 6])
+    assert m.to_numpy()[1].tolist() == [[0, 7], [0, 0]] and m.to_numpy()[[0, 2]].sum() == 0
