@@ -17,7 +17,7 @@ from .. import dtypes as _dt
 from ..errors import QdTypeError
 from . import ir
 from .values import CT, LeafV, MatV, TupleV
-from .vectors import _shape_text, as_mat, count_indices, index_parts, runtime_index, swizzle_indices
+from .vectors import _shape_text, as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
 
 
 @dataclass
@@ -63,6 +63,9 @@ def place(low, node) -> Place | None:
     components of either); None when it is not one (a scalar variable, a scalar element)."""
     if isinstance(node, ast.Name):
         v = low.scope.get(node.id)
+        if isinstance(v, MatV) and v.vars is None and any(isinstance(e, LeafV) for e in v.entries):
+            # a vector or matrix parameter is passed by value: a write goes to a local copy
+            v = new_vars(low, node.id, v, None, low.loc(node))
         if isinstance(v, MatV) and v.vars is not None:
             low.lookup(node.id, node)  # visibility check
             return Place(v.shape, list(v.vars))

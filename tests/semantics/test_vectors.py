@@ -586,3 +586,27 @@ def test_python_scope_min_max_broadcast_vectors():
     assert qd.max(4, qd.Vector([3, 4, 5])).to_list() == [4, 4, 5]
     assert qd.min(qd.Vector([1, 5]), qd.Vector([3, 2]), 2).to_list() == [1, 2]
     assert qd.max(2, 3, 1) == 3
+
+
+def test_a_vector_parameter_is_a_local_copy_that_may_be_written():
+    """Vector and matrix parameters are passed by value: writing one changes the callee's copy
+    only (as in quadrants), in funcs and in kernels."""
+    vec3 = qd.types.vector(3, qd.f32)
+
+    @qd.func
+    def bump(a: vec3) -> qd.f32:
+        a[0] = 100.0
+        a.y += 1.0
+        return a[0] + a[1] + a[2]
+
+    @qd.kernel
+    def k(v: vec3, out: qd.types.NDArray[qd.f32, 1]):
+        x = qd.Vector([3.0, 4.0, 5.0])
+        out[0] = bump(x)
+        out[1] = x[0] + x[1]
+        v[2] = -1.0
+        out[2] = v[0] + v[2]
+
+    out = np.zeros(3, np.float32)
+    k(qd.Vector([1.0, 2.0, 3.0]), out)
+    np.testing.assert_array_equal(out, [110.0, 7.0, 0.0])
