@@ -20,7 +20,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .errors import QdInternalError
 from .targets.base import Target
 from .targets.compile_worker import read_message, write_message
 
@@ -43,10 +42,15 @@ class _Worker:
         self.recv = os.fdopen(self._from_child, "rb", buffering=0)
 
     def run(self, job: tuple) -> tuple[bool, object]:
-        write_message(self.send, job)
-        result = read_message(self.recv)
+        """The worker's answer to one job; OSError when the worker is gone (then it is dropped,
+        and the caller compiles in its own process instead)."""
+        try:
+            write_message(self.send, job)
+            result = read_message(self.recv)
+        except (OSError, EOFError, ValueError) as e:
+            raise OSError(f"a compile worker failed: {e}") from None
         if result is None:
-            raise QdInternalError(f"a compile worker exited (status {self.proc.poll()})")
+            raise OSError(f"a compile worker exited (status {self.proc.poll()})")
         return result
 
     def close(self) -> None:
@@ -69,11 +73,24 @@ def start(n: int) -> None:
 
 
 def _on(job: tuple) -> tuple[bool, object]:
-    w = _idle.get()
+    while True:  # an idle worker; none left alive (they died) is an OSError, not a wait forever
+        try:
+            w = _idle.get(timeout=0.2)
+            break
+        except queue.Empty:
+            with _lock:
+                if not _workers:
+                    raise OSError("no compile worker is left") from None
     try:
-        return w.run(job)
-    finally:
-        _idle.put(w)
+        result = w.run(job)
+    except OSError:
+        with _lock:  # a dead worker is not handed out again
+            if w in _workers:
+                _workers.remove(w)
+        w.close()
+        raise
+    _idle.put(w)
+    return result
 
 
 def compile_texts(tgt: Target, texts: list[str], workers: int) -> list[bytes]:

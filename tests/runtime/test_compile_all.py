@@ -134,3 +134,21 @@ def test_a_kernel_that_does_not_compile_is_reported_as_at_launch():
     x = np.zeros(4, np.float32)
     with pytest.raises(qd.QdNameError, match="undefined_name"):
         qd.compile_all([(k, (x, x, r)), (broken, (x,))], workers=2)
+
+
+def test_a_worker_that_dies_is_replaced_by_compiling_here():
+    ks = _kernels(6)
+    x = np.linspace(0, 1, 64).astype(np.float32)
+    compile_pool.start(2)
+    for w in list(compile_pool._workers):
+        w.proc.kill()
+        w.proc.wait()
+    infos = qd.compile_all([(k, (x, x.copy(), r)) for k, r in ks], workers=2)
+    assert [i.source for i in infos] == ["compile"] * 6
+    y = np.zeros_like(x)
+    for k, r in ks:
+        k(x, y, r)
+        np.testing.assert_allclose(y, _expected(x, r), rtol=1e-6, atol=1e-6)
+    assert compile_pool.worker_count() == 0  # the dead ones were dropped; the next batch starts new ones
+    qd.compile_all([(k, (x, y, r + 10)) for k, r in ks], workers=2)
+    assert compile_pool.worker_count() == 2
