@@ -178,7 +178,7 @@ def _bit_count(low, f, node, args, kwargs):
         return CT(f(args[0].value))
     e = low.scalar(args[0], node.args[0])
     if e.dtype.is_float or e.dtype.is_bool:
-        raise QdTypeError(f"qd.math.{name} needs an integer operand, got a {e.dtype} value")
+        raise QdTypeError(f"qd.math.{name} takes integral inputs only (an integer operand), got a {e.dtype} value")
     return ir.Intrinsic(_dt.i32, name, [e])
 
 

@@ -140,7 +140,7 @@ def unary_type(op: str, d: _dt.DType, ip: _dt.DType) -> tuple[str, _dt.DType, _d
     if op == "not":
         return "not", _dt.u1, _dt.u1
     if d.is_float:
-        raise QdTypeError("`~` needs an integer operand")
+        raise QdTypeError("`~` takes integral inputs only (an integer operand)")
     return ("not" if d.is_bool else "invert"), d, d
 
 
