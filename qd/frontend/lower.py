@@ -66,7 +66,8 @@ class Lowerer(ExprLowerer):
         self.lower_body(fdef.body)
         if self.return_ann and not self.returned_value:  # else the caller would read a made-up 0
             what = "kernel" if self.is_kernel else "func"
-            raise QdTypeError(f"this {what} declares a return type but has no `return` with a value",
+            raise QdTypeError(f"Function has a return type but does not have a return statement: this {what} "
+                              "declares a return type but has no `return` with a value",
                               self.src.loc(fdef.returns) or self.src.loc(fdef))
         if self.is_kernel:
             self.inst.tasks = ir.split_tasks(self.inst.body)
@@ -107,6 +108,10 @@ class Lowerer(ExprLowerer):
             if e.loc is not None:
                 raise
             raise relocated(e, self.loc(node)) from None
+
+    def stmt_FunctionDef(self, node):
+        raise QdSyntaxError(f"Function definition is not allowed in 'qd.{'kernel' if self.is_kernel else 'func'}': "
+                            "define it outside, as a @qd.func", self.loc(node))
 
     def stmt_Pass(self, node):
         pass
@@ -400,7 +405,8 @@ class Lowerer(ExprLowerer):
 
     def stmt_Return(self, node):
         if self.task >= 0 or "task" in self.loops:
-            raise self.syntax(node, "`return` inside a parallel (top-level) kernel loop")
+            raise QdSyntaxError("Return inside non-static if/for is not supported: `return` inside a parallel "
+                                "(top-level) kernel loop is not supported inside a qd kernel or func", self.loc(node))
         if node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None):
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed")

@@ -696,5 +696,5 @@ class ExprLowerer:
         if isinstance(v, TupleV) and not any(isinstance(x, (ir.Expr, MatV)) for x in v.items):
             return tuple(x.value if isinstance(x, CT) else self.static_of(x, node) if isinstance(x, TupleV) else x
                          for x in v.items)
-        raise QdStaticError("qd.static() needs a compile-time constant, but this expression depends on runtime "
-                            f"values ({self.describe(v)})", self.loc(node))
+        raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "
+                            f"runtime values ({self.describe(v)})", self.loc(node))
