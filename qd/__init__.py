@@ -29,7 +29,8 @@ from .errors import (
 )
 from .explain import explain
 from .field import Axis, Field, SNode, field, root
-from .kernel import func, kernel, launch_info, ptx, pure, real_func
+from .funcs import func
+from .kernel import kernel, launch_info, ptx, pure, real_func
 from .lang import (
     abs,
     atomic_add,

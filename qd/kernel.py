@@ -11,17 +11,14 @@ so `import qd` stays cheap and a process served from the disk cache never loads 
 from __future__ import annotations
 
 import functools
-import inspect
 
 from . import config as _config
 from . import variants as _variants
 from .dtypes import from_numpy
 from .errors import (
     QdArgumentError,
-    QdCallError,
     QdError,
     QdInternalError,
-    QdSyntaxError,
     QdValueError,
     SourceLoc,
     caller_loc,
@@ -29,7 +26,8 @@ from .errors import (
 )
 from .frontend.ct_keys import ct_key
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
-from .frontend.source import free_vars, get_source, type_hints
+from .frontend.source import free_vars, get_source
+from .funcs import Decorated, check_decorated, func
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path, internal_names, param_list
@@ -37,62 +35,7 @@ from .runtime.kernel_view import LaunchInfo
 from .structs import StructType
 
 
-class _Decorated:
-    """What kernels and funcs share: the wrapped function, its signature and annotations."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.signature = inspect.signature(fn)
-        self._hints = None
-        self.__wrapped__ = fn
-        self.__doc__ = fn.__doc__
-        self.__name__ = fn.__name__
-        self.__qualname__ = fn.__qualname__
-
-    @property
-    def hints(self) -> dict:
-        """Evaluated annotations, computed on first use (forward references resolve by then)."""
-        if self._hints is None:
-            self._hints = type_hints(self.fn)
-        return self._hints
-
-
-class Func(_Decorated):
-    """A `@qd.func`: inlined into its callers, instantiated per static context."""
-
-    is_qd_func = True
-
-    def __call__(self, *args, **kwargs):
-        raise QdCallError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func; "
-                          "launch a @qd.kernel from Python", caller_loc())
-
-
-def _check_decorated(fn, what: str) -> None:
-    """Reject what `@qd.kernel` / `@qd.func` cannot compile when the decorator is applied, at the
-    decorator's line: later the object has no function source to point into."""
-    if isinstance(fn, _Decorated):
-        kind = "@qd.kernel" if isinstance(fn, Kernel) else "@qd.func"
-        raise QdSyntaxError(f"@qd.{what} applied to {fn.__qualname__}, which is already a {kind}", caller_loc())
-    if not inspect.isfunction(fn):
-        name = getattr(fn, "__qualname__", None) or type(fn).__name__
-        kind = "class" if isinstance(fn, type) else type(fn).__name__
-        raise QdSyntaxError(f"@qd.{what} must decorate a function defined with def, got {kind} {name}", caller_loc())
-    if fn.__name__ == "<lambda>":
-        raise QdSyntaxError(f"@qd.{what} cannot compile a lambda; define the function with def", caller_loc())
-
-
-def func(fn=None, **_options):
-    """Decorator; accepts quadrants' options (`is_real_function`, ...) for source compatibility."""
-    if fn is None:
-        def wrap(f):
-            _check_decorated(f, "func")
-            return Func(f)
-        return wrap
-    _check_decorated(fn, "func")
-    return Func(fn)
-
-
-class Kernel(_Decorated):
+class Kernel(Decorated):
     """A `@qd.kernel`: compiled lazily per specialisation key on first call."""
 
     is_qd_kernel = True
@@ -406,10 +349,10 @@ def kernel(fn=None, *, fastcache: bool = False, **_options):
     """Decorator: `@qd.kernel` or `@qd.kernel(fastcache=True)`."""
     if fn is None:
         def wrap(f):
-            _check_decorated(f, "kernel")
+            check_decorated(f, "kernel")
             return Kernel(f, fastcache=fastcache)
         return wrap
-    _check_decorated(fn, "kernel")
+    check_decorated(fn, "kernel")
     return Kernel(fn, fastcache=fastcache)
 
 

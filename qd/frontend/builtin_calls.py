@@ -158,6 +158,14 @@ def _vector(low, f, node, args, kwargs):
     return vectors.construct(low, f, node, list(args), dict(kwargs))
 
 
+def _rows_cols(low, f, node, args, kwargs):
+    """`qd.Matrix.rows([v0, v1, ...])` (the vectors as rows) and `qd.Matrix.cols(...)` (as columns)."""
+    if len(args) != 1 or kwargs:
+        raise QdTypeError(f"qd.Matrix.{f.__name__}() takes one list of vectors or lists")
+    m = vectors.construct(low, _matrix.Matrix, node, list(args), {})
+    return vectors.transpose(m) if f.__name__ == "cols" else m
+
+
 def _struct_type(low, f, node, args, kwargs):
     return structs.construct(low, f, node, list(args), dict(kwargs))
 
@@ -280,6 +288,8 @@ _register([builtins.len], Builtin("len", _len, "the first extent of an array, th
 _register([lang.grouped], Builtin("qd.grouped", _grouped, "a loop over an index space with the index as a vector"))
 _register([_matrix.Vector, _matrix.Matrix, _matrix.VectorType, _matrix.MatrixType],
           Builtin("vector", _vector, "a vector or matrix from its components"))
+_register([_matrix.Matrix.rows, _matrix.Matrix.cols], Builtin("qd.Matrix.rows", _rows_cols, "a matrix from its rows "
+                                                            "or its columns"))
 _register([_structs.StructType], Builtin("struct type", _struct_type, "a struct value of this type from its members"))
 _register([_structs.Struct], Builtin("qd.Struct", _struct, "a struct value typed by its members", raw=True))
 for _cls in (_matrix.Vector, _matrix.Matrix):

@@ -75,14 +75,18 @@ def arg_value(low, node: ast.expr) -> object:
     return low.expr(node)
 
 
-def call_arguments(low, f, node: ast.Call, self_value=None) -> list[tuple[str, object, object]]:
+def call_arguments(low, f, node: ast.Call, self_value=None, given=None) -> list[tuple[str, object, object]]:
     """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
     defaults from the signature become compile-time values. `self_value` is the struct a
-    method is called on (its first parameter)."""
-    args = [arg_value(low, a) for a in node.args]
+    method is called on (its first parameter); `given` is (args, kwargs) already evaluated,
+    for a builtin that calls a func of its own in place of the call's callee."""
+    if given is not None:
+        args, kwargs = list(given[0]), dict(given[1])
+    else:
+        args = [arg_value(low, a) for a in node.args]
+        kwargs = {k.arg: arg_value(low, k.value) for k in node.keywords}
     if self_value is not None:
         args.insert(0, self_value)
-    kwargs = {k.arg: arg_value(low, k.value) for k in node.keywords}
     try:
         bound = f.signature.bind(*args, **kwargs)
     except TypeError as e:
@@ -277,14 +281,15 @@ def _ct_key(low, v, node):
 # ---------------------------------------------------------------- instantiated calls
 
 
-def call_func(low, f, node: ast.Call, self_value=None) -> ir.Expr | TupleV:
+def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | TupleV:
     """A call of func `f` as an expression: bind, instantiate (once per static context) and
     record the call; the value is the call (or a tuple of temporaries for several results).
-    A method call passes the struct it is called on as `self_value`."""
+    A method call passes the struct it is called on as `self_value`; `given` as in
+    `call_arguments`."""
     site = CallSite()
     params: list[tuple[str, object]] = []
     key = []
-    for name, spec, value in call_arguments(low, f, node, self_value):
+    for name, spec, value in call_arguments(low, f, node, self_value, given):
         v, k = bind_argument(low, f, name, spec, value, node, site)
         params.append((name, v))
         key.append((name, k))

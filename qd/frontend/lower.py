@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     fields,
     ids,
     ir,
+    linalg_calls,
     objects,
     struct_fields,
     structs,

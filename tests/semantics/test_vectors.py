@@ -610,3 +610,21 @@ def test_a_vector_parameter_is_a_local_copy_that_may_be_written():
     out = np.zeros(3, np.float32)
     k(qd.Vector([1.0, 2.0, 3.0]), out)
     np.testing.assert_array_equal(out, [110.0, 7.0, 0.0])
+
+
+def test_matrix_rows_and_cols_in_kernel():
+    """`qd.Matrix.rows` stacks vectors (or lists) as rows and `qd.Matrix.cols` as columns,
+    the same as in Python scope."""
+    @qd.kernel
+    def k(v: qd.types.ndarray(dtype=qd.math.vec3, ndim=1), out: qd.types.ndarray(dtype=qd.math.mat3, ndim=1)):
+        a, b = v[0], v[1]
+        out[0] = qd.Matrix.rows([a, b, [7.0, 8.0, 9.0]])
+        out[1] = qd.Matrix.cols([a, b, [7.0, 8.0, 9.0]])
+
+    v = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    out = np.zeros((2, 3, 3), np.float32)
+    k(v, out)
+    rows = np.vstack([v, [[7, 8, 9]]])
+    np.testing.assert_array_equal(out[0], rows)
+    np.testing.assert_array_equal(out[1], rows.T)
+    np.testing.assert_array_equal(qd.Matrix.cols([v[0], v[1], [7, 8, 9]]).to_numpy(), rows.T)
