@@ -138,7 +138,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         else:
             spec = None if inplace else ScalarSpec(low.scalar(value, node).dtype)
     if isinstance(spec, ArraySpec):
-        lf = _check_array(low, where, spec, value, node).leaf
+        lf = _check_array(low, where, spec, value, node, f"argument {name} of {f.fn.__qualname__}").leaf
         if inplace:
             return value
         leaf = ir.leaf_like(lf, name)
@@ -208,14 +208,21 @@ def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
     return var
 
 
-def _check_array(low, where: str, spec: ArraySpec, value, node) -> LeafV:
+def _check_array(low, where: str, spec: ArraySpec, value, node, bare: str) -> LeafV:
     if not (isinstance(value, LeafV) and value.leaf.is_array):
         raise QdTypeError(f"{where} expects an array, got {low.describe(value)}", low.loc(node))
     lf = value.leaf
-    if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.ndim):
-        raise QdTypeError(f"{where} expects NDArray[{spec.dtype}, {spec.ndim}], got NDArray[{lf.dtype}, "
-                          f"{lf.ndim}]", low.loc(node))
+    if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.outer_ndim) \
+            or (spec.element_shape is not None and spec.element_shape != lf.element_shape):
+        raise QdTypeError(f"Invalid value for {bare}: it expects {_array_text(spec.dtype, spec.ndim, spec.element_shape)}"
+                          f", got {_array_text(lf.dtype, lf.outer_ndim, lf.element_shape)}", low.loc(node))
     return value
+
+
+def _array_text(dtype, ndim, element_shape) -> str:
+    """An array type as the annotation would spell it: `NDArray[qd.f32, 1]`, or with `(3,)` elements."""
+    elements = f" of {'x'.join(map(str, element_shape))} elements" if element_shape else ""
+    return f"NDArray[{dtype}, {ndim}]{elements}"
 
 
 def _check_struct(low, where: str, spec: StructSpec, value, node) -> StructV:

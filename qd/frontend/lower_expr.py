@@ -31,6 +31,7 @@ from ..errors import (
     SourceLoc,
 )
 from . import (
+    bool_ops,
     builtin_calls,
     calls,
     captures,
@@ -412,33 +413,7 @@ class ExprLowerer:
         return self.cast(self.const(value, node), d)
 
     def expr_BoolOp(self, node):
-        """`x and y` / `x or y` give the deciding operand, as in Python (`5 and 3` is 3), not a
-        truth value. Leading compile-time operands decide or drop out; the rest are promoted to
-        one type (literals are weak) and evaluated left to right, short-circuiting."""
-        is_and = isinstance(node.op, ast.And)
-        vals = []
-        for i, n in enumerate(node.values):
-            v = self.expr(n)
-            if isinstance(v, CT) and not vals:
-                if rules.ct_truth(v.value, self.loc(n)) != is_and or i == len(node.values) - 1:
-                    return v
-                continue
-            vals.append((v, n))
-        if all(isinstance(v, CT) for v, _ in vals):
-            r = vals[0][0].value
-            for v, n in vals[1:]:
-                r = (v.value if rules.ct_truth(r, self.loc(n)) else r) if is_and \
-                    else (r if rules.ct_truth(r, self.loc(n)) else v.value)
-            return CT(r)
-        typed = {i: self.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
-        base = None
-        for e in typed.values():
-            base = e.dtype if base is None else _dt.promote(base, e.dtype)
-        exprs = [typed[i] if i in typed else self._weak(v, base, n) for i, (v, n) in enumerate(vals)]
-        t = exprs[0].dtype
-        for e in exprs[1:]:
-            t = _dt.promote(t, e.dtype)
-        return ir.BoolOp(t, "and" if is_and else "or", [self.cast(e, t) for e in exprs])
+        return bool_ops.bool_op(self, node)
 
     def expr_Compare(self, node):
         left = self.expr(node.left)
@@ -459,12 +434,7 @@ class ExprLowerer:
         return ir.BoolOp(_dt.u1, "and", [self.truth(r, node) for r in results])
 
     def expr_IfExp(self, node):
-        cond = self.expr(node.test)
-        if isinstance(cond, CT):
-            return self.expr(node.body if rules.ct_truth(cond.value, self.loc(node.test)) else node.orelse)
-        c = self.truth(cond, node.test)
-        a, b, t = self.operand_types(self.expr(node.body), self.expr(node.orelse), node)  # literal arms are weak
-        return ir.Select(t, c, self.cast(a, t), self.cast(b, t))
+        return bool_ops.if_exp(self, node)
 
     def expr_Call(self, node):
         if isinstance(node.func, ast.Attribute):
@@ -606,16 +576,16 @@ class ExprLowerer:
         """Apply weak typing for compile-time literals, then promote."""
         if isinstance(a, CT) and not isinstance(b, CT):
             b = self.scalar(b, node)
-            a = self._weak(a, b.dtype, node)
+            a = self.weak(a, b.dtype, node)
         elif isinstance(b, CT) and not isinstance(a, CT):
             a = self.scalar(a, node)
-            b = self._weak(b, a.dtype, node)
+            b = self.weak(b, a.dtype, node)
         else:
             a = self.scalar(a, node)
             b = self.scalar(b, node)
         return a, b, _dt.promote(a.dtype, b.dtype)
 
-    def _weak(self, c: CT, other: _dt.DType, node) -> ir.Expr:
+    def weak(self, c: CT, other: _dt.DType, node) -> ir.Expr:
         with self.at(node):
             d, v = rules.weak_literal(c.value, other, self.cfg.default_ip, self.cfg.default_fp)
         return ir.Const(d, v)

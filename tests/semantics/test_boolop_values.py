@@ -4,10 +4,12 @@ right operand only when the left one does not decide."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import qd
 
 A = qd.types.NDArray
+vec4 = qd.types.vector(4, qd.i32)
 
 
 def py_and(*xs):
@@ -128,3 +130,48 @@ def test_and_or_as_conditions_still_test_truth():
     out = np.zeros(5, np.int32)
     bool_conditions(a, b, out)
     np.testing.assert_array_equal(out, [1 if (x and y > 0.0 or x < -5) else 2 for x, y in zip(a.tolist(), b.tolist())])
+
+
+def test_vector_and_or_are_elementwise_truth_values():
+    """On vectors `and` / `or` are quadrants' per-component logical operations (0/1, a scalar
+    operand broadcast), unlike the scalar forms that give the deciding operand."""
+    @qd.kernel
+    def k(a: vec4, b: vec4, s: qd.i32, out: qd.types.ndarray(dtype=vec4, ndim=1)):
+        out[0] = a or b
+        out[1] = a and b
+        out[2] = a and s
+        out[3] = s or b
+
+    a, b = np.array([2, 2, 0, -3], np.int32), np.array([1, 0, 1, 0], np.int32)
+    for s in (0, 5):
+        out = np.zeros((4, 4), np.int32)
+        k(qd.Vector(a.tolist()), qd.Vector(b.tolist()), s, out)
+        np.testing.assert_array_equal(out[0], np.logical_or(a, b))
+        np.testing.assert_array_equal(out[1], np.logical_and(a, b))
+        np.testing.assert_array_equal(out[2], np.logical_and(a, s))
+        np.testing.assert_array_equal(out[3], np.logical_or(s, b))
+
+
+def test_conditional_expression_with_vector_arms_selects_per_component():
+    @qd.kernel
+    def k(c: qd.i32, v: qd.types.ndarray(dtype=qd.math.vec3, ndim=1)):
+        v[0] = 0 if c > 0 else v[0]
+        v[1] = v[1] * 2 if c > 0 else 7
+
+    for c in (1, 0):
+        v = np.arange(6, dtype=np.float32).reshape(2, 3)
+        exp = v.copy()
+        exp[0] = 0 if c > 0 else exp[0]
+        exp[1] = exp[1] * 2 if c > 0 else 7
+        k(c, v)
+        np.testing.assert_array_equal(v, exp)
+
+
+def test_vector_condition_of_a_conditional_expression_points_to_select():
+    @qd.kernel
+    def k(v: qd.types.ndarray(dtype=qd.math.vec3, ndim=1)):
+        v[0] = 0 if v[0] > 1 else v[0]
+
+    with pytest.raises(qd.QdSyntaxError, match='Please use "qd.select" instead') as e:
+        k(np.zeros((1, 3), np.float32))
+    assert "v[0] > 1" in str(e.value)

@@ -628,3 +628,32 @@ def test_matrix_rows_and_cols_in_kernel():
     np.testing.assert_array_equal(out[0], rows)
     np.testing.assert_array_equal(out[1], rows.T)
     np.testing.assert_array_equal(qd.Matrix.cols([v[0], v[1], [7, 8, 9]]).to_numpy(), rows.T)
+
+
+def test_func_array_parameter_counts_outer_dimensions():
+    """A func's `qd.types.ndarray(ndim=1)` takes an array of vectors (ndim counts the indexed
+    dimensions, as for kernels); an element shape that differs from the annotation's is an error."""
+    @qd.func
+    def put(a: qd.types.ndarray(ndim=1), i: qd.i32):
+        a[i] = [100, 101, 102]
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(ndim=1)):
+        put(x, 1)
+
+    arr = qd.Vector.ndarray(3, qd.f32, (4,))
+    k(arr)
+    exp = np.zeros((4, 3), np.float32)
+    exp[1] = [100, 101, 102]
+    np.testing.assert_array_equal(arr.to_numpy(), exp)
+
+    @qd.func
+    def put2(a: qd.types.ndarray(dtype=qd.math.vec2, ndim=1)):
+        a[0] = [1, 2]
+
+    @qd.kernel
+    def bad(x: qd.types.ndarray(ndim=1)):
+        put2(x)
+
+    with pytest.raises(qd.QdTypeError, match="Invalid value for argument a of .*put2.*2 elements.*3 elements"):
+        bad(arr)

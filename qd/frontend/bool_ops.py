@@ -1,0 +1,73 @@
+"""`x and y`, `x or y` and `a if c else b` inside kernels.
+
+On scalars they keep Python's meaning: `and` / `or` give the deciding operand (`5 and 3` is 3)
+and short-circuit, and a conditional expression evaluates only the chosen arm when the condition
+is a compile-time value. On vectors they are quadrants' elementwise forms: `a or b` is the
+per-component logical or (0/1 values, every operand evaluated), a conditional expression with a
+vector arm selects per component (both arms evaluated, a scalar arm broadcast), and a vector
+condition is refused with quadrants' message pointing to `qd.select`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import dtypes as _dt
+from ..errors import QdSyntaxError
+from . import ir, vectors
+from . import typing_rules as rules
+from .values import CT
+
+__all__ = ["bool_op", "if_exp"]
+
+
+def bool_op(low, node: ast.BoolOp):
+    """Leading compile-time operands decide or drop out; the rest are promoted to one type
+    (literals are weak) and evaluated left to right, short-circuiting."""
+    is_and = isinstance(node.op, ast.And)
+    op = "and" if is_and else "or"
+    vals = []
+    for i, n in enumerate(node.values):
+        v = low.expr(n)
+        if isinstance(v, CT) and not vals:
+            if rules.ct_truth(v.value, low.loc(n)) != is_and or i == len(node.values) - 1:
+                return v
+            continue
+        vals.append((v, n))
+    if any(vectors.is_mat(v) for v, _ in vals):
+        return vectors.elementwise(
+            low, lambda comps: ir.BoolOp(_dt.u1, op, [low.truth(c, node) for c in comps]), [v for v, _ in vals], node)
+    if all(isinstance(v, CT) for v, _ in vals):
+        r = vals[0][0].value
+        for v, n in vals[1:]:
+            r = (v.value if rules.ct_truth(r, low.loc(n)) else r) if is_and \
+                else (r if rules.ct_truth(r, low.loc(n)) else v.value)
+        return CT(r)
+    typed = {i: low.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
+    base = None
+    for e in typed.values():
+        base = e.dtype if base is None else _dt.promote(base, e.dtype)
+    exprs = [typed[i] if i in typed else low.weak(v, base, n) for i, (v, n) in enumerate(vals)]
+    t = exprs[0].dtype
+    for e in exprs[1:]:
+        t = _dt.promote(t, e.dtype)
+    return ir.BoolOp(t, op, [low.cast(e, t) for e in exprs])
+
+
+def if_exp(low, node: ast.IfExp):
+    cond = low.expr(node.test)
+    if isinstance(cond, CT):
+        return low.expr(node.body if rules.ct_truth(cond.value, low.loc(node.test)) else node.orelse)
+    if vectors.is_mat(cond):
+        raise QdSyntaxError("Using conditional expression for element-wise select operation on vectors/matrices "
+                            "is not supported. Please use \"qd.select\" instead.", low.loc(node.test))
+    c = low.truth(cond, node.test)
+    body, orelse = low.expr(node.body), low.expr(node.orelse)
+
+    def select(a, b):
+        a, b, t = low.operand_types(a, b, node)  # literal arms are weak
+        return ir.Select(t, c, low.cast(a, t), low.cast(b, t))
+
+    if vectors.is_mat(body) or vectors.is_mat(orelse):
+        return vectors.elementwise(low, lambda comps: select(*comps), [body, orelse], node)
+    return select(body, orelse)
