@@ -126,6 +126,11 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))
     if isinstance(value, TupleV) and (inplace or open_spec):
         raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
+    if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in _assigned_names(f):
+        raise QdTypeError(f"{where} is a qd.template() parameter given a run-time value, and {f.fn.__qualname__} "
+                          f"assigns it: quadrants would write the new value back to the caller's variable, qd "
+                          f"passes it by value; return the new value instead (or annotate the parameter with its "
+                          f"type to make the copy explicit)", low.loc(node))
     if isinstance(value, CT) and isinstance(spec, VecSpec):
         value = vectors.as_mat(low, value, node) or value
     if isinstance(value, MatV) or isinstance(spec, VecSpec):
@@ -206,6 +211,24 @@ def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
     var = low.new_var(None, e.dtype)  # pass by value: the func may assign to its parameter
     low.emit(ir.Assign(low.loc(node), var, e))
     return var
+
+
+_ASSIGNED: dict[int, tuple[object, frozenset]] = {}  # id(code) -> (code, names assigned in the func)
+
+
+def _assigned_names(f) -> frozenset:
+    """The names a func's body assigns (plain, augmented or annotated assignment, loop targets)."""
+    code = f.fn.__code__
+    hit = _ASSIGNED.get(id(code))
+    if hit is None or hit[0] is not code:
+        names = set()
+        for n in ast.walk(get_source(f.fn).tree):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
+            for t in targets:
+                names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store))
+        hit = _ASSIGNED[id(code)] = (code, frozenset(names))
+    return hit[1]
 
 
 def _check_array(low, where: str, spec: ArraySpec, value, node, bare: str) -> LeafV:

@@ -169,3 +169,39 @@ def test_every_spelling_of_template_is_a_compile_time_parameter(ann):
         k(out, n)
         np.testing.assert_array_equal(out, [*range(1, n + 1), *[0] * (4 - n)])
     assert len(k.variants) == 2
+
+
+def test_template_parameter_assigned_with_a_runtime_value_is_refused():
+    """quadrants passes a local variable to a `qd.template()` parameter by reference (the func's
+    assignment changes the caller's variable); qd passes values, so that program is refused at the
+    call instead of computing something else. Reading such a parameter, or assigning an
+    unannotated one (a copy in quadrants too), is fine."""
+    @qd.func
+    def bump(x: qd.template()):
+        x += 1
+
+    @qd.func
+    def plus_one(x: qd.template()):
+        return x + 1
+
+    @qd.func
+    def local_copy(x):
+        x = 7
+        return x
+
+    @qd.kernel
+    def fine(n: qd.i32) -> qd.i32:
+        a = n
+        b = local_copy(a)
+        return a + plus_one(a) + b
+
+    assert fine(3) == 3 + 4 + 7
+
+    @qd.kernel
+    def refused(n: qd.i32) -> qd.i32:
+        a = n
+        bump(a)
+        return a
+
+    with pytest.raises(qd.QdTypeError, match="qd.template.. parameter given a run-time value, and .*bump assigns it"):
+        refused(3)
