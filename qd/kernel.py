@@ -10,15 +10,19 @@ so `import qd` stays cheap and a process served from the disk cache never loads 
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 
 from . import config as _config
 from . import variants as _variants
 from .dtypes import from_numpy
 from .errors import (
     QdArgumentError,
+    QdCompileError,
     QdError,
     QdInternalError,
+    QdSyntaxError,
     QdValueError,
     SourceLoc,
     caller_loc,
@@ -359,7 +363,18 @@ def kernel(fn=None, *, fastcache: bool = False, **_options):
 def real_func(fn):
     """quadrants' `@qd.real_func` (a func compiled once and called, not inlined). qd compiles
     every `@qd.func` call as a call of an instantiation, so this is `@qd.func`; a recursive func
-    is refused as it is there."""
+    is refused as it is there. Its signature is checked as quadrants checks it: every parameter
+    annotated, and a return annotation when it returns a value."""
+    check_decorated(fn, "real_func")
+    sig = inspect.signature(fn)
+    for p in sig.parameters.values():
+        if p.annotation is p.empty:
+            raise QdSyntaxError(f"parameter {p.name!r} of real function {fn.__qualname__} must be type annotated",
+                                caller_loc())
+    if sig.return_annotation is sig.empty and any(
+            isinstance(n, ast.Return) and n.value is not None for n in ast.walk(get_source(fn).tree)):
+        raise QdCompileError(f"real function {fn.__qualname__} returns a value, so its return value must be "
+                             "annotated", caller_loc())
     return func(fn)
 
 

@@ -50,3 +50,20 @@ def test_real_func_is_a_func():
     np.testing.assert_array_equal(x, np.arange(4, dtype=np.float32) * np.float32(0.5) + np.float32(0.5))
     with pytest.raises(qd.QdCallError):
         halve(1.0)  # like any func, only callable from kernels
+
+
+def test_real_func_signature_is_checked_as_quadrants_checks_it():
+    """Every parameter of a real func is annotated, and so is its result when it returns one."""
+    with pytest.raises(qd.QdSyntaxError, match="parameter 'a' of real function .*add must be type annotated"):
+        @qd.real_func
+        def add(a, b: qd.i32) -> qd.i32:
+            return a + b
+
+    with pytest.raises(qd.QdCompileError, match="return value must be annotated"):
+        @qd.real_func
+        def add2(a: qd.i32, b: qd.i32):
+            return a + b
+
+    @qd.real_func
+    def nothing(a: qd.i32):
+        return
