@@ -1,11 +1,13 @@
-"""`x and y`, `x or y` and `a if c else b` inside kernels.
+"""`x and y`, `x or y`, `a if c else b`, and `+` / `*` of tuple and list displays, inside kernels.
 
 On scalars they keep Python's meaning: `and` / `or` give the deciding operand (`5 and 3` is 3)
 and short-circuit, and a conditional expression evaluates only the chosen arm when the condition
 is a compile-time value. On vectors they are quadrants' elementwise forms: `a or b` is the
 per-component logical or (0/1 values, every operand evaluated), a conditional expression with a
 vector arm selects per component (both arms evaluated, a scalar arm broadcast), and a vector
-condition is refused with quadrants' message pointing to `qd.select`.
+condition is refused with quadrants' message pointing to `qd.select`. A tuple or list display
+(`[a, b]`, `(x, 1)`) joins with another one or a compile-time sequence under `+` and repeats under
+`* n` for a compile-time integer `n`, as in Python (`qd.ndrange(*[[0, 4]] * 3)`).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 import ast
 
 from .. import dtypes as _dt
-from ..errors import QdSyntaxError
+from ..errors import QdSyntaxError, QdTypeError
 from . import ir, vectors
 from . import typing_rules as rules
-from .values import CT
+from .values import CT, TupleV
 
-__all__ = ["bool_op", "if_exp"]
+__all__ = ["bool_op", "if_exp", "sequence_op"]
 
 
 def bool_op(low, node: ast.BoolOp):
@@ -71,3 +73,26 @@ def if_exp(low, node: ast.IfExp):
     if vectors.is_mat(body) or vectors.is_mat(orelse):
         return vectors.elementwise(low, lambda comps: select(*comps), [body, orelse], node)
     return select(body, orelse)
+
+
+def sequence_op(low, op: str, a, b, node) -> TupleV:
+    def items(v):
+        if isinstance(v, TupleV):
+            return v.items
+        if isinstance(v, CT) and isinstance(v.value, (tuple, list)):
+            return tuple(CT(x) for x in v.value)
+        return None
+
+    if op == "add" and items(a) is not None and items(b) is not None:
+        return TupleV(items(a) + items(b))
+    if op == "mul":
+        seq, n = (a, b) if isinstance(a, TupleV) else (b, a)
+        if isinstance(n, CT) and isinstance(n.value, int) and not isinstance(n.value, bool) and _constant(seq):
+            return TupleV(seq.items * n.value)
+    raise QdTypeError(f"unsupported operand for `{op}`: a tuple (tuples join with `+`; a tuple of compile-time "
+                      "values repeats with `* n` for a compile-time integer n)", low.loc(node))
+
+
+def _constant(v) -> bool:
+    """Only compile-time items repeat: a repeated run-time item would be evaluated once per copy."""
+    return isinstance(v, CT) or (isinstance(v, TupleV) and all(_constant(x) for x in v.items))

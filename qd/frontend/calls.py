@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError
+from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError, QdValueError
 from . import fields, ids, ir, structs, vectors
 from .ct_keys import ct_key
 from .signature import (
@@ -73,6 +73,51 @@ def arg_value(low, node: ast.expr) -> object:
         with low.at(node):  # not visited through `expr`, so errors are located here
             return low.expr_Attribute(node, base)
     return low.expr(node)
+
+
+def unpacked_arguments(low, node: ast.Call, evaluate) -> tuple[ast.Call, list, dict]:
+    """The arguments of a call that unpacks compile-time sequences (`f(a, *extra)`,
+    `qd.ndrange(*shape)`, `f(**options)`), evaluated with `evaluate(low, arg_node)`: a call node
+    whose arguments line up with the values (each unpacked item located at its `*` expression),
+    the positional values and the keyword values. What is unpacked must be a tuple, list or range
+    known at compile time (a generator could be read only once, and a kernel may compile again)."""
+    nodes: list[ast.expr] = []
+    args: list = []
+    for a in node.args:
+        if not isinstance(a, ast.Starred):
+            nodes.append(a)
+            args.append(evaluate(low, a))
+            continue
+        items = _unpacked(low, low.expr(a.value), a.value, "*")
+        nodes.extend([a.value] * len(items))
+        args.extend(items)
+    kwargs: dict = {}
+    keywords: list[ast.keyword] = []
+    for k in node.keywords:
+        if k.arg is not None:
+            kwargs[k.arg] = evaluate(low, k.value)
+            keywords.append(k)
+            continue
+        v = low.expr(k.value)
+        if not (isinstance(v, CT) and isinstance(v.value, dict) and all(isinstance(x, str) for x in v.value)):
+            raise QdTypeError("`**` in a call needs a dict of str keys known at compile time", low.loc(k.value))
+        for name, item in v.value.items():
+            kwargs[name] = CT(item)
+            keywords.append(ast.keyword(arg=name, value=k.value))
+    return ast.Call(func=node.func, args=nodes, keywords=keywords, **{
+        a: getattr(node, a) for a in ("lineno", "col_offset", "end_lineno", "end_col_offset")}), args, kwargs
+
+
+def _unpacked(low, v, node, star: str) -> list:
+    if isinstance(v, TupleV):
+        return list(v.items)
+    if isinstance(v, CT) and isinstance(v.value, (tuple, list, range)):
+        return [CT(x) for x in v.value]
+    if isinstance(v, CT) and hasattr(v.value, "__next__"):
+        raise QdValueError(f"`{star}` of a generator or iterator in a kernel: it can be read only once and the kernel "
+                           "may compile again; make it a tuple or list", low.loc(node))
+    raise QdTypeError(f"`{star}` in a call needs a tuple, list or range known at compile time, got "
+                      f"{low.describe(v)}", low.loc(node))
 
 
 def call_arguments(low, f, node: ast.Call, self_value=None, given=None) -> list[tuple[str, object, object]]:

@@ -375,7 +375,10 @@ class ExprLowerer:
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
-        return ir.located(self.binop(op, self.expr(node.left), self.expr(node.right), node), self.loc(node))
+        a, b = self.expr(node.left), self.expr(node.right)
+        if isinstance(a, TupleV) or isinstance(b, TupleV):  # list and tuple displays: `+` joins, `* n` repeats
+            return bool_ops.sequence_op(self, op, a, b, node)
+        return ir.located(self.binop(op, a, b, node), self.loc(node))
 
     def expr_UnaryOp(self, node):
         op = _UNARY[type(node.op)]
@@ -466,19 +469,26 @@ class ExprLowerer:
         f = fn.value
         if not callable(f) or getattr(type(f), "__hash__", None) is None:  # the lookups below hash f
             raise QdTypeError(f"a {type(f).__name__} value cannot be called here", self.loc(node.func))
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise self.syntax(node, "`*args` / `**kwargs` in calls")
+        unpacks = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         if getattr(f, "is_qd_kernel", False):
             raise QdCallError(f"cannot call kernel {f.fn.__qualname__!r} from inside a kernel or func; "
                               "make it a @qd.func")
         if getattr(f, "is_qd_func", False):
+            if unpacks:
+                node, args, kwargs = calls.unpacked_arguments(self, node, calls.arg_value)
+                return calls.call_func(self, f, node, given=(args, kwargs))
             return calls.call_func(self, f, node)
         entry = builtin_calls.lookup(f)
         if entry is not None and entry.raw:
+            if unpacks:
+                raise self.syntax(node, f"`*args` / `**kwargs` in a call of {entry.name}")
             entry.check_arity(node)
             return entry.handler(self, f, node, None, None)
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if unpacks:
+            node, args, kwargs = calls.unpacked_arguments(self, node, lambda low, a: low.expr(a))
+        else:
+            args = [self.expr(a) for a in node.args]
+            kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         if entry is not None:
             entry.check_arity(node)
             r = entry.handler(self, f, node, args, kwargs)
