@@ -152,6 +152,28 @@ class QdArgumentError(QdError, TypeError):
     """A kernel, or a qd function called from Python, got arguments that do not match its signature."""
 
 
+class QdSignatureError(QdCallError, QdArgumentError, QdSyntaxError):
+    """A call whose arguments do not match the kernel's or func's signature: missing, unexpected,
+    repeated or too many arguments. It is each of qd's classes such a call was reported with (a
+    bad call, a bad argument) and, as quadrants reports it, a syntax error."""
+
+
+_BIND_WORDS = (("missing a required argument: ", "Missing argument "),
+               ("got an unexpected keyword argument ", "Unexpected argument "),
+               ("too many positional arguments", "Too many arguments"),
+               ("multiple values for argument ", "Multiple values for argument "))
+
+
+def signature_error(what: str, e: TypeError, loc: SourceLoc | None) -> QdSignatureError:
+    """`inspect.Signature.bind`'s complaint in quadrants' words, then qd's: `Missing argument 'b':
+    bad call of foo(): missing a required argument: 'b'`."""
+    text = str(e)
+    for python, words in _BIND_WORDS:
+        if text.startswith(python):
+            return QdSignatureError(f"{words}{text[len(python):]}: bad call of {what}(): {text}", loc)
+    return QdSignatureError(f"bad call of {what}(): {text}", loc)
+
+
 class QdValueError(QdArgumentError, ValueError):
     """An argument of the right type with a value qd cannot use (a negative shape, a mismatched copy)."""
 

@@ -26,6 +26,7 @@ from .errors import (
     QdValueError,
     SourceLoc,
     caller_loc,
+    signature_error,
     warn_at,
 )
 from .frontend.ct_keys import ct_key
@@ -165,7 +166,7 @@ class Kernel(Decorated):
                     loc = self.param_loc(missing[0])
             except TypeError:
                 pass
-            raise QdArgumentError(f"bad call of kernel {self.fn.__qualname__}(): {e}", loc) from None
+            raise signature_error(f"kernel {self.fn.__qualname__}", e, loc) from None
         b.apply_defaults()
         return dict(b.arguments)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..errors import QdCallError, QdInternalError, QdNameError, QdTypeError, QdValueError
+from ..errors import QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
 from . import fields, ids, ir, structs, vectors
 from .ct_keys import ct_key
 from .signature import (
@@ -135,7 +135,7 @@ def call_arguments(low, f, node: ast.Call, self_value=None, given=None) -> list[
     try:
         bound = f.signature.bind(*args, **kwargs)
     except TypeError as e:
-        raise QdCallError(f"bad call of {f.fn.__qualname__}(): {e}", low.loc(node)) from None
+        raise signature_error(f.fn.__qualname__, e, low.loc(node)) from None
     bound.apply_defaults()
     out = []
     for name, value in bound.arguments.items():

@@ -622,3 +622,52 @@ def test_runtime_out_of_bounds_in_large_parallel_range(debug_mode):
     check_error(ei.value, qd.QdRuntimeError, "oob-read", node="x[i + off]")
     shifted_read(x, y, 0)
     assert (y == 0).all()
+
+
+@pytest.mark.parametrize("call,words", [
+    ("k(1)", "Missing argument 'b'"), ("k(b=2)", "Missing argument 'a'"), ("k(1, 2, c=3)", "Unexpected argument 'c'"),
+    ("k(1, 2, 3)", "Too many arguments"), ("k(1, a=2)", "Multiple values for argument 'a'")])
+def test_bad_kernel_call_says_what_is_wrong(call, words):
+    """A kernel called with arguments its signature does not take: quadrants' words, as the
+    signature error (also an argument error and, as quadrants has it, a syntax error)."""
+    @qd.kernel
+    def k(a: qd.i32, b: qd.i32):
+        pass
+
+    with pytest.raises(qd.QdSignatureError, match=re.escape(words)) as e:
+        eval(call, {"k": k})
+    assert isinstance(e.value, qd.QdArgumentError) and isinstance(e.value, qd.QdSyntaxError)
+
+
+@qd.func
+def _foo(a, b, c=3):
+    return a + b + c
+
+
+@qd.kernel
+def _missing() -> qd.i32:
+    return _foo(1, c=3)
+
+
+@qd.kernel
+def _unexpected() -> qd.i32:
+    return _foo(1, 2, 3, d=3)
+
+
+@qd.kernel
+def _too_many() -> qd.i32:
+    return _foo(1, 2, 3, 4)
+
+
+@qd.kernel
+def _repeated() -> qd.i32:
+    return _foo(1, a=3, b=3)
+
+
+@pytest.mark.parametrize("kernel,words", [
+    (_missing, "Missing argument 'b'"), (_unexpected, "Unexpected argument 'd'"), (_too_many, "Too many arguments"),
+    (_repeated, "Multiple values for argument 'a'")], ids=["missing", "unexpected", "too-many", "repeated"])
+def test_bad_func_call_says_what_is_wrong(kernel, words):
+    with pytest.raises(qd.QdSignatureError, match=re.escape(words)) as e:
+        kernel()
+    assert isinstance(e.value, qd.QdCallError) and e.value.loc.line > 0
