@@ -47,8 +47,8 @@ def test_func_arguments_unpack(kernel, expected):
 def test_ndrange_of_an_unpacked_shape():
     @qd.kernel
     def fill(a: qd.types.NDArray[qd.i32, 2]):
-        for I in qd.grouped(qd.ndrange(*SHAPE)):
-            a[I] = I[0] * 10 + I[1]
+        for idx in qd.grouped(qd.ndrange(*SHAPE)):
+            a[idx] = idx[0] * 10 + idx[1]
         for i, j in qd.ndrange(*[[0, 1]] * 2):
             a[i, j] += 100
 
