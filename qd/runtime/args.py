@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import QdArgumentError, SourceLoc
+from ..errors import QdArgumentError, QdValueError, SourceLoc
 from ..matrix import Matrix
 from ..ndarray import Ndarray
 
@@ -160,8 +160,8 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
                                   f"components{_elem_text(elem)}, got a numpy array of dtype {v.dtype} and shape "
                                   f"{v.shape}", loc_of(path))
         if not v.flags.c_contiguous:
-            raise QdArgumentError(f"argument {path!r}: numpy array is not C-contiguous; pass "
-                                  "np.ascontiguousarray(a)", loc_of(path))
+            raise QdValueError(f"Non contiguous numpy arrays are not supported: argument {path!r} is not "
+                               "C-contiguous; pass np.ascontiguousarray(a)", loc_of(path))
         if writable and not v.flags.writeable:
             raise QdArgumentError(f"argument {path!r}: numpy array is read-only, but the kernel writes to it",
                                   loc_of(path))

@@ -411,6 +411,7 @@ def test_argument_non_contiguous():
     assert not strided.flags.c_contiguous
     exc = _launch_error(f32_array(), strided, 1.0)
     check_error(exc, qd.QdArgumentError, "param-y", node="y")
+    assert isinstance(exc, ValueError) and "Non contiguous numpy arrays are not supported" in str(exc)
 
 
 def test_argument_list_instead_of_array():
