@@ -75,7 +75,9 @@ def if_exp(low, node: ast.IfExp):
     return select(body, orelse)
 
 
-def sequence_op(low, op: str, a, b, node) -> TupleV:
+def sequence_op(low, op: str, a, b, node) -> TupleV | None:
+    """Python's `+` of two sequences and `* n` of one; None when the operands are not that (a
+    tuple with a vector, or with a run-time number, is vector arithmetic)."""
     def items(v):
         if isinstance(v, TupleV):
             return v.items
@@ -87,10 +89,12 @@ def sequence_op(low, op: str, a, b, node) -> TupleV:
         return TupleV(items(a) + items(b))
     if op == "mul":
         seq, n = (a, b) if isinstance(a, TupleV) else (b, a)
-        if isinstance(n, CT) and isinstance(n.value, int) and not isinstance(n.value, bool) and _constant(seq):
+        if isinstance(n, CT) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            if not _constant(seq):
+                raise QdTypeError("a tuple repeats with `* n` only when its items are compile-time values (a "
+                                  "run-time item would be evaluated once per copy)", low.loc(node))
             return TupleV(seq.items * n.value)
-    raise QdTypeError(f"unsupported operand for `{op}`: a tuple (tuples join with `+`; a tuple of compile-time "
-                      "values repeats with `* n` for a compile-time integer n)", low.loc(node))
+    return None
 
 
 def _constant(v) -> bool:

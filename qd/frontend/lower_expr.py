@@ -377,7 +377,9 @@ class ExprLowerer:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
         a, b = self.expr(node.left), self.expr(node.right)
         if isinstance(a, TupleV) or isinstance(b, TupleV):  # list and tuple displays: `+` joins, `* n` repeats
-            return bool_ops.sequence_op(self, op, a, b, node)
+            seq = bool_ops.sequence_op(self, op, a, b, node)
+            if seq is not None:
+                return seq
         return ir.located(self.binop(op, a, b, node), self.loc(node))
 
     def expr_UnaryOp(self, node):

@@ -561,6 +561,17 @@ def _dynamic_index(low, v: MatV, axes, node):
     dyn = [d for d, a in enumerate(axes) if isinstance(a, ir.Expr)]
     outs = []
     for fixed in itertools.product(*[choices[d] for d in keep]):
+        if len(dyn) == 1:  # one run-time index: a balanced tree of selects, its depth log2 of the size
+            d = dyn[0]
+            cands = []
+            for x in choices[d]:
+                full = [0] * v.ndim
+                for k, y in zip(keep, fixed):
+                    full[k] = y
+                full[d] = x
+                cands.append((x, low.scalar(v.entries[_flat(v, full)], node)))
+            outs.append(_select_tree(low, axes[d], cands))
+            continue
         result = None
         for combo in itertools.product(*[choices[d] for d in dyn]):
             full = [0] * v.ndim
@@ -582,6 +593,19 @@ def _dynamic_index(low, v: MatV, axes, node):
     if not shape:
         return outs[0]
     return MatV(shape, tuple(outs))
+
+
+def _select_tree(low, index: ir.Expr, cands: list) -> ir.Expr:
+    """The candidate whose position equals `index`, by halving: `index < mid ? low half : high
+    half`. A chain of one select per candidate would nest as deep as the vector is long (a
+    1024-vector's would overflow the recursion of every pass over the IR)."""
+    if len(cands) == 1:
+        return cands[0][1]
+    half = len(cands) // 2
+    lo, hi = _select_tree(low, index, cands[:half]), _select_tree(low, index, cands[half:])
+    t = _dt.promote(lo.dtype, hi.dtype)
+    cond = ir.BinOp(_dt.u1, "lt", index, low.cast(ir.Const(_dt.i64, cands[half][0]), index.dtype))
+    return ir.Select(t, cond, low.cast(lo, t), low.cast(hi, t))
 
 
 # ---------------------------------------------------------------- variables

@@ -657,3 +657,26 @@ def test_func_array_parameter_counts_outer_dimensions():
 
     with pytest.raises(qd.QdTypeError, match="Invalid value for argument a of .*put2.*2 elements.*3 elements"):
         bad(arr)
+
+
+def test_runtime_index_into_a_long_vector():
+    """A run-time index picks among 1024 components (a balanced select tree: a chain that long
+    nested past every recursion limit), as in quadrants' test of a 4 KiB argument."""
+    vec1024 = qd.types.vector(1024, qd.i32)
+
+    @qd.kernel
+    def total(a: vec1024) -> qd.i32:
+        ret = 0
+        for i in range(1024):
+            ret += a[i]
+        return ret
+
+    @qd.kernel
+    def pick(a: vec1024, i: qd.i32) -> qd.i32:
+        return a[i]
+
+    vals = np.random.default_rng(5).integers(-1000, 1000, 1024)
+    a = vec1024(vals.tolist())
+    assert total(a) == int(vals.sum())
+    for i in (0, 1, 511, 512, 1000, 1023):
+        assert pick(a, i) == vals[i]
