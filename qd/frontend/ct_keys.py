@@ -9,13 +9,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import operator
 import struct
 import threading
+import weakref
 
 import numpy as np
 
 from .. import dtypes as _dt
-from ..data_oriented import is_walked, members_of, runtime_primitives, taken_apart
+from ..data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives, taken_apart
 from ..field import Field
 from ..ndarray import TensorBase
 
@@ -25,6 +27,9 @@ def ct_key(v):
 
     Floats are keyed by their bits, not by `==`: `-0.0 == 0.0` would hand one sign's variant to
     the other, and `nan != nan` would compile a new variant on every launch."""
+    hit = _KEPT.get(id(v))  # a data-oriented object's kept key (see `object_key`)
+    if hit is not None and hit[0]() is v and _still(v, hit):
+        return hit[3]
     if isinstance(v, enum.Enum):  # by value too: a member whose value was edited is another constant
         return ("enum", type(v).__module__, type(v).__qualname__, v.name, _member_value_key(v))
     if isinstance(v, float):
@@ -68,18 +73,79 @@ def object_key(v) -> tuple:
     ("do", module, qualname, ((member, key), ...)), arrays keyed by their type, since they are
     leaves passed at launch, nested objects walked, every other member by its `ct_key` (by
     identity when it has none). An object met again inside itself (a back reference) is keyed
-    as ("cycle", its qualname): it is a compile-time value there, not walked again."""
+    as ("cycle", its qualname): it is a compile-time value there, not walked again.
+
+    A data-oriented object whose members are all of immutable kinds (arrays, placed fields,
+    numbers, strings, dtypes, and nested such objects) keeps its key: every launch of its
+    kernels keys it, and walking 64 members is most of such a launch. The kept key is used only
+    while the object has the same member names bound to the same objects (checked by identity,
+    nested objects too); anything else is walked every time."""
+    hit = _KEPT.get(id(v))
+    if hit is not None and hit[0]() is v and _still(v, hit):
+        return hit[3]
     cls = type(v)
     busy = _walking.__dict__.setdefault("objects", set())
     if id(v) in busy:
+        _walking.cycle = True
         return ("cycle", cls.__qualname__)
     busy.add(id(v))
+    outer_cycle = getattr(_walking, "cycle", False)
+    _walking.cycle = False
     try:
         lifted = runtime_primitives(v)
-        return ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
-                tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted)) for name, m in members_of(v)]))
+        members = members_of(v)
+        key = ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
+               tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted)) for name, m in members]))
+        if not _walking.cycle and is_data_oriented(v):
+            _keep(v, key, members)
+        return key
     finally:
+        _walking.cycle = outer_cycle or _walking.cycle
         busy.discard(id(v))
+
+
+# id(object) -> (weakref to it, its member names, their values, its key, ((nested object, its entry), ...))
+_KEPT: dict[int, tuple] = {}
+_IMMUTABLE = (bool, int, float, str, bytes, type(None), _dt.DType)
+
+
+def _keep(v, key: tuple, members) -> None:
+    nested = []
+    for _, m in members:
+        if isinstance(m, TensorBase):
+            if isinstance(m, Field) and not m._placed:  # its type key changes when it is placed
+                return
+        elif is_data_oriented(m):
+            entry = _KEPT.get(id(m))
+            if entry is None or entry[0]() is not m:
+                return
+            nested.append((m, entry))
+        elif not isinstance(m, _IMMUTABLE):
+            return
+    d = vars(v)
+    try:
+        ref = weakref.ref(v, _forget(id(v)))
+    except TypeError:
+        return
+    _KEPT[id(v)] = (ref, tuple(d), tuple(d.values()), key, tuple(nested))
+
+
+def _forget(k: int):
+    """The weakref callback that drops object `k`'s kept key when the object goes (only its own
+    entry: the id may already belong to a newer object)."""
+    def drop(ref) -> None:
+        if _KEPT.get(k, (None,))[0] is ref:
+            del _KEPT[k]
+    return drop
+
+
+def _still(v, entry) -> bool:
+    """Whether a kept key still holds: the same names bound to the same objects, nested objects
+    keeping the entries they had."""
+    d = vars(v)
+    if tuple(d) != entry[1] or not all(map(operator.is_, d.values(), entry[2])):
+        return False
+    return all(_KEPT.get(id(m)) is e and _still(m, e) for m, e in entry[4])
 
 
 def member_key(m, lifted: bool = False) -> tuple:

@@ -357,3 +357,91 @@ def test_explanations_name_the_member_chains():
     mass = str(qd.explain(s.step, "self.rigid.mass"))
     assert mass.startswith("self.rigid.mass is kept") and "Solver.accel" in mass and "reads self.rigid.mass" in mass
     assert str(qd.explain(s.step, "self.unused")).startswith("self.unused is pruned")
+
+
+@qd.data_oriented
+class Body:
+    def __init__(self, n, scale):
+        self.x = qd.ndarray(qd.f32, (n,))
+        self.y = qd.ndarray(qd.f32, (n,))
+        self.scale = scale
+
+    @qd.kernel
+    def step(self):
+        for i in range(self.x.shape[0]):
+            self.y[i] = self.x[i] * self.scale
+
+
+@qd.data_oriented
+class World:
+    def __init__(self, n):
+        self.body = Body(n, 2)
+        self.tag = "w"
+
+    @qd.kernel
+    def run(self):
+        for i in range(self.body.x.shape[0]):
+            self.body.y[i] = self.body.x[i] + self.body.scale
+
+
+def test_kept_object_key_follows_every_rebinding():
+    """A data-oriented object's key is kept between launches (its members are all arrays and
+    numbers), and every way of changing what it denotes still reaches a variant of its own: a
+    rebound compile-time member, an array of another dtype, a member written through
+    `__dict__`, a member added, and a change inside a nested object."""
+    b = Body(N, 2)
+    x = np.arange(N, dtype=np.float32)
+    b.x.from_numpy(x)
+    b.step()
+    np.testing.assert_array_equal(b.y.to_numpy(), x * 2)
+    b.scale = 3  # a compile-time member: a new variant
+    b.step()
+    np.testing.assert_array_equal(b.y.to_numpy(), x * 3)
+    vars(b)["scale"] = 5  # around __setattr__
+    b.step()
+    np.testing.assert_array_equal(b.y.to_numpy(), x * 5)
+    b.x = qd.ndarray(qd.f64, (N,))  # another dtype: another variant, not a launch error
+    b.x.from_numpy(x.astype(np.float64) + 1)
+    b.step()
+    np.testing.assert_array_equal(b.y.to_numpy(), (x + 1) * 5)
+    b.extra = 1.5  # a new member: walked again (and kept again)
+    b.step()
+    np.testing.assert_array_equal(b.y.to_numpy(), (x + 1) * 5)
+
+    w = World(N)
+    w.body.x.from_numpy(x)
+    w.run()
+    np.testing.assert_array_equal(w.body.y.to_numpy(), x + 2)
+    w.body.scale = 7  # inside the nested object: the outer key is stale too
+    w.run()
+    np.testing.assert_array_equal(w.body.y.to_numpy(), x + 7)
+    w.body = Body(N, 4)
+    w.body.x.from_numpy(x)
+    w.run()
+    np.testing.assert_array_equal(w.body.y.to_numpy(), x + 4)
+
+
+@qd.data_oriented
+class WithConfig:
+    def __init__(self, n):
+        self.x = qd.ndarray(qd.f32, (n,))
+        self.cfg = Params(1.0, qd.ndarray(qd.f32, (n,)))
+        self.factors = [1.0, 2.0]
+
+    @qd.kernel
+    def apply(self):
+        for i in range(self.x.shape[0]):
+            self.x[i] = self.cfg.dt * qd.static(self.factors[1])
+
+
+def test_object_with_mutable_members_is_keyed_at_every_launch():
+    """A dataclass or a list member can change in place: such an object's key is never kept."""
+    o = WithConfig(N)
+    o.apply()
+    np.testing.assert_array_equal(o.x.to_numpy(), np.full(N, 2.0))
+    o.cfg.dt = 3.0
+    o.apply()
+    np.testing.assert_array_equal(o.x.to_numpy(), np.full(N, 6.0))
+    o.factors[1] = 10.0
+    o.apply()
+    np.testing.assert_array_equal(o.x.to_numpy(), np.full(N, 30.0))
