@@ -64,19 +64,36 @@ class FieldSource:
             and v.element_shape == self.element_shape and v.offset == self.offset and v._perm == self.perm
 
     def fetcher(self, loc: SourceLoc | None):
-        """The launch-time read: the field the name holds now, checked to be of the compiled type."""
+        """The launch-time read: the field the name holds now, checked to be of the compiled type.
+        A placed field's type never changes, so the field last found to match is not checked
+        again (a launch reads every field it keeps)."""
+        last = None
+        current = self.current
+        holder, name = self.holder, self.name
+        if isinstance(holder, dict) and not self.attrs:  # a module global: one dict lookup
+
+            def current():
+                return holder[name]
+        elif not self.attrs:  # a closure variable: its cell
+
+            def current():
+                return holder.cell_contents
 
         def fetch():
+            nonlocal last
             try:
-                v = self.current()
+                v = current()
             except (KeyError, ValueError, AttributeError):
                 raise QdArgumentError(f"the {self.where} that this kernel reads is no longer defined", loc) from None
+            if v is last:
+                return v
             if not self.matches(v):
                 raise QdArgumentError(f"the {self.where} that this kernel reads is now {_describe(v)}, but the "
                                       f"kernel was compiled for a field of {self.dtype} with {self.ndim} "
                                       f"dimension(s) of components{_elem(self.element_shape)}; a field of another "
                                       "type needs a new kernel (or pass such fields as qd.template() arguments)",
                                       loc)
+            last = v
             return v
 
         return fetch
