@@ -40,6 +40,26 @@ def render(loc: SourceLoc | None, message: str) -> str:
     return f"{head}\n    {text}\n    {' ' * loc.col}{'^' * width}"
 
 
+def _frame(loc: SourceLoc, name: str, width: int = 80) -> str:
+    """`File "f", line n, in name:`, the line (tabs expanded) and carets under the span, both cut
+    into pieces of `width` columns."""
+    raw = linecache.getline(loc.file, loc.line).rstrip("\n")
+    head = f'File "{loc.file}", line {loc.line}, in {name}:'
+    if not raw:
+        return head
+    text = raw.expandtabs(4)
+    col = len(raw[:loc.col].expandtabs(4))
+    end = len(raw[:loc.end_col].expandtabs(4)) if loc.end_col is not None and loc.end_col > loc.col \
+        else len(text.rstrip())
+    carets = " " * col + "^" * max(1, end - col)
+    out = [head]
+    for k in range(0, max(len(text), len(carets)), width):
+        out.append(text[k:k + width])
+        if carets[k:k + width].strip():
+            out.append(carets[k:k + width].rstrip())
+    return "\n".join(out)
+
+
 def show(value: object, limit: int = 60) -> str:
     """A user's value for a message: its repr on one line, shortened (a numpy array's repr spans
     lines and would push the caret away from the source line it belongs under)."""
@@ -113,12 +133,32 @@ def warn_at(message: str, loc: SourceLoc | None = None, category: type[Warning] 
 
 
 class QdError(Exception):
-    """Base of every error qd reports about user code or user input."""
+    """Base of every error qd reports about user code or user input.
+
+    An error met while compiling also carries the chain of calls that reached it (`frames`:
+    (call site, name of the function it is in), outermost first, ending with the error's own
+    place), shown after the located message as a traceback of the kernel, in quadrants' form."""
 
     def __init__(self, message: str, loc: SourceLoc | None = None):
         self.message = message
         self.loc = loc
+        self.frames: tuple[tuple[SourceLoc, str], ...] = ()
         super().__init__(render(loc, message))
+
+    def in_function(self, name: str) -> None:
+        """The function the error's own place is in (set once, by the innermost lowering)."""
+        if not self.frames and self.loc is not None:
+            self._set_frames(((self.loc, name),))
+
+    def called_from(self, site: SourceLoc | None, name: str) -> None:
+        """One more call on the way to the error: `site`, in function `name`."""
+        if self.frames and site is not None:
+            self._set_frames(((site, name), *self.frames))
+
+    def _set_frames(self, frames) -> None:
+        self.frames = frames
+        self.args = (render(self.loc, self.message) + "\n" + "\n".join(_frame(loc, name) for loc, name in frames),
+                     *self.args[1:])
 
 
 class QdCompileError(QdError):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..errors import QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
+from ..errors import QdError, QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
 from . import fields, ids, ir, structs, vectors
 from .ct_keys import ct_key
 from .signature import (
@@ -417,7 +417,11 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
         callee.inst.ret_shape = return_shape(ret_ann)
         callee.inst.ret_items = return_items(ret_ann)
         callee.inst.ret_struct = return_struct(ret_ann)
-        inst = callee.run()
+        try:
+            inst = callee.run()
+        except QdError as e:
+            e.called_from(low.loc(node), low.func.fn.__name__)
+            raise
     inst.static = template_values(params)
     reg.insts[inst_id] = inst
     return inst
@@ -442,7 +446,12 @@ def expand_call(low, f, node: ast.Call, self_value=None) -> None:
         blk = low.new_block(low.block.id, None)
         low.block = blk
         with low.reg.expanding(f, low.inst.id, low.loc(node)):
-            low.lower_body(low.src.tree.body)
+            try:
+                low.lower_body(low.src.tree.body)
+            except QdError as e:
+                e.in_function(f.fn.__name__)
+                e.called_from(low.loc(node), saved[4].fn.__name__)
+                raise
     finally:
         low.scope, low.src, low.globals, low.freevars, low.func, low.block = saved
     low.emit(ir.Nested(low.loc(node), blk))

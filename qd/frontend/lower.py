@@ -64,7 +64,11 @@ class Lowerer(ExprLowerer):
 
     def run(self) -> ir.Inst:
         fdef = self.src.tree
-        self.lower_body(fdef.body)
+        try:
+            self.lower_body(fdef.body)
+        except QdError as e:
+            e.in_function(self.func.fn.__name__)
+            raise
         if self.return_ann and not self.returned_value:  # else the caller would read a made-up 0
             what = "kernel" if self.is_kernel else "func"
             raise QdTypeError(f"Function has a return type but does not have a return statement: this {what} "

@@ -672,3 +672,34 @@ def test_bad_func_call_says_what_is_wrong(kernel, words):
     with pytest.raises(qd.QdSignatureError, match=re.escape(words)) as e:
         kernel()
     assert isinstance(e.value, qd.QdCallError) and e.value.loc.line > 0
+
+
+@qd.func
+def _inner_bad():
+    undefined_name_here()  # noqa: F821  # err:chain-inner
+
+
+@qd.func
+def _middle():
+    _inner_bad()  # err:chain-middle
+
+
+@qd.kernel
+def _outer():
+    _middle()  # err:chain-outer
+
+
+def test_error_in_a_func_shows_the_chain_of_calls():
+    """An error inside nested funcs is located where it is, then followed by the calls that
+    reached it, outermost first (quadrants' `File ..., line n, in f:` form, carets under the call)."""
+    with pytest.raises(qd.QdNameError) as e:
+        _outer()
+    text = e.value.args[0]
+    check_error(e.value, qd.QdNameError, "chain-inner", node="undefined_name_here")
+    frames = [(ln, name) for ln, name in re.findall(r'^File ".*test_errors.py", line (\d+), in (\w+):$', text, re.M)]
+    assert frames == [(str(marker_line("chain-outer")), "_outer"), (str(marker_line("chain-middle")), "_middle"),
+                      (str(marker_line("chain-inner")), "_inner_bad")], text
+    lines = text.splitlines()
+    k = lines.index(next(ln for ln in lines if ln.startswith("File") and "_middle" in ln))
+    assert lines[k + 1].strip() == "_inner_bad()  # err:chain-middle"
+    assert lines[k + 2] == " " * lines[k + 1].index("_inner_bad") + "^" * len("_inner_bad()")
