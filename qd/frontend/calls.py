@@ -334,7 +334,9 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
 def _spec_of_value(v):
     """The spec an unannotated (or template) parameter takes from the leaf or struct passed."""
     if isinstance(v, LeafV):
-        return ArraySpec(v.leaf.dtype, v.leaf.ndim) if v.leaf.is_array else ScalarSpec(v.leaf.dtype)
+        if v.leaf.is_array:
+            return ArraySpec(v.leaf.dtype, v.leaf.outer_ndim, tuple(v.leaf.element_shape))
+        return ScalarSpec(v.leaf.dtype)
     if isinstance(v, MatV):
         return VecSpec(v.shape, v.dtype)
     members = []

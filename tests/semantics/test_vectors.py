@@ -680,3 +680,29 @@ def test_runtime_index_into_a_long_vector():
     assert total(a) == int(vals.sum())
     for i in (0, 1, 511, 512, 1000, 1023):
         assert pick(a, i) == vals[i]
+
+
+def test_template_func_parameter_takes_an_array_of_matrices():
+    """A `qd.template()` func parameter bound to an array of matrices (an ndarray or a field)
+    keeps its element shape: the func indexes elements, not components."""
+    @qd.func
+    def put(a: qd.template()):
+        a[0] = [[0, 1], [2, 3]]
+        a[1] = -a[0]
+
+    @qd.kernel
+    def on_ndarray(a: qd.types.ndarray()):
+        put(a)
+
+    f = qd.Matrix.field(2, 2, qd.f32, shape=2)
+
+    @qd.kernel
+    def on_field():
+        put(f)
+
+    exp = np.array([[[0, 1], [2, 3]], [[0, -1], [-2, -3]]], np.float32)
+    nd = qd.Matrix.ndarray(2, 2, qd.f32, (2,))
+    on_ndarray(nd)
+    on_field()
+    np.testing.assert_array_equal(nd.to_numpy(), exp)
+    np.testing.assert_array_equal(f.to_numpy(), exp)
