@@ -48,6 +48,16 @@ _ATOMIC_AUG = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor
 _AUG_SYMBOL = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^"}
 
 
+
+class _StaticJump(Exception):
+    """A `break` or `continue` of an unrolled `qd.static` loop reached with no run-time branch
+    in between (under `if qd.static(...)` arms only): the unrolling stops, or goes on with the
+    next item, at compile time."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
 class Lowerer(ExprLowerer):
     """Lowers one instantiation's body: `run()` gives its `ir.Inst`."""
 
@@ -59,6 +69,7 @@ class Lowerer(ExprLowerer):
         self.returned_value = False
         self._bare_return = False  # a `return` without a value was lowered (the func returns nothing)
         self.loop_config: dict | None = None  # qd.loop_config(...) settings waiting for the next loop
+        self.static_depths: list[int] = []  # `runtime_depth` at each enclosing unrolled loop (`_loop_jump`)
 
     # -- entry -------------------------------------------------------------------------------
 
@@ -359,10 +370,17 @@ class Lowerer(ExprLowerer):
             parent = self.block.id
             body_arm, else_arm = static_arm_names(node)
             tb = self.new_block(parent, 1, body_arm if cond else else_arm)
-            self.emit(ir.Nested(self.loc(node), self.in_block(tb, taken)))
+            jump = None
+            try:
+                self.in_block(tb, taken)
+            except _StaticJump as j:  # a `break` / `continue` of the unrolled loop: this arm ends there
+                jump = j
+            self.emit(ir.Nested(self.loc(node), tb))
             if dead:
                 db = self.new_block(parent, 0, else_arm if cond else body_arm)
                 DeadArmScanner(self, db).scan(dead)
+            if jump is not None:
+                raise jump
             return
         cond = self.truth(self.expr(node.test), node.test)
         self.runtime_depth += 1
@@ -395,7 +413,9 @@ class Lowerer(ExprLowerer):
     def _loop_jump(self, node, what):
         if not self.loops:
             raise QdSyntaxError(f"`{what}` outside a loop")
-        if self.loops[-1] == "static":  # the unrolled copies have no loop to leave
+        if self.loops[-1] == "static":
+            if self.runtime_depth == self.static_depths[-1]:  # decided at compile time: stop unrolling
+                raise _StaticJump(what)
             raise QdSyntaxError(f"You are trying to `{what}` a static `for` loop (`{what}` inside an unrolled "
                                 "`qd.static` for loop is not supported)", self.loc(node))
         if self.loops[-1] == "task" and what == "break":  # its iterations run in any order, on many threads
@@ -474,19 +494,26 @@ class Lowerer(ExprLowerer):
                 raise QdStaticError(f"qd.static(...) in a for loop must be iterable, got {type(seq).__name__}",
                                     self.loc(node.iter)) from None
             self.loops.append("static")
+            self.static_depths.append(self.runtime_depth)
             try:
                 for item in items:
                     blk = self.new_block(self.block.id, None)
                     saved = self.block
                     self.block = blk
+                    jump = None
                     try:
                         self.assign_static_target(node.target, item)
                         self.lower_body(node.body)
+                    except _StaticJump as j:
+                        jump = j
                     finally:
                         self.block = saved
                     self.emit(ir.Nested(self.loc(node), blk))
+                    if jump is not None and jump.what == "break":
+                        break
             finally:
                 self.loops.pop()
+                self.static_depths.pop()
             return
         directives, self.loop_config = self.loop_config or {}, None
         rng = fields.struct_range(self, self.expr(node.iter), node.iter)

@@ -262,3 +262,29 @@ def test_static_grouped_ndrange_unrolls_with_index_vectors():
     np.testing.assert_array_equal(x, want)
     np.testing.assert_array_equal(m, np.array([[[a + b * 10 + i * 100 for b in range(3)] for a in range(2)]
                                                for i in range(2)], np.float32))
+
+
+def test_break_and_continue_of_an_unrolled_loop_under_static_ifs():
+    """`break` / `continue` of a `qd.static` loop under `if qd.static(...)` arms only are decided
+    while unrolling (quadrants' semantics): statements before them in the arm still run."""
+    @qd.kernel
+    def stop(x: qd.types.NDArray[qd.i32, 1]):
+        for i in qd.static(range(5)):
+            x[i] = 1
+            if qd.static(i == 2):
+                x[i] = 7
+                break
+
+    @qd.kernel
+    def skip(x: qd.types.NDArray[qd.i32, 1]):
+        for i in qd.static(range(5)):
+            if qd.static(i % 2 == 1):
+                continue
+            x[i] = i + 1
+
+    a = np.zeros(5, np.int32)
+    stop(a)
+    np.testing.assert_array_equal(a, [1, 1, 7, 0, 0])
+    b = np.zeros(5, np.int32)
+    skip(b)
+    np.testing.assert_array_equal(b, [1, 0, 3, 0, 5])
