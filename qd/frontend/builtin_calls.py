@@ -27,7 +27,7 @@ from .. import dtypes as _dt
 from .. import lang
 from .. import matrix as _matrix
 from .. import structs as _structs
-from ..errors import QdError, QdStaticError, QdTypeError
+from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
 from . import fields, ir, math_calls, print_calls, semantics, structs, vector_places, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, RangeV, TupleV
@@ -280,9 +280,13 @@ for _f, _op in lang.ATOMICS.items():
                             arity_error=f"qd.atomic_{_op}(target, value) takes two arguments"))
 _register([lang.cast], Builtin("qd.cast", _cast, "convert a value to a dtype", arity=(2, 2),
                                arity_error="qd.cast(x, dtype) takes two arguments"))
-for _f in (*_dt.ALL, builtins.int, builtins.float, builtins.bool):
+for _f in _dt.ALL:
+    _register([_f], Builtin(str(_f), _conversion, "convert a value to this type", arity=(1, 1), no_keywords=True,
+                            error=QdSyntaxError, arity_error=f"A primitive type can only decorate a single "
+                            f"expression: {_f}() takes one argument"))
+for _f in (builtins.int, builtins.float, builtins.bool):
     _register([_f], Builtin(str(_f), _conversion, "convert a value to this type", arity=(1, 1),
-                            arity_error=f"{_f.__name__ if isinstance(_f, type) else _f}() takes one argument"))
+                            arity_error=f"{_f.__name__}() takes one argument"))
 _register(list(_MATH_NAMES), Builtin("math", _math, "a math function of scalars (folded for constants)"))
 _register([builtins.len], Builtin("len", _len, "the first extent of an array, the length of a tuple"))
 _register([lang.grouped], Builtin("qd.grouped", _grouped, "a loop over an index space with the index as a vector"))

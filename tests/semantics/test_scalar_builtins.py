@@ -328,3 +328,17 @@ def test_bit_counts_refuse_floats():
 
     with pytest.raises(qd.QdTypeError, match="integer operand"):
         bad(1.5)
+
+
+def test_dtype_conversion_takes_one_expression():
+    @qd.kernel
+    def two() -> qd.i64:
+        return qd.i64(1, 2)
+
+    @qd.kernel
+    def keyword() -> qd.f64:
+        return qd.f64(1, x=2)
+
+    for k in (two, keyword):
+        with pytest.raises(qd.QdSyntaxError, match="A primitive type can only decorate a single expression"):
+            k()
