@@ -22,6 +22,7 @@ arguments alone, so a launch never reads globals it does not use).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from .. import dtypes as _dt
@@ -40,7 +41,7 @@ class FieldSource:
     path: str
     holder: object  # the globals dict, or the closure cell
     name: str  # the name in it
-    attrs: tuple[str, ...]  # the attribute chain read from that value
+    attrs: tuple  # the chain read from that value: attribute names, and (key,) for a subscript `[key]`
     dtype: _dt.DType
     ndim: int
     element_shape: tuple
@@ -56,7 +57,7 @@ class FieldSource:
         h = self.holder
         v = h[self.name] if isinstance(h, dict) else h.cell_contents
         for a in self.attrs:
-            v = getattr(v, a)
+            v = getattr(v, a) if type(a) is str else v[a[0]]
         return v
 
     def matches(self, v) -> bool:
@@ -111,12 +112,25 @@ def _describe(v) -> str:
     return f"a {type(v).__name__}"
 
 
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*)|\[([^\]]*)\]")
+
+
+def _chain_steps(chain: str) -> tuple[str, tuple]:
+    """`a.b[0].c['k']` -> ("a", ("b", (0,), "c", ("k",))): the name, then attribute names and
+    subscripts (an int or str key, written as its repr by the lowering)."""
+    m = re.match(r"[A-Za-z_][A-Za-z_0-9]*", chain)
+    name, pos, steps = m.group(0), m.end(), []
+    for step in _STEP.finditer(chain, pos):
+        steps.append(step.group(1) if step.group(1) is not None else (ast.literal_eval(step.group(2)),))
+    return name, tuple(steps)
+
+
 def _source(low, value: Field, origin) -> FieldSource | None:
     """Where the code read `value` (a CT's origin: ("global" | "free" | "hfree", module, chain))."""
     if origin is None or len(origin) != 3:
         return None
     kind, module, chain = origin
-    name, *attrs = chain.split(".")
+    name, attrs = _chain_steps(chain)
     fn = low.func.fn
     if kind == "global":
         holder, path, where = fn.__globals__, f"@{module}.{chain}", f"global {chain} of module {module}"
@@ -126,7 +140,7 @@ def _source(low, value: Field, origin) -> FieldSource | None:
             return None
         holder = fn.__closure__[names.index(name)]
         path, where = f"@{module}.{fn.__qualname__}.{chain}", f"closure variable {chain} of {fn.__qualname__}"
-    return FieldSource(path, holder, name, tuple(attrs), value._dtype, value._ndim, value.element_shape, value.offset,
+    return FieldSource(path, holder, name, attrs, value._dtype, value._ndim, value.element_shape, value.offset,
                        value._perm, where)
 
 

@@ -30,6 +30,7 @@ from ..errors import (
     QdTypeError,
     SourceLoc,
 )
+from ..field import Field
 from . import (
     bool_ops,
     builtin_calls,
@@ -269,7 +270,11 @@ class ExprLowerer:
         if isinstance(base, CT) and isinstance(index, CT):
             _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
-                return self.wrap_static(base.value[index.value])
+                item = base.value[index.value]
+                if base.origin is not None and type(index.value) in (int, str) and isinstance(item, Field):
+                    kind, module, chain = base.origin  # a field in a list or dict: read by its place at launch
+                    return fields.wrap(self, CT(item, (kind, module, f"{chain}[{index.value!r}]")), node)
+                return self.wrap_static(item)
             except QdError:
                 raise
             except Exception as e:

@@ -388,3 +388,39 @@ def test_python_scope_element_of_a_vector_field_writes_through():
     m[1][0, 1] = 7
     np.testing.assert_array_equal(b.to_numpy(), [5, 6])
     assert m.to_numpy()[1].tolist() == [[0, 7], [0, 0]] and m.to_numpy()[[0, 2]].sum() == 0
+
+
+LEVELS = [qd.field(qd.f32, shape=(4, 4)) for _ in range(3)]
+BY_NAME = {"hot": qd.field(qd.i32, shape=N), "cold": qd.field(qd.i32, shape=N)}
+
+
+def test_fields_in_a_list_or_dict_are_read_at_launch():
+    """`LEVELS[l]` with a template `l` (a multigrid's fields per level) and `BY_NAME["hot"]`
+    are the fields at that place of the list or dict at each launch, and only those are kept."""
+    @qd.kernel
+    def fill(l: qd.template()):
+        for i, j in LEVELS[l]:
+            LEVELS[l][i, j] = l * 10 + i - j
+
+    @qd.kernel
+    def heat():
+        for i in BY_NAME["hot"]:
+            BY_NAME["hot"][i] = i * 3
+
+    for lv in range(3):
+        fill(lv)
+    i, j = np.indices((4, 4))
+    for lv in range(3):
+        np.testing.assert_array_equal(LEVELS[lv].to_numpy(), lv * 10 + i - j)
+    assert qd.launch_info(fill).kept == (path("LEVELS[2]"),)
+    old = LEVELS[1]
+    try:
+        LEVELS[1] = qd.field(qd.f32, shape=(4, 4))  # rebound: the same variant reads the new one
+        fill(1)
+        np.testing.assert_array_equal(LEVELS[1].to_numpy(), 10 + i - j)
+    finally:
+        LEVELS[1] = old
+    heat()
+    np.testing.assert_array_equal(BY_NAME["hot"].to_numpy(), np.arange(N) * 3)
+    assert not BY_NAME["cold"].to_numpy().any()
+    assert qd.launch_info(heat).kept == (path("BY_NAME['hot']"),)
