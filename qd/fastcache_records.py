@@ -19,7 +19,6 @@ Records:
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -28,7 +27,7 @@ import sys
 import types
 
 from .frontend.ct_keys import ct_key
-from .frontend.source import parsed_module
+from .frontend.source import definitions, parsed_module
 
 # ---------------------------------------------------------------- stable values
 
@@ -139,7 +138,7 @@ def file_digest(path: str) -> str | None:
     return hit
 
 
-_functions: dict[tuple, dict] = {}
+_functions: dict[tuple, tuple[list[str], dict[str, tuple[int, int]], dict[str, str]]] = {}
 
 
 def function_digest(path: str, qualname: str, line: int) -> str | None:
@@ -154,34 +153,32 @@ def function_digest(path: str, qualname: str, line: int) -> str | None:
     table = _functions.get(k)
     if table is None:
         table = _functions[k] = _function_table(path)
-    return table.get(f"{qualname}@{line}")
+    lines, spans, digests = table
+    name = f"{qualname}@{line}"
+    hit = digests.get(name)
+    if hit is None and name in spans:  # hashed when first asked for: most of a module's are never
+        start, end = spans[name]
+        body = "\n".join(lines[start - 1:end])
+        hit = digests[name] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
+    return hit
 
 
-def _function_table(path: str) -> dict[str, str]:
+def _function_table(path: str) -> tuple[list[str], dict[str, tuple[int, int]], dict[str, str]]:
+    """(the file's lines, `qualname@line` -> (first line with decorators, last line) of every
+    function and class in it, an empty table of digests)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError, ValueError):
-        return {}
+        return [], {}, {}
     tree = parsed_module(text, path)
     if tree is None:
-        return {}
-    lines = text.splitlines()
-    out: dict[str, str] = {}
-
-    def walk(node, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                q = prefix + child.name
-                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                body = "\n".join(lines[start - 1:child.end_lineno])
-                out[f"{q}@{child.lineno}"] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
-                walk(child, q + (".<locals>." if not isinstance(child, ast.ClassDef) else "."))
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return out
+        return [], {}, {}
+    spans = {}
+    for node, q in definitions(tree):
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        spans[f"{q}@{node.lineno}"] = (start, node.end_lineno)
+    return text.splitlines(), spans, {}
 
 
 def source_record(file: str, qualname: str, line: int) -> tuple[str, str] | None:

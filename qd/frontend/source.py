@@ -13,6 +13,7 @@ import inspect
 import linecache
 import textwrap
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import QdError, QdSyntaxError, SourceLoc
@@ -62,6 +63,31 @@ def parsed_module(text: str, file: str) -> ast.Module | None:
     return tree
 
 
+def definitions(tree: ast.Module) -> Iterator[tuple[ast.AST, str]]:
+    """Every function and class definition in `tree` with its qualified name, outer ones
+    first. Definitions are statements, so only statement blocks are walked: a whole-tree walk
+    visits every expression node too, and was most of serving a large module's kernels from
+    the disk cache."""
+    todo = [(tree.body, "")]
+    while todo:
+        block, prefix = todo.pop()
+        for node in block:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + node.name
+                yield node, q
+                todo.append((node.body, q + ("." if isinstance(node, ast.ClassDef) else ".<locals>.")))
+                continue
+            for field in _BLOCKS:
+                for child in getattr(node, field, ()):
+                    if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                        todo.append((child.body, prefix))
+                    elif isinstance(child, ast.stmt):
+                        todo.append(([child], prefix))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # the statement lists of compound statements
+
+
 def _from_file(fn, code) -> FuncSource | None:
     """`fn`'s source from one parse of its whole file (None when the file cannot serve it: not
     on disk, not parseable, or no definition starting at the code's first line)."""
@@ -76,7 +102,7 @@ def _from_file(fn, code) -> FuncSource | None:
         if tree is None:
             return None
         defs = {}
-        for node in ast.walk(tree):
+        for node, _qualname in definitions(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defs[min([node.lineno] + [d.lineno for d in node.decorator_list])] = node
         known = _files[file] = (lines, defs)
