@@ -43,7 +43,7 @@ from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
 from .frontend import ids
-from .frontend.objects import layout_of, object_leaves
+from .frontend.ct_keys import layout_of, object_leaves
 from .frontend.signature import (
     ArraySpec,
     ConstSpec,
