@@ -130,10 +130,13 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         if s is None:
             return None
         spec.append(s)
-    src = get_source(kernel.fn)
+    ident = records.kernel_identity(kernel.fn, cache_dir(cfg))  # no parse when a definition table is kept
+    if ident is None:
+        src = get_source(kernel.fn)
+        ident = src.file, src.tree.lineno, src.digest
     payload = {
         "format": FORMAT, "qd": version, "compiler": _compiler_digest(),
-        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.file, src.tree.lineno, src.digest],
+        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, *ident],
         "leaves": _leaves(kernel.specs),
         "spec": spec,
         "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1,
@@ -274,7 +277,7 @@ def load(path: Path, kernel, spec_key, dkey: str, entry_symbol=lambda name: f"{n
         _need(digest is None or type(digest) is str, "bad launcher digest")
         entry.launcher = None if digest is None else (digest, code)
         for record, digest_hex in sources.items():
-            if not records.source_still_matches(record, digest_hex):
+            if not records.source_still_matches(record, digest_hex, path.parent):
                 return None
         if not records.still_hold(caps, kernel.fn):
             return None

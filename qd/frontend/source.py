@@ -115,6 +115,13 @@ def _from_file(fn, code) -> FuncSource | None:
     return FuncSource(file, fdef, raw, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16])
 
 
+def cached(fn) -> FuncSource | None:
+    """The source `get_source` already read for `fn`, if it did."""
+    key = getattr(fn, "__code__", None) or fn
+    hit = _cache.get(id(key))
+    return hit[1] if hit is not None and hit[0] is key else None
+
+
 def get_source(fn) -> FuncSource:
     """The parsed source of `fn`, read once per function object's code: from one parse of its
     file (shared by every function defined there), or else from its own block of text."""
