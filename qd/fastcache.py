@@ -15,7 +15,9 @@ to an unrelated function in the same file is not.
 Entries are authenticated, private files (`fastcache_trust`), written atomically; a damaged or
 forged entry, or one whose header does not fit the kernel's own parameters, is reported with a
 warning and rebuilt. Nothing is unpickled and no header text reaches generated code unless it
-equals one of the kernel's own leaf paths: the header is JSON, the object raw bytes.
+equals one of the kernel's own leaf paths: the header and the facts are JSON, the object raw
+bytes, and the launcher's stored code is used only for the text generated from the validated
+header (`LauncherCode`).
 """
 
 from __future__ import annotations
