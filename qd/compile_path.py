@@ -134,10 +134,12 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     return Built(km, None, plan, inst, insts, written)
 
 
-def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes) -> str | None:
+def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes,
+          launcher: tuple[str, bytes] | None = None) -> str | None:
     """Write the disk-cache entry of `built` (`obj`: its object code as loaded, e.g. PTX with
-    the cubin assembled from it). Returns None, or what the kernel depends on that another
-    process cannot re-check (then nothing is written); raises `OSError` if the write fails."""
+    the cubin assembled from it; `launcher`: its launcher's code, `fastcache.LauncherCode`).
+    Returns None, or what the kernel depends on that another process cannot re-check (then
+    nothing is written); raises `OSError` if the write fails."""
     insts = built.insts
     caps, problem = fastcache_records.captures(insts)
     sources = {}
@@ -156,7 +158,7 @@ def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes) -
     plan = built.plan
     with timed("disk_write"):
         fastcache.store(path, dkey, built.module, obj, kept=plan.kept, pruned=plan.pruned, inst_id=built.inst.id,
-                        written=built.written, facts=facts, sources=sources, caps=caps)
+                        written=built.written, facts=facts, sources=sources, caps=caps, launcher=launcher)
     return None
 
 

@@ -36,13 +36,15 @@ def _entries(cache: Path, kernel: str):
             data = fastcache_trust.read_entry(p)  # never blocks on a FIFO or follows a link
             if data is None:
                 continue
-            header, _ = fastcache.split(data)
+            header, facts, _code, _obj = fastcache.split(data)
+            name = header.get("kernel", "")
+            if kernel not in (name, name.rsplit(".", 1)[-1], header.get("inst_id")):
+                continue
+            header["facts"] = fastcache.decode_facts(facts)
         except (OSError, ValueError, fastcache_trust.Untrusted) as e:
             print(f"qd-explain: skipping unreadable entry {p.name}: {e}", file=sys.stderr)
             continue
-        name = header.get("kernel", "")
-        if kernel in (name, name.rsplit(".", 1)[-1], header.get("inst_id")):
-            yield p, header
+        yield p, header
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,8 +192,7 @@ def explain_cache(argv: list[str]) -> int:
               "@qd.kernel(fastcache=True) are stored. `qd-explain SCRIPT.py` runs a program and explains "
               "every kernel it compiles", file=sys.stderr)
         return 1
-    found = [(h["kernel"], h["inst_id"], {k: [tuple(r) for r in v] for k, v in h["facts"].items()})
-             for _p, h in entries]
+    found = [(h["kernel"], h["inst_id"], h["facts"]) for _p, h in entries]
     return _explain(found, args.path, _format(args), where=lambda n: entries[n][0].name)
 
 

@@ -15,7 +15,9 @@ to an unrelated function in the same file is not.
 Entries are authenticated, private files (`fastcache_trust`), written atomically; a damaged or
 forged entry, or one whose header does not fit the kernel's own parameters, is reported with a
 warning and rebuilt. Nothing is unpickled and no header text reaches generated code unless it
-equals one of the kernel's own leaf paths: the header is JSON, the object raw bytes.
+equals one of the kernel's own leaf paths: the header and the facts are JSON, the object raw
+bytes, and the launcher's stored code is used only for the text generated from the validated
+header (`LauncherCode`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ import hashlib
 import json
 import marshal
 import os
-import re
 import struct
 import sys
+import types
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +45,7 @@ from .abi import KernelModule
 from .errors import SourceLoc
 from .fastcache_records import stable_key
 from .frontend import ids
-from .frontend.objects import layout_of, object_leaves
+from .frontend.ct_keys import layout_of, object_leaves
 from .frontend.signature import (
     ArraySpec,
     ConstSpec,
@@ -56,8 +58,7 @@ from .frontend.signature import (
 from .frontend.source import get_source
 from .runtime.args import leaf_type
 
-MAGIC = b"QDK1"
-LAUNCHER_MAGIC = b"QDL1"
+MAGIC = b"QDK2"  # QDK1 held the facts inside the header, and launchers were files of their own
 # what a stored launcher's code object is valid for: marshal and code objects change between
 # Python versions
 _PY_TAG = f"{sys.implementation.cache_tag}-{sys.version_info[0]}.{sys.version_info[1]}".encode()
@@ -131,10 +132,13 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         if s is None:
             return None
         spec.append(s)
-    src = get_source(kernel.fn)
+    ident = records.kernel_identity(kernel.fn, cache_dir(cfg))  # no parse when a definition table is kept
+    if ident is None:
+        src = get_source(kernel.fn)
+        ident = src.file, src.tree.lineno, src.digest
     payload = {
         "format": FORMAT, "qd": version, "compiler": _compiler_digest(),
-        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, src.file, src.tree.lineno, src.digest],
+        "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, *ident],
         "leaves": _leaves(kernel.specs),
         "spec": spec,
         "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1,
@@ -156,6 +160,7 @@ class Entry:
     inst_id: str
     written: set[str]
     facts: StoredFacts
+    launcher: tuple[str, bytes] | None = None  # (digest of its text, marshalled code): `LauncherCode`
 
 
 def _loc(loc: SourceLoc | None):
@@ -169,7 +174,10 @@ def usable(cfg, loc=None) -> bool:
 
 
 def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts,
-          sources: dict, caps: list) -> None:
+          sources: dict, caps: list, launcher: tuple[str, bytes] | None = None) -> None:
+    """Write an entry: header, facts, the launcher's code (`launcher`: the digest of its text
+    and its marshalled code, from `LauncherCode.made`) and the object, each section but the
+    last prefixed by its length, the whole authenticated."""
     header = {
         "key": dkey,
         "module": {
@@ -183,56 +191,71 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
         },
         "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
         "written": sorted(written),
-        "facts": facts, "sources": sources, "captures": caps,
+        "sources": sources, "captures": caps, "launcher": None if launcher is None else launcher[0],
     }
-    blob = json.dumps(header).encode()
-    body = MAGIC + struct.pack("<Q", len(blob)) + blob + obj
+    sections = [json.dumps(header).encode(), json.dumps(facts).encode(), b"" if launcher is None else launcher[1]]
+    body = MAGIC + b"".join(struct.pack("<Q", len(b)) + b for b in sections) + obj
     tag = trust.mac(body)
     if tag is None or not trust.usable_dir(path.parent, create=True):
         return
     trust.write_entry(path, body + tag)
 
 
-def launcher_code(cfg, src: str, filename: str):
-    """The code object of a generated launcher: from the disk cache when an intact copy of the
-    same source compiled by this Python exists, else compiled and stored. Compiling it is the
-    largest part of serving a kernel from the disk cache, and the text names no run-time object
-    (those are bound in the launcher's namespace), so equal text means equal code."""
-    digest = hashlib.sha256(b"\0".join((_PY_TAG, filename.encode(), src.encode()))).hexdigest()[:40]
-    path = cache_dir(cfg) / f"{digest}.qdl"
-    head = LAUNCHER_MAGIC + _PY_TAG + b"\0" + digest.encode() + b"\0"  # a copy of another text is a miss
-    try:
-        data = trust.read_entry(path)
-        if data is not None:
-            body = trust.verify(data)
-            if body.startswith(head):
-                return marshal.loads(body[len(head):])
-    except (trust.Untrusted, OSError, ValueError, EOFError, TypeError):
-        pass  # written again below
-    code = compile(src, filename, "exec")
-    body = head + marshal.dumps(code)
-    tag = trust.mac(body)
-    if tag is not None and trust.usable_dir(path.parent, create=True):
-        try:
-            trust.write_entry(path, body + tag)
-        except OSError:
-            pass  # the next process compiles it again
-    return code
+def launcher_digest(src: str, filename: str) -> str:
+    """What a stored launcher's code is the code of: its text and file name, compiled by this
+    Python (marshal and code objects change between Python versions)."""
+    return hashlib.sha256(b"\0".join((_PY_TAG, filename.encode(), src.encode()))).hexdigest()[:40]
 
 
-def split(data: bytes) -> tuple[dict, bytes]:
-    """(header, object bytes) of an entry written by this user; ValueError when damaged or
-    not authenticated by this user's secret."""
+class LauncherCode:
+    """`make_launcher`'s `compile_code` for a variant the disk cache serves. Compiling the
+    launcher's text was the largest part of a disk hit, so an entry keeps the code it was
+    compiled to. The text is still generated from the validated entry on every load, and the
+    kept code is used only when it is the code of exactly that text (`launcher_digest`);
+    anything else compiles the text afresh. The text names no run-time object (those are
+    bound in the launcher's namespace), so equal text means equal code. `made` holds the
+    (digest, marshalled code) of a fresh compile, for the entry to store."""
+
+    def __init__(self, stored: tuple[str, bytes] | None = None):
+        self.stored = stored
+        self.made: tuple[str, bytes] | None = None
+
+    def __call__(self, src: str, filename: str):
+        digest = launcher_digest(src, filename)
+        if self.stored is not None and self.stored[0] == digest:
+            try:
+                code = marshal.loads(self.stored[1])
+            except (ValueError, EOFError, TypeError):
+                code = None  # compiled below
+            if type(code) is types.CodeType:
+                return code
+        code = compile(src, filename, "exec")
+        self.made = (digest, marshal.dumps(code))
+        return code
+
+
+def split(data: bytes) -> tuple[dict, bytes, bytes, bytes]:
+    """(header, the analysis facts' JSON text, the launcher's marshalled code, object bytes)
+    of an entry written by this user; ValueError when damaged or not authenticated by this
+    user's secret. The facts are a section of their own, decoded only when an explanation asks
+    (`StoredFacts`): decoding them with the header was most of reading an entry, thousands of
+    small lists per kernel."""
     body = trust.verify(data)
-    if len(body) < 12 or body[:4] != MAGIC:
+    if len(body) < 4 or body[:4] != MAGIC:
         raise ValueError("bad checksum or truncated")
-    (n,) = struct.unpack("<Q", body[4:12])
-    if 12 + n > len(body):
-        raise ValueError("truncated header")
-    header = json.loads(body[12:12 + n].decode())
+    at, sections = 4, []
+    for what in ("header", "facts", "launcher"):
+        if at + 8 > len(body):
+            raise ValueError(f"truncated {what}")
+        (n,) = struct.unpack("<Q", body[at:at + 8])
+        if at + 8 + n > len(body):
+            raise ValueError(f"truncated {what}")
+        sections.append(body[at + 8:at + 8 + n])
+        at += 8 + n
+    header = json.loads(sections[0].decode())
     if not isinstance(header, dict):
         raise ValueError("the header is not an object")
-    return header, body[12 + n:]
+    return header, sections[1], sections[2], body[at:]
 
 
 def load(path: Path, kernel, spec_key, dkey: str, entry_symbol=lambda name: f"{name}_run") -> Entry | None:
@@ -250,10 +273,13 @@ def load(path: Path, kernel, spec_key, dkey: str, entry_symbol=lambda name: f"{n
     if data is None:
         return None
     try:
-        header, obj = split(data)
-        entry, sources, caps = _entry_from(header, obj, kernel, spec_key, dkey, entry_symbol)
+        header, facts, code, obj = split(data)
+        entry, sources, caps = _entry_from(header, facts, obj, kernel, spec_key, dkey, entry_symbol)
+        digest = header.get("launcher")
+        _need(digest is None or type(digest) is str, "bad launcher digest")
+        entry.launcher = None if digest is None else (digest, code)
         for record, digest_hex in sources.items():
-            if not records.source_still_matches(record, digest_hex):
+            if not records.source_still_matches(record, digest_hex, path.parent):
                 return None
         if not records.still_hold(caps, kernel.fn):
             return None
@@ -269,7 +295,8 @@ def load(path: Path, kernel, spec_key, dkey: str, entry_symbol=lambda name: f"{n
     return entry
 
 
-def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_symbol) -> tuple[Entry, dict, list]:
+def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: str,
+                entry_symbol) -> tuple[Entry, dict, list]:
     """Every header field checked against what this kernel can have: nothing of an entry's
     text reaches generated code unless it is one of the kernel's own leaf paths and types;
     `entry_symbol` is the target's name for a module's entry (`Target.entry_symbol`)."""
@@ -306,7 +333,9 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
     m = _dict(header["module"])
     name = _str(m["name"])
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)
-    _need(re.fullmatch(f"qd_{re.escape(ident)}_[0-9a-f]{{12}}", name) is not None, "bad symbol name")
+    prefix = f"qd_{ident}_"  # then 12 hex digits: a pattern compiled per kernel cost more than the rest
+    _need(name.startswith(prefix) and len(name) == len(prefix) + 12
+          and set(name[len(prefix):]) <= set("0123456789abcdef"), "bad symbol name")
     _need(m["entry"] == entry_symbol(name), "bad entry symbol")
     slots, n, seen = [], abi.ARG_HEADER, set()  # each slot must be where abi.pack puts it
     for row in _list(m["slots"]):
@@ -346,30 +375,36 @@ def _entry_from(header: dict, obj: bytes, kernel, spec_key, dkey: str, entry_sym
           "kept and pruned leaves do not partition the kernel's leaves")
     written = {_str(p) for p in _list(header["written"])}
     _need(written <= set(leaves), "written leaves are not leaves of the kernel")
-    raw_facts = _dict(header["facts"])
-    _need(all(isinstance(v, list) and all(isinstance(r, list) for r in v) for v in raw_facts.values()),
-          "bad facts")
-    facts = StoredFacts(raw_facts)
     sources = {_str(k): _str(v) for k, v in _dict(header["sources"]).items()}
     caps = [_list(c) for c in _list(header["captures"])]
-    return Entry(km, obj, kept, pruned, _str(header["inst_id"]), written, facts), sources, caps
+    return Entry(km, obj, kept, pruned, _str(header["inst_id"]), written, StoredFacts(facts)), sources, caps
 
 
 class StoredFacts:
-    """An entry's analysis facts (relation -> rows, their shape checked on load), decoded and
-    their values checked when an explanation first asks for them: a launch never needs them,
-    and decoding them was a large part of serving a kernel from the disk cache."""
+    """An entry's analysis facts (relation -> rows), decoded and checked when an explanation
+    first asks for them: a launch never needs them. The entry is authenticated as a whole, so
+    facts that do not decode are a damaged entry: `get` raises ValueError saying so."""
 
-    def __init__(self, raw: dict):
-        self._raw = raw
+    def __init__(self, text: bytes):
+        self._text = text
         self._facts: dict | None = None
 
     def get(self) -> dict[str, list[tuple]]:
         if self._facts is None:
-            facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in self._raw.items()}
-            _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int}, "bad fact values")
-            self._facts = facts
+            self._facts = decode_facts(self._text)
         return self._facts
+
+
+def decode_facts(text: bytes) -> dict[str, list[tuple]]:
+    """The facts of an entry's facts section; ValueError (or TypeError) when malformed."""
+    try:
+        raw = json.loads(text.decode())
+        facts = {_str(k): [tuple(_list(r)) for r in _list(v)] for k, v in _dict(raw).items()}
+    except (ValueError, TypeError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"the cache entry's analysis facts are damaged ({e})") from None
+    _need({type(x) for rows in facts.values() for r in rows for x in r} <= {str, int},
+          "the cache entry's analysis facts are damaged (bad fact values)")
+    return facts
 
 
 def _need(ok: bool, why: str) -> None:

@@ -22,13 +22,17 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import linecache
 import os
 import stat
 import sys
 import types
+from pathlib import Path
 
+from . import fastcache_trust as trust
+from .frontend import source
 from .frontend.ct_keys import ct_key
-from .frontend.source import parsed_module
+from .frontend.source import definitions, parsed_module
 
 # ---------------------------------------------------------------- stable values
 
@@ -139,49 +143,147 @@ def file_digest(path: str) -> str | None:
     return hit
 
 
-_functions: dict[tuple, dict] = {}
+_functions: dict[tuple, tuple[list[str], dict[str, tuple[int, int]], dict[str, str]]] = {}
 
 
-def function_digest(path: str, qualname: str, line: int) -> str | None:
+def function_digest(path: str, qualname: str, line: int, tables: Path | None = None) -> str | None:
     """Digest of one function's source lines (decorators included) and of where they start, so
     an edit elsewhere in the file is not a miss, but a function that moved is (its error
     locations would be stale). `line` is its `def` line: two definitions of one name in one
-    file (chosen at import time) are two functions."""
+    file (chosen at import time) are two functions. `tables`: where definition tables are kept
+    (`definition_table`)."""
     st = _regular(path)
     if st is None:
         return None
     k = (path, st.st_mtime_ns, st.st_size)
     table = _functions.get(k)
     if table is None:
-        table = _functions[k] = _function_table(path)
-    return table.get(f"{qualname}@{line}")
+        table = _functions[k] = _function_table(path, tables)
+    lines, spans, digests = table
+    name = f"{qualname}@{line}"
+    hit = digests.get(name)
+    if hit is None and name in spans:  # hashed when first asked for: most of a module's are never
+        start, end = spans[name]
+        body = "\n".join(lines[start - 1:end])
+        hit = digests[name] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
+    return hit
 
 
-def _function_table(path: str) -> dict[str, str]:
+def _function_table(path: str, tables: Path | None) -> tuple[list[str], dict[str, tuple[int, int]], dict[str, str]]:
+    """(the file's lines, `qualname@line` -> (first line with decorators, last line) of every
+    function and class in it, an empty table of digests)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError, ValueError):
-        return {}
-    tree = parsed_module(text, path)
+        return [], {}, {}
+    table = definition_table(text, path, tables)
+    if table is None:
+        return [], {}, {}
+    return text.splitlines(), table[1], {}
+
+
+# ---------------------------------------------------------------- definition tables
+
+# Serving a large module's kernels from the disk cache needs where each of its functions starts
+# and ends, and parsing the module for that was most of the first disk hit (70 ms for a
+# 1,500-line file). So the positions found by one parse are kept next to the cache entries,
+# keyed by a digest of the exact text parsed and of the Python that parsed it: any edit, or
+# another parser, is another table. A table is authenticated like an entry; one that is
+# missing, damaged or for another text is ignored, and the text parsed again.
+
+TABLE_MAGIC = b"QDS1"
+_PY_TAG = f"{sys.implementation.cache_tag}-{sys.version}".encode()
+_tables: dict[str, tuple[dict[int, tuple[str, int, int]], dict[str, tuple[int, int]]]] = {}
+
+
+def definition_table(text: str, file: str, tables: Path | None = None):
+    """(first line with decorators -> (name, `def` line, last line) of every function,
+    `qualname@line` -> (first line, last line) of every function and class) of `text`, the
+    contents of `file`; None when it does not parse. From the table kept in the directory
+    `tables` for exactly this text when there is an intact one, else from a parse (then kept
+    there)."""
+    digest = hashlib.sha256(_PY_TAG + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    hit = _tables.get(digest)
+    if hit is not None:
+        return hit
+    path = None if tables is None else tables / f"{digest}.qds"
+    head = TABLE_MAGIC + digest.encode() + b"\0"  # a copy of another text's table is refused
+    if path is not None:
+        try:
+            data = trust.read_entry(path)
+            body = None if data is None else trust.verify(data)
+            if body is not None and body.startswith(head):
+                raw = json.loads(body[len(head):].decode())
+                defs = {_int(a): (_str(b), _int(c), _int(d)) for a, b, c, d in raw["defs"]}
+                spans = {_str(a): (_int(b), _int(c)) for a, b, c in raw["spans"]}
+                hit = _tables[digest] = (defs, spans)
+                return hit
+        except (trust.Untrusted, OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            pass  # parsed (and kept again) below
+    tree = parsed_module(text, file)
     if tree is None:
-        return {}
-    lines = text.splitlines()
-    out: dict[str, str] = {}
+        return None
+    defs, spans = {}, {}
+    for node, q in definitions(tree):
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        spans[f"{q}@{node.lineno}"] = (start, node.end_lineno)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs[start] = (node.name, node.lineno, node.end_lineno)
+    hit = _tables[digest] = (defs, spans)
+    if path is not None:
+        body = head + json.dumps({"defs": [[a, *v] for a, v in defs.items()],
+                                  "spans": [[a, *v] for a, v in spans.items()]}).encode()
+        tag = trust.mac(body)
+        if tag is not None and trust.usable_dir(tables, create=True):
+            try:
+                trust.write_entry(path, body + tag)
+            except OSError:
+                pass  # the next process parses it again
+    return hit
 
-    def walk(node, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                q = prefix + child.name
-                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                body = "\n".join(lines[start - 1:child.end_lineno])
-                out[f"{q}@{child.lineno}"] = hashlib.sha256(f"{start}\n{body}".encode()).hexdigest()
-                walk(child, q + (".<locals>." if not isinstance(child, ast.ClassDef) else "."))
-            else:
-                walk(child, prefix)
 
-    walk(tree, "")
-    return out
+_by_lines: dict[str, tuple[list[str], object]] = {}  # file -> (its lines, their table)
+
+
+def kernel_identity(fn, tables: Path | None) -> tuple[str, int, str] | None:
+    """(file, `def` line, digest) of `fn`'s source, as `frontend.source.get_source` gives them
+    (`FuncSource.file`, `.tree.lineno`, `.digest`), without parsing its file when a definition
+    table of the file's text is kept; None when only `get_source` can tell (a function it
+    already read, whose text it keeps, or one it finds another way)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or source.cached(fn) is not None:
+        return None
+    file = code.co_filename
+    linecache.checkcache(file)  # as get_source does: a file edited since is read again
+    lines = linecache.getlines(file)
+    if not lines:
+        return None
+    seen = _by_lines.get(file)  # linecache hands out the same list until the file changes
+    if seen is not None and seen[0] is lines:
+        table = seen[1]
+    else:
+        table = definition_table("".join(lines), file, tables)
+        _by_lines[file] = (lines, table)
+    start = code.co_firstlineno
+    found = None if table is None else table[0].get(start)
+    if found is None or found[0] != fn.__name__:
+        return None
+    _name, line, end = found
+    raw = "".join(lines[start - 1:end])
+    return file, line, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16]
+
+
+def _int(v) -> int:
+    if type(v) is not int:
+        raise TypeError("expected an integer")
+    return v
+
+
+def _str(v) -> str:
+    if type(v) is not str:
+        raise TypeError("expected a string")
+    return v
 
 
 def source_record(file: str, qualname: str, line: int) -> tuple[str, str] | None:
@@ -193,11 +295,11 @@ def source_record(file: str, qualname: str, line: int) -> tuple[str, str] | None
     return None if d is None else (file, d)
 
 
-def source_still_matches(record: str, digest: str) -> bool:
+def source_still_matches(record: str, digest: str, tables: Path | None = None) -> bool:
     if "::" in record:
         file, rest = record.split("::", 1)
         qualname, _, line = rest.rpartition("@")
-        return line.isdigit() and function_digest(file, qualname, int(line)) == digest
+        return line.isdigit() and function_digest(file, qualname, int(line), tables) == digest
     return file_digest(record) == digest
 
 

@@ -10,7 +10,6 @@ imported by `load_compiler` on the first variant that has to be compiled, or the
 
 from __future__ import annotations
 
-import functools
 import traceback
 from dataclasses import dataclass
 
@@ -55,7 +54,11 @@ class Variant:
     def explain_facts(self) -> dict[str, list]:
         """Facts of every reachable instantiation (no cached used sets)."""
         if self.stored is not None:
-            return self.stored.get()
+            try:
+                return self.stored.get()
+            except ValueError as e:  # authentic but malformed: only an explanation reads them
+                raise QdError(f"{e}; delete the cache entry or run with qd.init(offline_cache=False) to "
+                              "explain this kernel") from None
         return load_compiler().explain_facts(self.insts[0], self.insts)
 
 
@@ -103,7 +106,7 @@ def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
     with timed("load"):
         code = tgt.load(entry.obj, entry.module.entry)
     return (_finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id, entry.written,
-                    noalias, None, [], entry.facts, cfg), entry_path, dkey)
+                    noalias, None, [], entry.facts, fastcache.LauncherCode(entry.launcher)), entry_path, dkey)
 
 
 def _from_built(kernel: KernelView, key, cfg, tgt: Host, built, entry_path, dkey, noalias: bool) -> Variant:
@@ -120,18 +123,20 @@ def _from_built(kernel: KernelView, key, cfg, tgt: Host, built, entry_path, dkey
     except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}",
                               built.inst.loc) from None
+    plan = built.plan
+    launcher = fastcache.LauncherCode() if entry_path is not None else None  # its code goes into the entry
+    v = _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
+                built.insts, None, launcher)
     if entry_path is not None:
         try:
-            problem = compiler.store(entry_path, dkey, kernel, built, obj)
+            problem = compiler.store(entry_path, dkey, kernel, built, obj, launcher.made)
         except OSError as e:
             fastcache_trust.warn_once(("write", str(entry_path)), f"qd fastcache: could not write {entry_path}: {e}",
                                       kernel.def_loc())
         else:
             if problem is not None:
                 _not_stored(kernel, problem)  # froze something that cannot be re-checked later
-    plan = built.plan
-    return _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
-                   built.insts, None, cfg if entry_path is not None else None)
+    return v
 
 
 def _not_stored(kernel, what: str) -> None:
@@ -142,9 +147,10 @@ def _not_stored(kernel, what: str) -> None:
 
 
 def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored,
-            cache_cfg=None) -> Variant:
-    """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits. With
-    `cache_cfg` (a variant the disk cache serves) the launcher's code is kept there too."""
+            launcher_code=None) -> Variant:
+    """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits. For a
+    variant the disk cache serves, `launcher_code` (a `fastcache.LauncherCode`) compiles the
+    launcher's text, or hands back the code its entry keeps."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
 
     def on_alias(*args, **kwargs):
@@ -160,10 +166,9 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
     entry = tgt.entry_point(code, km, written, kernel.fn.__qualname__)
     array_type = DeviceNdarray if tgt.name == "cuda" else Ndarray  # what a launch passes without a copy
     fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
-    compile_code = None if cache_cfg is None else functools.partial(fastcache.launcher_code, cache_cfg)
     with timed("launcher"):
         launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields,
-                               compile_code)
+                               launcher_code)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the
     # next cyclic garbage collection.

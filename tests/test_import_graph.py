@@ -196,7 +196,7 @@ def _run_program(tmp_path) -> dict:
 
 CODE_GENERATION = ("qd.codegen", "qd.frontend.lower", "qd.targets.cpu.target", "analysis.datalog")  # prefixes
 COMPILER_MODULES = (*CODE_GENERATION, "qd.compiler", "qd.compile_path", "qd.pruning", "analysis.analyze",
-                    "analysis.explain")
+                    "analysis.explain", "qd.frontend.ir", "qd.frontend.objects")  # (the IR alone took 25 ms to import)
 # what only a CUDA process needs (the driver binding itself is loaded by `qd.init`), and a graph
 # library whose import alone costs more than compiling a small kernel
 NOT_ON_A_CPU = ("qd.targets.cuda.launch", "qd.targets.cuda.target", "qd.targets.cuda.ptx", "qd.targets.cuda.module",

@@ -13,6 +13,7 @@ import operator
 import struct
 import threading
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -205,3 +206,29 @@ def _member_value_key(m: enum.Enum):
 
 def _float_bits(v: float) -> int:
     return struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+# Reading keys back (the disk cache checks an entry's slots against the leaves a key implies);
+# here rather than in `objects`, so that a disk hit does not load the IR.
+
+
+def object_leaves(path: str, key: tuple) -> Iterator[tuple[str, tuple]]:
+    """(leaf path, ("array", dtype, ndim, element shape, layout)) of every array leaf an object
+    keyed `key` (`ct_keys.object_key`) has at `path`."""
+    for name, mk in key[3]:
+        sub = f"{path}.{name}"
+        if mk[0] == "do":
+            yield from object_leaves(sub, mk)
+        elif mk[0] == "nd":
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 4))
+        elif mk[0] == "p":
+            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, (), ())
+        elif mk[0] == "field" and len(mk) in (5, 6):
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 5))
+
+
+def layout_of(type_key: tuple, at: int) -> tuple:
+    """The layout an array's type key (`_type_key`) ends with at position `at`, else ()."""
+    if len(type_key) > at and isinstance(type_key[at], tuple) and type_key[at][:1] == ("perm",):
+        return tuple(type_key[at][1])
+    return ()

@@ -7,21 +7,20 @@ under its member chain (`self.rigid.pos`), every other member a compile-time val
 it is a dataclass view like any other: its leaves are facts, the rules decide which ones the
 kernel uses, funcs receive it by reference (their leaves bound member by member), and a launch
 reads only the kept chains from the argument. The specialisation key that goes with it is
-`ct_keys.object_key`; `object_leaves` reads the same leaves back from such a key (the disk
+`ct_keys.object_key`; `ct_keys.object_leaves` reads the same leaves back from such a key (the disk
 cache checks a stored entry's slots against them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from .. import dtypes as _dt
 from ..data_oriented import is_walked, members_of, runtime_primitives
 from ..errors import QdCallError, QdNameError, QdTypeError
 from ..field import Field
 from ..ndarray import Ndarray
 from . import ir
-from .ct_keys import primitive_dtype
+from .ct_keys import layout_of, object_leaves, primitive_dtype
 from .values import CT, LeafV, StructV
 
 __all__ = ["attribute", "layout_of", "method_of", "object_leaves", "object_value"]
@@ -52,28 +51,6 @@ def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], obj
         leaves.append(lf)
         members.append((name, LeafV(lf)))
     return StructV(path, type(obj), tuple(members), obj)
-
-
-def object_leaves(path: str, key: tuple) -> Iterator[tuple[str, tuple]]:
-    """(leaf path, ("array", dtype, ndim, element shape, layout)) of every array leaf an object
-    keyed `key` (`ct_keys.object_key`) has at `path`."""
-    for name, mk in key[3]:
-        sub = f"{path}.{name}"
-        if mk[0] == "do":
-            yield from object_leaves(sub, mk)
-        elif mk[0] == "nd":
-            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 4))
-        elif mk[0] == "p":
-            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, (), ())
-        elif mk[0] == "field" and len(mk) in (5, 6):
-            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 5))
-
-
-def layout_of(type_key: tuple, at: int) -> tuple:
-    """The layout an array's type key (`_type_key`) ends with at position `at`, else ()."""
-    if len(type_key) > at and isinstance(type_key[at], tuple) and type_key[at][:1] == ("perm",):
-        return tuple(type_key[at][1])
-    return ()
 
 
 def method_of(base, name: str):

@@ -201,7 +201,30 @@ def walk_specs(specs: Iterable[tuple[str, object]]) -> Iterator[tuple[str, objec
     for name, spec in specs:
         yield name, spec
         if isinstance(spec, StructSpec):
-            yield from walk_specs((f"{name}.{m}", ms) for m, ms in spec.members)
+            yield from _below(name, spec)
+
+
+# (parameter path, id of its struct spec) -> (the spec, every member below it with its path): a
+# launch from the disk cache walks one dataclass's tree several times per kernel, and every
+# kernel of a program walks the same one
+_walked: dict[tuple[str, int], tuple[StructSpec, tuple[tuple[str, object], ...]]] = {}
+
+
+def _below(name: str, spec: StructSpec) -> tuple[tuple[str, object], ...]:
+    hit = _walked.get((name, id(spec)))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out: list[tuple[str, object]] = []
+    for m, ms in spec.members:
+        path = f"{name}.{m}"
+        out.append((path, ms))
+        if isinstance(ms, StructSpec):
+            out.extend(_below(path, ms))
+    flat = tuple(out)
+    if len(_walked) > 4096:  # many short-lived specs (a struct type per call, say): start over
+        _walked.clear()
+    _walked[(name, id(spec))] = (spec, flat)
+    return flat
 
 
 def fold_spec(path: str, spec: object, leaf: Callable[[str, object], T],

@@ -13,6 +13,7 @@ import inspect
 import linecache
 import textwrap
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import QdError, QdSyntaxError, SourceLoc
@@ -62,6 +63,31 @@ def parsed_module(text: str, file: str) -> ast.Module | None:
     return tree
 
 
+def definitions(tree: ast.Module) -> Iterator[tuple[ast.AST, str]]:
+    """Every function and class definition in `tree` with its qualified name, outer ones
+    first. Definitions are statements, so only statement blocks are walked: a whole-tree walk
+    visits every expression node too, and was most of serving a large module's kernels from
+    the disk cache."""
+    todo = [(tree.body, "")]
+    while todo:
+        block, prefix = todo.pop()
+        for node in block:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + node.name
+                yield node, q
+                todo.append((node.body, q + ("." if isinstance(node, ast.ClassDef) else ".<locals>.")))
+                continue
+            for field in _BLOCKS:
+                for child in getattr(node, field, ()):
+                    if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                        todo.append((child.body, prefix))
+                    elif isinstance(child, ast.stmt):
+                        todo.append(([child], prefix))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # the statement lists of compound statements
+
+
 def _from_file(fn, code) -> FuncSource | None:
     """`fn`'s source from one parse of its whole file (None when the file cannot serve it: not
     on disk, not parseable, or no definition starting at the code's first line)."""
@@ -76,7 +102,7 @@ def _from_file(fn, code) -> FuncSource | None:
         if tree is None:
             return None
         defs = {}
-        for node in ast.walk(tree):
+        for node, _qualname in definitions(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defs[min([node.lineno] + [d.lineno for d in node.decorator_list])] = node
         known = _files[file] = (lines, defs)
@@ -87,6 +113,13 @@ def _from_file(fn, code) -> FuncSource | None:
     raw = "".join(lines[start - 1:fdef.end_lineno])
     # the digest covers where the text is too: a moved function has stale error locations
     return FuncSource(file, fdef, raw, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16])
+
+
+def cached(fn) -> FuncSource | None:
+    """The source `get_source` already read for `fn`, if it did."""
+    key = getattr(fn, "__code__", None) or fn
+    hit = _cache.get(id(key))
+    return hit[1] if hit is not None and hit[0] is key else None
 
 
 def get_source(fn) -> FuncSource:

@@ -213,13 +213,16 @@ def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None, w
     return tuple(vals) if vals else None
 
 
+_DTYPES = frozenset(ALL_DTYPES)  # a hash lookup: `in` on the tuple compared a dataclass per dtype before
+
+
 def _check_module(kernel, km: KernelModule, fields: dict) -> None:
     """Everything of `km` that generated code spells out must be plain: identifiers for paths,
     non-negative ints inside the buffer for slots. `km` may come from a disk-cache entry."""
     what = f"launcher of kernel {kernel.fn.__qualname__}"
     n = max(checked_int(km.n_slots, f"{what}: slot count"), ARG_HEADER)
     for t in km.returns:
-        if t not in ALL_DTYPES:
+        if t not in _DTYPES:
             raise QdInternalError(f"{what}: return type {t!r} is not a qd dtype")
     if km.ret_shape is not None:
         count = 1
@@ -228,21 +231,26 @@ def _check_module(kernel, km: KernelModule, fields: dict) -> None:
         if len(km.ret_shape) not in (1, 2) or count != len(km.returns):
             raise QdInternalError(f"{what}: result shape {km.ret_shape!r} does not match its return types")
     vectors = {path for path, spec in walk_specs(kernel.specs) if isinstance(spec, VecSpec)}
+    params = kernel.signature.parameters
     for s in km.slots:
-        if s.path in fields:  # fetched by a bound function, never spelled in the source
+        path = s.path
+        if path in fields:  # fetched by a bound function, never spelled in the source
             if not s.is_array:
-                raise QdInternalError(f"{what}: field leaf {s.path!r} is not an array")
+                raise QdInternalError(f"{what}: field leaf {path!r} is not an array")
         else:
-            checked_path(s.path, kernel.signature.parameters, what)
-        if type(s.path) is str and s.path not in fields and s.path.endswith("]") \
-                and s.path[:s.path.rindex("[")] not in vectors:
-            raise QdInternalError(f"{what}: leaf path {s.path!r} is a component of no vector parameter")
-        if s.dtype not in ALL_DTYPES:
-            raise QdInternalError(f"{what}: leaf {s.path!r} has no qd dtype")
-        nd = checked_int(s.ndim, f"{what}: dimensions of {s.path!r}") if s.is_array else 0
-        slot = checked_int(s.slot, f"{what}: slot of {s.path!r}", ARG_HEADER)
+            checked_path(path, params, what)
+            if path.endswith("]") and path[:path.rindex("[")] not in vectors:
+                raise QdInternalError(f"{what}: leaf path {path!r} is a component of no vector parameter")
+        if s.dtype not in _DTYPES:
+            raise QdInternalError(f"{what}: leaf {path!r} has no qd dtype")
+        nd = s.ndim if s.is_array else 0
+        slot = s.slot
+        if type(nd) is not int or nd < 0:  # the messages are formatted only for a bad value
+            checked_int(nd, f"{what}: dimensions of {path!r}")
+        if type(slot) is not int or slot < ARG_HEADER:
+            checked_int(slot, f"{what}: slot of {path!r}", ARG_HEADER)
         if slot + nd >= n:
-            raise QdInternalError(f"{what}: slot {slot} of {s.path!r} lies outside the argument buffer")
+            raise QdInternalError(f"{what}: slot {slot} of {path!r} lies outside the argument buffer")
 
 
 def _as_matrix(values: tuple, shape: tuple) -> Matrix:

@@ -1,6 +1,7 @@
 """Within one process: a global changed between qd.init calls is seen, never a stale variant."""
 
 import numpy as np
+import pytest
 
 import qd
 
@@ -44,3 +45,31 @@ def test_entry_of_another_compiler_revision_is_a_miss(tmp_path, monkeypatch):
         sources.append(qd.launch_info(shift).source)
     assert sources == ["compile", "disk", "compile"]
 
+
+
+def test_explaining_a_disk_hit_with_damaged_facts_says_so(tmp_path):
+    """The facts are decoded only when an explanation asks; an authentic entry whose facts do
+    not decode still launches (its code and header are checked on their own) and `qd.explain`
+    raises a QdError naming the damage, not an internal error."""
+    import struct
+
+    from qd import fastcache, fastcache_trust
+
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+    shift(np.zeros(3, np.float32))
+    assert "kept" in qd.explain(shift)
+    (entry,) = (tmp_path / "fastcache").glob("*.qdk")
+    body = entry.read_bytes()[:-32]
+    (n,) = struct.unpack("<Q", body[4:12])  # the header; the facts section follows it
+    (m,) = struct.unpack("<Q", body[12 + n:20 + n])
+    bad = b'{"Inst_Param": [[null]]}'
+    body = body[:12 + n] + struct.pack("<Q", len(bad)) + bad + body[20 + n + m:]
+    entry.write_bytes(body + fastcache_trust.mac(body))
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+    x = np.zeros(3, np.float32)
+    shift(x)
+    np.testing.assert_array_equal(x, OFFSET)
+    assert qd.launch_info(shift).source == "disk"
+    with pytest.raises(qd.QdError, match="analysis facts are damaged"):
+        qd.explain(shift)
+    assert fastcache.MAGIC == body[:4]

@@ -39,16 +39,36 @@ def warned(out, text):
     return [w[0] for w in out["warnings"] if text in w[0]]
 
 
+def _sections(body: bytes):
+    """The length-prefixed sections of an entry (header, facts, launcher code), then the object."""
+    at, out = 4, []
+    for _ in range(3):
+        (n,) = struct.unpack("<Q", body[at:at + 8])
+        out.append(body[at + 8:at + 8 + n])
+        at += 8 + n
+    return out, body[at:]
+
+
 def unpack(data: bytes):
-    body = data[:-32]
-    (n,) = struct.unpack("<Q", body[4:12])
-    return json.loads(body[12:12 + n]), body[12 + n:]
+    """(the header with the facts section as its "facts" and the launcher section as its
+    "launcher_code", the object bytes) of an entry."""
+    (blob, facts, code), obj = _sections(data[:-32])
+    header = json.loads(blob)
+    header["facts"] = json.loads(facts)
+    header["launcher_code"] = code
+    return header, obj
 
 
-def seal(header, obj: bytes, *, secret: bool = True) -> bytes:
-    """An entry as this user's qd writes it (`secret=False`: as someone without the secret can)."""
+def seal(header, obj: bytes, *, secret: bool = True, facts: bytes | None = None) -> bytes:
+    """An entry as this user's qd writes it (`secret=False`: as someone without the secret can;
+    `facts`: this facts section instead of the header's "facts")."""
+    own = header if isinstance(header, dict) else header[0]  # (a header that is not an object: [header])
+    fblob = json.dumps(own.get("facts", {})).encode() if facts is None else facts
+    code = own.get("launcher_code", b"")
+    own = {k: v for k, v in own.items() if k not in ("facts", "launcher_code")}
+    header = own if isinstance(header, dict) else [own]
     blob = json.dumps(header).encode()
-    body = b"QDK1" + struct.pack("<Q", len(blob)) + blob + obj
+    body = b"QDK2" + b"".join(struct.pack("<Q", len(b)) + b for b in (blob, fblob, code)) + obj
     try:
         from qd import fastcache_trust
     except ImportError:  # the entry format of 60ed478: a plain checksum
@@ -89,7 +109,6 @@ MALFORMED = {
     "kept-unknown": lambda h: {**h, "kept": ["nope"]},
     "pruned-extra": lambda h: {**h, "pruned": ["x"]},
     "written": lambda h: {**h, "written": ["elsewhere"]},
-    "facts": lambda h: {**h, "facts": {"Inst_Param": 5}},
     "sources": lambda h: {**h, "sources": {"a": 1}},
     "captures": lambda h: {**h, "captures": [["g"]]},
     "capture-kind": lambda h: {**h, "captures": [["zz", "", "a", 1]]},
@@ -106,6 +125,20 @@ def test_authentic_entry_with_a_malformed_header_is_rebuilt(project, damage):
     assert values(out) == GOOD and sources(out) == ["compile", "compile"]
     assert len(warned(out, "corrupt entry")) == 2, out["warnings"]
     assert sources(project.run()) == ["disk", "disk"]
+
+
+@pytest.mark.parametrize("facts", [b'{"Inst_Param": 5}', b'{"Inst_Param": [[1.5]]}', b"[", b"\xff"])
+def test_authentic_entry_with_malformed_facts_is_refused_where_they_are_read(project, facts):
+    """A launch never reads the analysis facts (they are decoded only for an explanation), so
+    the validated code still runs from the disk cache; qd-explain skips the entry, saying so."""
+    for p in project.entries():
+        header, obj = unpack(p.read_bytes())
+        p.write_bytes(seal(header, obj, facts=facts))
+    out = project.run()
+    assert values(out) == GOOD and sources(out) == ["disk", "disk"]
+    r = subprocess.run([sys.executable, "-m", "qd.explain_cli", "--cache-dir", str(project.root / "cache"), "k"],
+                       env=child_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stderr.count("analysis facts are damaged") == 2, r.stderr
 
 
 def test_entry_planted_without_the_secret_is_refused(project):
