@@ -398,9 +398,9 @@ def test_fields_in_a_list_or_dict_are_read_at_launch():
     """`LEVELS[l]` with a template `l` (a multigrid's fields per level) and `BY_NAME["hot"]`
     are the fields at that place of the list or dict at each launch, and only those are kept."""
     @qd.kernel
-    def fill(l: qd.template()):
-        for i, j in LEVELS[l]:
-            LEVELS[l][i, j] = l * 10 + i - j
+    def fill(lvl: qd.template()):
+        for i, j in LEVELS[lvl]:
+            LEVELS[lvl][i, j] = lvl * 10 + i - j
 
     @qd.kernel
     def heat():
