@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from .errors import DatalogError
@@ -34,7 +35,8 @@ from .indexes import RUNTIME, IndexKey, Row
 from .planning import _cols_name, _Needs, _Plan, _py_tuple, compile_plan
 from .program import Program
 from .stratify import Stratum
-from .syntax import Atom
+from .syntax import Atom, Rule
+from .vectorize import vectorized_plan
 
 _MAX_LOOP_DEPTH = 19  # CPython refuses more than 20 statically nested blocks
 
@@ -73,13 +75,21 @@ class _Emitter:
             if pos < len(p.steps):
                 groups.setdefault(p.steps[pos].sig, []).append(p)
         for p in done:
-            self.head(p, depth)
+            if not p.bulk:
+                self.head(p, depth)
         covering = not done and len(groups) == 1
         pending = list(groups.values())
         while pending:
             group = pending.pop(0)
             step = group[0].steps[pos]
-            if step.is_loop:
+            if step.sig[0] == "bulk":
+                for line in step.lines:
+                    self.emit(depth, line)
+                self._level(group, pos + 1, depth, can_continue=False)
+            elif step.target:
+                self.emit(depth, f"for {step.target} in {step.source}:")
+                self._level(group, pos + 1, depth + 1, can_continue=True)
+            elif step.is_loop:
                 binds: dict[int, str] = {}
                 for p in group:
                     binds.update(p.steps[pos].binds)
@@ -181,18 +191,19 @@ def _schedule(program: Program) -> list[tuple[Stratum | None, list[Stratum]]]:
     return batches
 
 
-def compile_program(program: Program) -> CompiledProgram:
-    """Generate and compile the evaluation function of ``program``.
+def compile_program(program: Program, vectorize: bool = True) -> CompiledProgram:
+    """Generate and compile the evaluation function of ``program``; ``vectorize`` lets plans of
+    the shapes `vectorize.py` knows end in set-at-a-time code (off: every join is a loop).
 
     Generation runs twice: the first pass only collects which indexes the whole program needs,
     so that the second can build a shared index once and derive related ones from it.
     """
     first = _Needs({r.head.rel for r in program.rules})
-    _generate(program, first, None)
-    return _generate(program, _Needs(first.derived), first)
+    _generate(program, first, None, vectorize)
+    return _generate(program, _Needs(first.derived), first, vectorize)
 
 
-def _generate(program: Program, needs: _Needs, future: _Needs | None) -> CompiledProgram:
+def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize: bool) -> CompiledProgram:
     derived = needs.derived
     body: list[str] = []
     built: set[tuple[str, tuple[Any, ...]]] = set()
@@ -229,21 +240,39 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
                     f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, HINTS, {(rel, outer_cols)!r})"
                 )
                 built.add(key)
+        for rel, outer_cols, inner_cols in sorted(needs.grouped):
+            key = (rel, ("grouped", *outer_cols, -1, *inner_cols))
+            if rel in complete and key not in built:
+                body.append(
+                    f"    Z_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)} = _build_grouped("
+                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r})"
+                )
+                built.add(key)
+
+    getters: dict[str, object] = {}  # itemgetter constants of vectorised plans: name -> columns
+
+    def plan(rule: Rule, delta: int | None, rec_rels: frozenset[str]) -> _Plan:
+        vec = vectorized_plan(rule, delta, rec_rels, needs, getters) if vectorize else None
+        return vec or compile_plan(rule, delta, rec_rels, needs)
 
     for rec, ready in _schedule(program):
         rec_rels = frozenset(rec.relations) if rec else frozenset()
+        # The first round of a recursion reads its relations as they start: empty unless they
+        # have input rows or facts, and then a rule with a positive atom on one derives nothing.
+        initially_empty = {r for r in rec_rels if r not in program.inputs and not program.facts.get(r)}
         needs.maintained = set()
         once = [
-            compile_plan(rule, None, rec_rels, needs)
+            plan(rule, None, rec_rels)
             for s in ([rec] if rec else []) + ready
             for rule in s.rules
+            if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
         ]
         chunk: list[str] = []
         if rec is None:
             _Emitter(chunk, rec_rels).batch(once, 1)
         else:
             deltas = [
-                compile_plan(rule, i, rec_rels, needs)
+                plan(rule, i, rec_rels)
                 for rule in rec.rules
                 for i, lit in enumerate(rule.body)
                 if isinstance(lit, Atom) and not lit.negated and lit.rel in rec_rels
@@ -314,6 +343,7 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
         "EMPTY_SET": frozenset(),
         "HINTS": hints,
         **consts,
+        **{name: itemgetter(*cols) for name, cols in getters.items()},
     }
     exec(compile(source, f"<datalog {program!r}>", "exec"), namespace)
     return CompiledProgram(source, namespace["__qd_eval"], hints)
@@ -348,12 +378,16 @@ class EmbeddedEngine:
 
     name = "embedded"
 
+    def __init__(self, vectorize: bool = True) -> None:
+        self.vectorize = vectorize  # off only to test the loop-only code against the vectorised one
+
     def compiled(self, program: Program) -> CompiledProgram:
         """The compiled form of ``program`` (generated on first use, then cached on the program)."""
-        comp = program.engine_cache.get(self.name)
+        key = self.name if self.vectorize else f"{self.name}-loops"
+        comp = program.engine_cache.get(key)
         if comp is None:
-            comp = compile_program(program)
-            program.engine_cache[self.name] = comp
+            comp = compile_program(program, self.vectorize)
+            program.engine_cache[key] = comp
         return comp
 
     def run(self, program: Program, facts: Mapping[str, Iterable[Row]]) -> dict[str, set[Row]]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from itertools import groupby
-from operator import itemgetter
+from itertools import chain, compress, filterfalse, groupby, repeat
+from operator import itemgetter, not_
 from typing import Any
 
 Row = tuple[Any, ...]
@@ -137,7 +137,39 @@ def _extend_index(index: defaultdict[Any, list[Row]], rows: Iterable[Row], cols:
         index[keyf(row)].append(row)
 
 
+def _build_grouped(
+    rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]
+) -> dict[Any, dict[Any, list[Row]]]:
+    """Grouped index: outer key -> (inner key -> rows), for outer keys a nested index cannot
+    give (not the first key column); what a vectorised join probes with a set of inner keys."""
+    outerf, innerf = itemgetter(*outer), itemgetter(*inner)
+    index: dict[Any, dict[Any, list[Row]]] = {}
+    for row in rows:
+        o = outerf(row)
+        group = index.get(o)
+        if group is None:
+            group = index[o] = {}
+        k = innerf(row)
+        bucket = group.get(k)
+        if bucket is None:
+            group[k] = [row]
+        else:
+            bucket.append(row)
+    return index
+
+
+def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]) -> dict[Any, set[Any]]:
+    """A delta grouped for a vectorised join: key of the ``outer`` columns -> set of keys of the
+    ``inner`` columns (one interpreter step per row; the join then runs per group)."""
+    groups: defaultdict[Any, set[Any]] = defaultdict(set)
+    outerf, innerf = itemgetter(*outer), itemgetter(*inner)
+    for row in rows:
+        groups[outerf(row)].add(innerf(row))
+    return groups
+
+
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index")}
+    "_extend_index", "_build_grouped", "_group_rest")}
+RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)

@@ -87,6 +87,8 @@ class _Step:
     cond: str = ""  # filter: the condition
     opposite: str = ""  # filter: the condition's negation (lets `if x in S` / `if x not in S` share an else)
     width: int = 0  # loop: arity of the relation iterated
+    target: str = ""  # loop: what the loop assigns, when not one row (a grouped delta's `key, group`)
+    lines: tuple[str, ...] = ()  # bulk: the statements deriving the head tuples at C speed (see vectorize.py)
 
 
 @dataclass
@@ -95,6 +97,8 @@ class _Plan:
     steps: list[_Step]
     head_rel: str
     head_expr: str
+    names: dict[str, str] = field(default_factory=dict)  # rule variable -> the Python name bound to it
+    bulk: bool = False  # the last step derives the head tuples itself
 
 
 def _py_tuple(exprs: list[str]) -> str:
@@ -124,6 +128,9 @@ class _Needs:
     * ``P_<rel>_<outer>__<inner>``: projection, outer key -> set of inner keys; lets a
       membership test whose key is bound partly in an outer loop be half-done outside the
       inner loop.
+    * ``Z_<rel>_<outer>__<inner>``: grouped, outer key -> (inner key -> rows); what a
+      vectorised join probes with a whole set of inner keys at once (a nested index when the
+      outer key is the first key column, a flat one when there is no outer key).
     """
 
     def __init__(self, derived: set[str]) -> None:
@@ -132,6 +139,7 @@ class _Needs:
         self.flat: set[IndexKey] = set()
         self.nested: set[IndexKey] = set()
         self.proj: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
+        self.grouped: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
         self.maintained: set[IndexKey] = set()
         self.lets: dict[str, str] = {}  # let variable -> expression
 
@@ -162,6 +170,19 @@ class _Needs:
         self.nested.add((rel, cols))
         return f"{_key(keys[1:])} in Y_{rel}_{_cols_name(cols)}.get({keys[0]}, EMPTY_MAP)"
 
+    def group_index(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...]) -> str:
+        """Name of an index of the complete relation ``rel``: key of the ``outer`` columns ->
+        (key of the ``inner`` columns -> rows); with no ``outer`` columns, inner key -> rows."""
+        if not outer:
+            self.flat.add((rel, inner))
+            return f"X_{rel}_{_cols_name(inner)}"
+        cols = tuple(sorted(outer + inner))
+        if outer == cols[:1]:
+            self.nested.add((rel, cols))
+            return f"Y_{rel}_{_cols_name(cols)}"
+        self.grouped.add((rel, outer, inner))
+        return f"Z_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+
     def projection(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...], keys: list[str]) -> str:
         """Name of a local holding the inner keys of ``rel`` rows whose ``outer`` cols equal ``keys``."""
         self.proj.add((rel, outer, inner))
@@ -174,8 +195,10 @@ class _Needs:
         return name
 
 
-def compile_plan(rule: Rule, delta: int | None, rec_rels: frozenset[str], needs: _Needs) -> _Plan:
-    """Turn a rule (and the body atom read from the delta, if any) into executable steps.
+def compile_plan(rule: Rule, delta: int | None, rec_rels: frozenset[str], needs: _Needs,
+                 upto: int | None = None) -> _Plan:
+    """Turn a rule (and the body atom read from the delta, if any) into executable steps;
+    with ``upto``, only the first ``upto`` entries of the join order (the rest is vectorised).
 
     Variables are named after the step and column that first bind them (``v2_1``), so two
     rules whose plans start alike produce identical steps and can share their loops.  A
@@ -211,7 +234,7 @@ def compile_plan(rule: Rule, delta: int | None, rec_rels: frozenset[str], needs:
             step_k.insert(at, k_outer)
         return name, [expr(lit.args[c]) for c in inner]
 
-    for k, (kind, lit, key_cols) in enumerate(join_order(rule, delta)):
+    for k, (kind, lit, key_cols) in enumerate(join_order(rule, delta)[:upto]):
         if kind == "filter":
             cond, opposite = "", ""
             if isinstance(lit, Atom):
@@ -250,8 +273,10 @@ def compile_plan(rule: Rule, delta: int | None, rec_rels: frozenset[str], needs:
             _Step(("for", source, tuple(checks)), True, source, binds, tuple(checks), width=len(lit.args))
         )
         step_k.append(k)
+    if upto is not None:
+        return _Plan(rule, steps, rule.head.rel, "", names)
     head = _py_tuple([expr(a) for a in rule.head.args])
-    return _Plan(rule, steps, rule.head.rel, head)
+    return _Plan(rule, steps, rule.head.rel, head, names)
 
 
 def _filter_cond(lit: Literal, expr: Callable[[Term], str], needs: _Needs) -> tuple[str, str]:
