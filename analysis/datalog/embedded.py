@@ -261,6 +261,7 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         # have input rows or facts, and then a rule with a positive atom on one derives nothing.
         initially_empty = {r for r in rec_rels if r not in program.inputs and not program.facts.get(r)}
         needs.maintained = set()
+        needs.delta_groups = set()
         once = [
             plan(rule, None, rec_rels)
             for s in ([rec] if rec else []) + ready
@@ -290,9 +291,17 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
                 chunk.append(f"        S_{rel} |= N_{rel}")
                 for key in sorted(k for k in needs.maintained if k[0] == rel):
                     chunk.append(f"        _extend_index(X_{rel}_{_cols_name(key[1])}, N_{rel}, {key[1]!r})")
+                groups = sorted(g for g in needs.delta_groups if g[0] == rel)
+                for _, outer, inner in groups:
+                    name = f"G_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+                    chunk.append(f"        {name} = _group_rest(N_{rel}, {outer!r}, {inner!r})")
                 for _, outer, inner in (p for p in grown if p[0] == rel):
                     name = f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
-                    chunk.append(f"        _extend_projection({name}, N_{rel}, {outer!r}, {inner!r})")
+                    if (rel, outer, inner) in needs.delta_groups:  # this round's tuples are grouped already
+                        group = f"G_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+                        chunk.append(f"        _merge_projection({name}, {group})")
+                    else:
+                        chunk.append(f"        _extend_projection({name}, N_{rel}, {outer!r}, {inner!r})")
                 chunk.append(f"        D_{rel} = N_{rel}")
                 chunk.append(f"        N_{rel} = set()")
             _Emitter(chunk, rec_rels).batch(deltas, 2)

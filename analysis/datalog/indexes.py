@@ -123,6 +123,17 @@ def _extend_projection(
         proj[outerf(row)].add(innerf(row))
 
 
+def _merge_projection(proj: defaultdict[Any, set[Any]], groups: dict[Any, set[Any]]) -> None:
+    """Add a round's new rows, already grouped the projection's way, to a growing projection
+    (one set union per group instead of one insertion per row)."""
+    for key, inner in groups.items():
+        known = proj.get(key)
+        if known is None:
+            proj[key] = inner  # the group is not read after its round, so the projection may own it
+        else:
+            known |= inner
+
+
 def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
     """Start an index that will grow while its (recursive) relation is being computed."""
     index: defaultdict[Any, list[Row]] = defaultdict(list)
@@ -171,5 +182,5 @@ def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, .
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index", "_build_grouped", "_group_rest")}
+    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection")}
 RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)

@@ -140,6 +140,7 @@ class _Needs:
         self.nested: set[IndexKey] = set()
         self.proj: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
         self.grouped: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
+        self.delta_groups: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()  # of the stratum being compiled
         self.maintained: set[IndexKey] = set()
         self.lets: dict[str, str] = {}  # let variable -> expression
 
@@ -182,6 +183,13 @@ class _Needs:
             return f"Y_{rel}_{_cols_name(cols)}"
         self.grouped.add((rel, outer, inner))
         return f"Z_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+
+    def delta_group(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...]) -> str:
+        """Name of this round's delta of the recursive ``rel`` grouped as key of the ``outer``
+        columns -> set of keys of the ``inner`` ones (computed once per round, shared by every
+        plan and growing projection that wants the same grouping)."""
+        self.delta_groups.add((rel, outer, inner))
+        return f"G_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
 
     def projection(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...], keys: list[str]) -> str:
         """Name of a local holding the inner keys of ``rel`` rows whose ``outer`` cols equal ``keys``."""

@@ -151,7 +151,7 @@ def _grouped_delta(rule: Rule, delta: int, order: list, loops: list[int], rec_re
         target = _key([names[atom_d.args[c].name] for c in early])  # type: ignore[union-attr]
         if len(early) > 1:
             target = f"({target})"
-        group = f"_group_rest({src}, {early!r}, {late_src!r}).items()"
+        group = f"{needs.delta_group(atom_d.rel, early, late_src)}.items()"
         steps[pos] = _Step(("group", group), True, group, target=f"{target}, g{d}")
         keys = f"g{d}"
     else:

@@ -110,7 +110,7 @@ G = [("s1", "x", "q1"), ("s2", "y", "x"), ("s3", "x", "y"), ("s1", "a", "a")]
 
 @pytest.mark.parametrize(("rules", "marker"), [
     # grouped delta, outer key the first column of the probed atom (a nested index)
-    ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).", "_group_rest"),
+    ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).", "G_p_0__1"),
     # grouped delta, outer key not the first column (a grouped index)
     ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(i, j, s), e(a, q, s).", "Z_e_2__1"),
     # no early variable: the delta itself probes a flat index
