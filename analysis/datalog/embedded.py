@@ -191,6 +191,21 @@ def _schedule(program: Program) -> list[tuple[Stratum | None, list[Stratum]]]:
     return batches
 
 
+def _groupable(rel: str, program: Program, needs: _Needs, read: list[tuple[_Plan, str]],
+               grown: list[tuple[str, tuple[int, ...], tuple[int, ...]]]) -> bool:
+    """Whether the recursive binary ``rel`` can keep its delta grouped (first column -> set of
+    second): every rule reading its delta is a vectorised join over that grouping, and nothing
+    else (a growing index, another projection) wants the delta as tuples."""
+    if program.decls[rel].arity != 2 or any(k[0] == rel for k in needs.maintained):
+        return False
+    if {g for g in needs.delta_groups if g[0] == rel} != {(rel, (0,), (1,))}:
+        return False
+    if any(p[0] == rel and p[1:] != ((0,), (1,)) for p in grown):
+        return False
+    group = ("group", f"G_{rel}_0__1.items()")
+    return all(p.bulk and any(st.sig == group for st in p.steps) for p, delta_rel in read if delta_rel == rel)
+
+
 def compile_program(program: Program, vectorize: bool = True) -> CompiledProgram:
     """Generate and compile the evaluation function of ``program``; ``vectorize`` lets plans of
     the shapes `vectorize.py` knows end in set-at-a-time code (off: every join is a loop).
@@ -272,23 +287,45 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         if rec is None:
             _Emitter(chunk, rec_rels).batch(once, 1)
         else:
-            deltas = [
-                plan(rule, i, rec_rels)
-                for rule in rec.rules
-                for i, lit in enumerate(rule.body)
-                if isinstance(lit, Atom) and not lit.negated and lit.rel in rec_rels
-            ]
-            chunk.append(f"    # recursive stratum: {', '.join(rec.relations)}")
-            for rel in rec.relations:
-                chunk.append(f"    N_{rel} = set()")
-            _Emitter(chunk, rec_rels).batch(once, 1)
-            chunk.append(f"    while {' or '.join(f'N_{r}' for r in rec.relations)}:")
+            def delta_plans(rec: Stratum = rec, rec_rels: frozenset[str] = rec_rels) -> list[tuple[_Plan, str]]:
+                return [
+                    (plan(rule, i, rec_rels), lit.rel)
+                    for rule in rec.rules
+                    for i, lit in enumerate(rule.body)
+                    if isinstance(lit, Atom) and not lit.negated and lit.rel in rec_rels
+                ]
+
             # Projections that later strata will need on these relations are grown with each
             # round's new tuples, while those are still hot in the cache, instead of being built
             # by a separate pass over the finished relation.
             grown = sorted(p for p in (future.proj if future else ()) if p[0] in rec_rels)
+            needs.grouped_rels = set()
+            read = delta_plans()
+            needs.grouped_rels = {r for r in rec.relations if _groupable(r, program, needs, read, grown)}
+            if needs.grouped_rels:  # their producers now add to the grouped delta
+                read = delta_plans()
+                grown = sorted({*grown, *((r, (0,), (1,)) for r in needs.grouped_rels)})
+            deltas = [p for p, _ in read]
+            chunk.append(f"    # recursive stratum: {', '.join(rec.relations)}")
+            for rel in rec.relations:
+                chunk.append(f"    N_{rel} = set()")
+                if rel in needs.grouped_rels:
+                    chunk.append(f"    NG_{rel} = {{}}")
+            _Emitter(chunk, rec_rels).batch(once, 1)
+            pending = [f"N_{r}" for r in rec.relations] + [f"NG_{r}" for r in sorted(needs.grouped_rels)]
+            chunk.append(f"    while {' or '.join(pending)}:")
             for rel in rec.relations:
                 chunk.append(f"        S_{rel} |= N_{rel}")
+                if rel in needs.grouped_rels:
+                    # The round's new tuples: N (from tuple-at-a-time rules) and NG (key -> new
+                    # values, from vectorised ones); grouped, they are the next delta.
+                    chunk += [f"        S_{rel}.update(_group_pairs(NG_{rel}))",
+                              f"        _fold_rows(NG_{rel}, N_{rel})",
+                              f"        G_{rel}_0__1 = NG_{rel}",
+                              f"        _merge_projection(P_{rel}_0__1, G_{rel}_0__1)",
+                              f"        NG_{rel} = {{}}",
+                              f"        N_{rel} = set()"]
+                    continue
                 for key in sorted(k for k in needs.maintained if k[0] == rel):
                     chunk.append(f"        _extend_index(X_{rel}_{_cols_name(key[1])}, N_{rel}, {key[1]!r})")
                 groups = sorted(g for g in needs.delta_groups if g[0] == rel)

@@ -134,6 +134,34 @@ def _merge_projection(proj: defaultdict[Any, set[Any]], groups: dict[Any, set[An
             known |= inner
 
 
+def _group_pairs(groups: dict[Any, set[Any]]) -> Iterable[Row]:
+    """The rows ``(key, value)`` of a grouped delta, made at C speed."""
+    return chain.from_iterable(map(zip, map(repeat, groups.keys()), groups.values()))
+
+
+def _fold_rows(groups: dict[Any, set[Any]], rows: Iterable[Row]) -> None:
+    """Add binary rows to a grouped delta (first column -> set of second)."""
+    for key, value in rows:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = {value}
+        else:
+            group.add(value)
+
+
+def _add_new(groups: dict[Any, set[Any]], known: dict[Any, set[Any]], key: Any, values: Iterable[Any]) -> None:
+    """Add to a grouped delta the rows ``(key, v)`` for the ``values`` not ``known`` yet (the
+    relation's projection, which holds exactly its rows so far)."""
+    have = known.get(key)
+    new = set(filterfalse(have.__contains__, values)) if have else set(values)
+    if new:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = new
+        else:
+            group |= new
+
+
 def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
     """Start an index that will grow while its (recursive) relation is being computed."""
     index: defaultdict[Any, list[Row]] = defaultdict(list)
@@ -182,5 +210,5 @@ def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, .
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection")}
+    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new")}
 RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)

@@ -141,6 +141,7 @@ class _Needs:
         self.proj: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
         self.grouped: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
         self.delta_groups: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()  # of the stratum being compiled
+        self.grouped_rels: set[str] = set()  # recursive relations of that stratum whose delta is kept grouped
         self.maintained: set[IndexKey] = set()
         self.lets: dict[str, str] = {}  # let variable -> expression
 

@@ -180,7 +180,15 @@ def _grouped_delta(rule: Rule, delta: int, order: list, loops: list[int], rec_re
         lines += [f"{ind}    {x}" for x in _one_head(rule, names, rec_rels)]
     else:
         pre, it = made
-        lines += [ind + x for x in pre] + [ind + _add(rule, it, rec_rels)]
+        head = rule.head.args
+        rel = rule.head.rel
+        if (rel in needs.grouped_rels and len(head) == 2 and not (isinstance(head[0], Var) and head[0].name in row_col)
+                and isinstance(head[1], Var) and head[1].name in row_col):
+            key = repr(head[0].value) if isinstance(head[0], Const) else names[head[0].name]  # type: ignore[union-attr]
+            vals = f"map({_getter((row_col[head[1].name],), consts)}, {rows})"
+            lines.append(f"{ind}_add_new(NG_{rel}, P_{rel}_0__1, {key}, {vals})")
+        else:
+            lines += [ind + x for x in pre] + [ind + _add(rule, it, rec_rels)]
     steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
     return _Plan(rule, steps, rule.head.rel, "", names, bulk=True)
 

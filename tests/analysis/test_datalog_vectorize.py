@@ -70,6 +70,35 @@ def join_chains(draw: Any) -> Generated:
     return Generated("\n".join(lines + rules) + "\n", facts, ["p", "q", "r"])
 
 
+@st.composite
+def call_graphs(draw: Any) -> Generated:
+    """Used-set-like recursions: ``p(i, a) :- p(j, q), c(s, i, j), b(s, a, q)`` with the variables
+    of each atom drawn from a small pool, so that grouped deltas (and their grouped producers)
+    meet heads, keys and shared variables in every arrangement."""
+    pool = ["i", "j", "s", "a", "q", "_"]
+    lines = [".type S <: symbol", ".decl c(s: S, i: S, j: S)", ".input c", ".decl b(s: S, a: S, q: S)", ".input b",
+             ".decl f(x: S, y: S)", ".input f", ".decl p(x: S, y: S)", ".output p", ".decl r(x: S, y: S)", ".output r",
+             "p(x, y) :- f(x, y).", "r(x, y) :- f(y, x)."]
+    canonical = {"rec": ("j", "q"), "c": ("s", "i", "j"), "b": ("s", "a", "q"), "head": ("i", "a")}
+
+    def args(kind: str, options: list[str]) -> list[str]:  # mostly the canonical variable, sometimes another
+        return [v if draw(st.integers(0, 3)) else draw(st.sampled_from(options)) for v in canonical[kind]]
+
+    for head in ("p", "r", "p"):
+        rec = draw(st.sampled_from(["p", "r"]))
+        body = [(rec, args("rec", pool[:5]))]
+        for rel in draw(st.permutations(["c", "b"]))[: draw(st.integers(1, 2))]:
+            body.append((rel, args(rel, pool)))
+        bound = sorted({v for _, vs in body for v in vs if v != "_"})
+        head_args = [v if v in bound else '"a"' for v in args("head", bound + ['"a"'])]
+        atoms = [f"{rel}({', '.join(vs)})" for rel, vs in body]
+        lines.append(f"{head}({', '.join(head_args)}) :- {', '.join(draw(st.permutations(atoms)))}.")
+    syms = st.sampled_from(SYMS)
+    facts = {name: draw(st.lists(st.tuples(*[syms] * arity), min_size=1, max_size=14))
+             for name, arity in (("c", 3), ("b", 3), ("f", 2))}
+    return Generated("\n".join(lines) + "\n", facts, ["p", "r"])
+
+
 def _same_everywhere(case: Generated) -> None:
     try:
         prog = parse_program(case.text)
@@ -83,6 +112,12 @@ def _same_everywhere(case: Generated) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(join_chains())
 def test_join_chains_match_loops_and_clingo(case: Generated) -> None:
+    _same_everywhere(case)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(call_graphs())
+def test_call_graphs_match_loops_and_clingo(case: Generated) -> None:
     _same_everywhere(case)
 
 
@@ -111,6 +146,10 @@ G = [("s1", "x", "q1"), ("s2", "y", "x"), ("s3", "x", "y"), ("s1", "a", "a")]
 @pytest.mark.parametrize(("rules", "marker"), [
     # grouped delta, outer key the first column of the probed atom (a nested index)
     ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).", "G_p_0__1"),
+    # ... whose producer adds to the grouped delta
+    ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).", "_add_new(NG_p"),
+    # ... not when another rule reads the delta as tuples
+    ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).\np(x, x) :- p(x, y), p(y, x).", "D_p = N_p"),
     # grouped delta, outer key not the first column (a grouped index)
     ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(i, j, s), e(a, q, s).", "Z_e_2__1"),
     # no early variable: the delta itself probes a flat index
