@@ -31,7 +31,7 @@ from operator import itemgetter
 from typing import Any
 
 from .errors import DatalogError
-from .indexes import RUNTIME, IndexKey, Row
+from .indexes import RUNTIME, IndexKey, Relations, Row
 from .planning import _cols_name, _Needs, _Plan, _py_tuple, compile_plan
 from .program import Program
 from .stratify import Stratum
@@ -135,7 +135,7 @@ class CompiledProgram:
     """The generated evaluation function of a program plus its source (kept for debugging)."""
 
     source: str
-    run: Callable[[Mapping[str, Any]], dict[str, set[Row]]]
+    run: Callable[[Mapping[str, Any]], tuple[dict[str, set[Row]], dict[Any, Any]]]  # relations, projections
     index_hints: dict[IndexKey, str]
 
 
@@ -381,7 +381,13 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         if name in needs.sets or name in program.outputs:
             pro.append(f"    S_{name} = L_{name} if type(L_{name}) in (set, frozenset) else set(L_{name})")
     outs = ", ".join(f"{name!r}: S_{name}" for name in program.outputs)
-    source = "\n".join([*pro, *body, f"    return {{{outs}}}"]) + "\n"
+    # Projections of output relations the run built anyway are handed out too (`Relations`).
+    projs = ", ".join(
+        f"{(rel, outer, inner)!r}: P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+        for rel, kind in sorted(built, key=repr) if kind[0] == "proj" and rel in program.outputs
+        for outer, inner in [(kind[1:kind.index(-1)], kind[kind.index(-1) + 1:])]
+    )
+    source = "\n".join([*pro, *body, f"    return {{{outs}}}, {{{projs}}}"]) + "\n"
     hints: dict[IndexKey, str] = {}
     namespace: dict[str, Any] = {
         **RUNTIME,
@@ -451,7 +457,8 @@ class EmbeddedEngine:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return comp.run(edb)
+            rels, projections = comp.run(edb)
+            return Relations(rels, projections)
         finally:
             if enabled:
                 gc.enable()

@@ -18,7 +18,22 @@ from typing import Any
 Row = tuple[Any, ...]
 IndexKey = tuple[str, tuple[int, ...]]
 
-__all__ = ["IndexKey", "Row", "RUNTIME"]
+__all__ = ["IndexKey", "Relations", "Row", "RUNTIME"]
+
+
+class Relations(dict):
+    """An engine's output relations, name -> set of rows; `projection` also hands out the
+    grouping of a relation that the run built anyway (a consumer that wants the rows grouped
+    need not group 10^5 rows again)."""
+
+    def __init__(self, relations: dict[str, set[Row]], projections: dict[Any, Any] | None = None) -> None:
+        super().__init__(relations)
+        self._projections = projections or {}
+
+    def projection(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...]) -> dict[Any, set[Any]] | None:
+        """``rel``'s rows as key of the ``outer`` columns -> set of keys of the ``inner`` ones,
+        when the run built that projection (read-only: it may share sets with the run); else None."""
+        return self._projections.get((rel, outer, inner))
 
 
 def _build_index(

@@ -171,3 +171,16 @@ def test_vectorised_shapes(rules: str, marker: str) -> None:
     assert marker in VECTORISED.compiled(prog).source
     got = VECTORISED.run(prog, facts)
     assert got == LOOPS.run(prog, facts) == run_clingo(prog, facts)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(call_graphs())
+def test_projections_handed_out_equal_their_relation(case: Generated) -> None:
+    """`Relations.projection` gives a relation's rows grouped exactly (the plan builder reads it
+    instead of grouping Param_Used itself)."""
+    prog = parse_program(case.text + ".decl k(x: S, y: S)\n.output k\nk(x, y) :- f(x, z), f(z, y), !p(x, y).\n")
+    out = VECTORISED.run(prog, case.facts)
+    groups = out.projection("p", (0,), (1,))
+    assert groups is not None
+    assert {(k, v) for k, vs in groups.items() for v in vs} == out["p"]
+    assert out.projection("r", (1,), (0,)) is None
