@@ -183,4 +183,6 @@ def test_projections_handed_out_equal_their_relation(case: Generated) -> None:
     groups = out.projection("p", (0,), (1,))
     assert groups is not None
     assert {(k, v) for k, vs in groups.items() for v in vs} == out["p"]
-    assert out.projection("r", (1,), (0,)) is None
+    other = out.projection("r", (1,), (0,))  # handed out only where some rule wanted it, then exact too
+    assert other is None or {(v, k) for k, vs in other.items() for v in vs} == out["r"]
+    assert out.projection("k", (0,), (1,)) is None  # never built
