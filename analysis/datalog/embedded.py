@@ -255,6 +255,14 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
                     f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, HINTS, {(rel, outer_cols)!r})"
                 )
                 built.add(key)
+        for rel, outer_cols, inner_cols, col in sorted(needs.projected):
+            key = (rel, ("projected", *outer_cols, -1, *inner_cols, -1, col))
+            if rel in complete and key not in built:
+                body.append(
+                    f"    V_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)}__{col} = _build_projected("
+                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, {col})"
+                )
+                built.add(key)
         for rel, outer_cols, inner_cols in sorted(needs.grouped):
             key = (rel, ("grouped", *outer_cols, -1, *inner_cols))
             if rel in complete and key not in built:

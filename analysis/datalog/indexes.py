@@ -212,6 +212,51 @@ def _build_grouped(
     return index
 
 
+class _Multi(dict):
+    """A group of a projected index in which some inner key has several values (a list each)."""
+
+
+def _projected_group(rows: list[Row], innerf: Any, valf: Any) -> dict[Any, Any]:
+    group = dict(zip(map(innerf, rows), map(valf, rows)))
+    if len(group) == len(rows):
+        return group
+    multi = _Multi()
+    for row in rows:
+        multi.setdefault(innerf(row), []).append(valf(row))
+    return multi
+
+
+def _build_projected(rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], col: int) -> dict[Any, Any]:
+    """Projected index: outer key -> (inner key -> value of column ``col``), or with no
+    ``outer`` columns just inner key -> value; a group with a repeated inner key is a `_Multi`
+    of value lists. Why: a vectorised join that reads one column then finds values directly,
+    and the index holds no 1-tuples of rows (most keys are unique)."""
+    if not isinstance(rows, (list, tuple)):
+        rows = list(rows)
+    innerf, valf = itemgetter(*inner), itemgetter(col)
+    if not outer:
+        return _projected_group(rows, innerf, valf)
+    outerf = itemgetter(*outer)
+    groups: dict[Any, list[Row]] = {}
+    for key, group in groupby(rows, outerf):  # rows come grouped as exporters write them ...
+        if key in groups:
+            break
+        groups[key] = list(group)
+    else:
+        return {key: _projected_group(group, innerf, valf) for key, group in groups.items()}
+    scattered: defaultdict[Any, list[Row]] = defaultdict(list)  # ... or not
+    for row in rows:
+        scattered[outerf(row)].append(row)
+    return {key: _projected_group(group, innerf, valf) for key, group in scattered.items()}
+
+
+def _values(group: dict[Any, Any], keys: Iterable[Any]) -> Iterable[Any]:
+    """The values a projected index's group holds for ``keys`` (keys it has)."""
+    if type(group) is dict:
+        return map(group.__getitem__, keys)
+    return chain.from_iterable(map(group.__getitem__, keys))
+
+
 def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]) -> dict[Any, set[Any]]:
     """A delta grouped for a vectorised join: key of the ``outer`` columns -> set of keys of the
     ``inner`` columns (one interpreter step per row; the join then runs per group)."""
@@ -225,5 +270,5 @@ def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, .
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new")}
+    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new", "_build_projected", "_values")}
 RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)

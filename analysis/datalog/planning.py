@@ -131,6 +131,8 @@ class _Needs:
     * ``Z_<rel>_<outer>__<inner>``: grouped, outer key -> (inner key -> rows); what a
       vectorised join probes with a whole set of inner keys at once (a nested index when the
       outer key is the first key column, a flat one when there is no outer key).
+    * ``V_<rel>_<outer>__<inner>__<col>``: like ``Z`` but to the value of one column, for a
+      vectorised join that reads only that column of the rows it finds.
     """
 
     def __init__(self, derived: set[str]) -> None:
@@ -141,6 +143,7 @@ class _Needs:
         self.proj: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
         self.grouped: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
         self.delta_groups: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()  # of the stratum being compiled
+        self.projected: set[tuple[str, tuple[int, ...], tuple[int, ...], int]] = set()
         self.grouped_rels: set[str] = set()  # recursive relations of that stratum whose delta is kept grouped
         self.maintained: set[IndexKey] = set()
         self.lets: dict[str, str] = {}  # let variable -> expression
@@ -184,6 +187,12 @@ class _Needs:
             return f"Y_{rel}_{_cols_name(cols)}"
         self.grouped.add((rel, outer, inner))
         return f"Z_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+
+    def projected_index(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...], col: int) -> str:
+        """Like `group_index`, but each inner key maps to the value of column ``col`` of its row
+        (a group whose inner keys repeat is a `_Multi` of value lists)."""
+        self.projected.add((rel, outer, inner, col))
+        return f"V_{rel}_{_cols_name(outer)}__{_cols_name(inner)}__{col}"
 
     def delta_group(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...]) -> str:
         """Name of this round's delta of the recursive ``rel`` grouped as key of the ``outer``

@@ -162,6 +162,11 @@ def _grouped_delta(rule: Rule, delta: int, order: list, loops: list[int], rec_re
             keys = f"g{d}"
             let = f"set(map({_getter(late_src, consts)}, {src}))"
             steps.insert(pos, _Step(("let", keys, let), False, source=let, cond=keys))
+    row_col = dict(new_f)
+    row_col.update({atom_f.args[c].name: c for c in inner})  # type: ignore[union-attr]
+    head_cols = [row_col[a.name] for a in rule.head.args if isinstance(a, Var) and a.name in row_col]
+    if len(head_cols) == 1:  # one column of the rows is read: probe an index of just its values
+        return _projected_tail(rule, steps, names, row_col, outer, inner, keys, atom_f, rec_rels, needs)
     index = needs.group_index(atom_f.rel, outer, inner)
     lines: list[str] = []
     if outer:
@@ -172,23 +177,41 @@ def _grouped_delta(rule: Rule, delta: int, order: list, loops: list[int], rec_re
     else:
         ind = ""
     rows = f"chain.from_iterable(map({index}.__getitem__, {index}.keys() & {keys}))"
-    row_col = dict(new_f)
-    row_col.update({atom_f.args[c].name: c for c in inner})  # type: ignore[union-attr]
     made = _head_iter(rule, rows, row_col, names, consts)
     if made is None:
         lines.append(f"{ind}if not {index}.keys().isdisjoint({keys}):")
         lines += [f"{ind}    {x}" for x in _one_head(rule, names, rec_rels)]
     else:
         pre, it = made
-        head = rule.head.args
-        rel = rule.head.rel
-        if (rel in needs.grouped_rels and len(head) == 2 and not (isinstance(head[0], Var) and head[0].name in row_col)
-                and isinstance(head[1], Var) and head[1].name in row_col):
-            key = repr(head[0].value) if isinstance(head[0], Const) else names[head[0].name]  # type: ignore[union-attr]
-            vals = f"map({_getter((row_col[head[1].name],), consts)}, {rows})"
-            lines.append(f"{ind}_add_new(NG_{rel}, P_{rel}_0__1, {key}, {vals})")
-        else:
-            lines += [ind + x for x in pre] + [ind + _add(rule, it, rec_rels)]
+        lines += [ind + x for x in pre] + [ind + _add(rule, it, rec_rels)]
+    steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
+    return _Plan(rule, steps, rule.head.rel, "", names, bulk=True)
+
+
+def _projected_tail(rule: Rule, steps: list[_Step], names: dict[str, str], row_col: dict[str, int],
+                    outer: tuple[int, ...], inner: tuple[int, ...], keys: str, atom_f: Atom,
+                    rec_rels: frozenset[str], needs: _Needs) -> _Plan:
+    """The bulk step when the head reads one column of the probed rows: the index maps each
+    inner key straight to that column's value (to a list of them where keys repeat), so no row
+    is touched; a binary grouped head adds the new values to its grouped delta directly."""
+    head, rel = rule.head.args, rule.head.rel
+    at = next(n for n, a in enumerate(head) if isinstance(a, Var) and a.name in row_col)  # the rows' column
+    index = needs.projected_index(atom_f.rel, outer, inner, row_col[head[at].name])  # type: ignore[union-attr]
+    lines: list[str] = []
+    ind = ""
+    if outer:
+        okey = _key([repr(a.value) if isinstance(a, Const) else names[a.name]  # type: ignore[union-attr]
+                     for c in outer for a in [atom_f.args[c]]])
+        lines += [f"m_ = {index}.get({okey})", "if m_:"]
+        index, ind = "m_", "    "
+    vals = f"_values({index}, {index}.keys() & {keys})"
+    exprs = ["" if n == at else repr(a.value) if isinstance(a, Const) else names[a.name]  # type: ignore[union-attr]
+             for n, a in enumerate(head)]
+    if rel in needs.grouped_rels and len(head) == 2 and at == 1:
+        lines.append(f"{ind}_add_new(NG_{rel}, P_{rel}_0__1, {exprs[0]}, {vals})")
+    else:
+        parts = [vals if n == at else f"repeat({e})" for n, e in enumerate(exprs)]
+        lines.append(ind + _add(rule, f"zip({', '.join(parts)})", rec_rels))
     steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
     return _Plan(rule, steps, rule.head.rel, "", names, bulk=True)
 

@@ -138,7 +138,8 @@ DECLS = """.type S <: symbol
 .decl p(x: S, y: S)
 .output p
 """
-E = [("s1", "a", "q1"), ("s1", "b", "q2"), ("s2", "a", "q1"), ("s2", "c", "q1"), ("s3", "d", "q3")]
+E = [("s1", "a", "q1"), ("s1", "b", "q2"), ("s2", "a", "q1"), ("s2", "c", "q1"), ("s3", "d", "q3"), ("q1", "a", "s1"),
+     ("q2", "a", "s1"), ("b", "q1", "s2")]
 F = [("q1", "x"), ("q2", "y"), ("x", "s1"), ("y", "s2"), ("a", "a"), ("q3", "s3"), ("x", "q1")]
 G = [("s1", "x", "q1"), ("s2", "y", "x"), ("s3", "x", "y"), ("s1", "a", "a")]
 
@@ -151,10 +152,13 @@ G = [("s1", "x", "q1"), ("s2", "y", "x"), ("s3", "x", "y"), ("s1", "a", "a")]
     # ... not when another rule reads the delta as tuples
     ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).\np(x, x) :- p(x, y), p(y, x).", "D_p = N_p"),
     # grouped delta, outer key not the first column (a grouped index)
-    ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(i, j, s), e(a, q, s).", "Z_e_2__1"),
+    ("p(x, y) :- f(x, y).\np(a, q) :- p(j, q), f(j, s), e(a, q, s).", "Z_e_2__1"),
+    # ... to one column's values (a projected index), grouped or not, keys unique or repeated
+    ("p(x, y) :- f(x, y).\np(i, a) :- p(j, q), g(i, j, s), e(a, q, s).", "V_e_2__1__0"),
+    ("p(x, y) :- f(x, y).\np(a, j) :- p(j, q), f(j, s), e(a, q, s).", "V_e_2__1__0"),
     # no early variable: the delta itself probes a flat index
     ("p(x, y) :- f(x, y).\np(x, z) :- p(x, y), e(x, z, y).", "X_e_0_2.keys() & D_p"),
-    ("p(x, y) :- f(x, y).\np(z, x) :- p(y, x), f(y, z).", "X_f_0.keys() & "),
+    ("p(x, y) :- f(x, y).\np(z, x) :- p(y, x), f(y, z).", "V_f___0__1.keys() & "),
     # a head of outer variables and constants only
     ("p(x, y) :- f(x, y).\np(j, \"k\") :- p(j, q), f(j, s), e(s, _, q).", "isdisjoint"),
     # two row columns beside an outer variable
