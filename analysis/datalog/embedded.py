@@ -20,6 +20,14 @@ Where the time goes, and what is done about it:
   scans of the relations they explain.
 * A membership test whose key is bound partly in an outer loop is split: a projection index
   is consulted once per outer row, the inner loop only tests a set of plain values.
+* Most of the rest is memory traffic per row (every row touched or allocated costs about the
+  same whether the interpreter or C does it), so the innermost join of a plan, where its shape
+  allows, is done set-at-a-time (`vectorize.py`): a delta grouped by the variables the middle
+  of the plan needs probes the last atom with a whole set of keys, and a binary recursive
+  relation read only that way keeps its delta grouped (key -> new values), deduplicated
+  against its projection instead of one candidate tuple at a time.
+* A first-round rule that reads a recursive relation with no input rows or facts derives
+  nothing and is left out.
 """
 
 from __future__ import annotations
