@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 
 
 @dataclass
@@ -33,31 +34,40 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
     """One plan per kernel; the used sets of instantiations are shared between them. `params`
     maps every reachable instantiation to its leaves in signature order (the order a used set
     and a kept tuple are listed in)."""
-    by_inst: dict[str, set[str]] = {}
-    for i, p in out["Param_Used"]:
-        s = by_inst.get(i)
-        if s is None:
-            s = by_inst[i] = set()
-        s.add(p)
+    by_inst = _by_first(out, "Param_Used")
     kernel_set = set(kernels)
     used: dict[str, tuple[str, ...]] = {}
     for i in params:  # a leaf list is read only where some leaf is used (`params` may be lazy)
-        if i not in kernel_set and i in cached:
+        if i in kernel_set:
+            continue  # set below, from the kept leaves
+        if i in cached:
             used[i] = cached[i]
             continue
         s = by_inst.get(i)
         used[i] = tuple(filter(s.__contains__, params[i])) if s else ()
-    kept_by: dict[str, set[str]] = {}
-    for k, p in out["Param_Kept"]:
-        kept_by.setdefault(k, set()).add(p)
-    pruned_by: dict[str, set[str]] = {}
-    for k, p in out["Param_Pruned"]:
-        pruned_by.setdefault(k, set()).add(p)
+    kept_rows, pruned_rows = out["Param_Kept"], out["Param_Pruned"]
     plans = {}
     for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple
-        ks, ps = kept_by.get(k, set()), pruned_by.get(k, set())
-        kept = tuple(p for p in params[k] if p in ks)
-        pruned = tuple(p for p in params[k] if p in ps)
+        leaves = params[k]
+        rows = list(zip(repeat(k), leaves))  # (k, leaf), tested against the rows of the two relations
+        kept = tuple(compress(leaves, map(kept_rows.__contains__, rows)))
+        pruned = tuple(compress(leaves, map(pruned_rows.__contains__, rows)))
         used[k] = kept
         plans[k] = PruningPlan(k, used, kept, pruned)
     return plans
+
+
+def _by_first(out: Mapping[str, set], rel: str) -> Mapping[str, set[str]]:
+    """A binary relation as first column -> set of second: the engine's own projection when its
+    run built one (`analysis.datalog.Relations`), else grouped here."""
+    projection = getattr(out, "projection", None)
+    groups = projection(rel, (0,), (1,)) if projection is not None else None
+    if groups is not None:
+        return groups
+    grouped: dict[str, set[str]] = {}
+    for i, p in out[rel]:
+        s = grouped.get(i)
+        if s is None:
+            s = grouped[i] = set()
+        s.add(p)
+    return grouped

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError, EngineUnavailableError
+from .indexes import Relations
 from .program import Program, load_program, parse_program
 from .souffle import SouffleEngine
 from .syntax import Decl
@@ -60,6 +61,7 @@ __all__ = [
     "Engine",
     "EngineUnavailableError",
     "Program",
+    "Relations",
     "get_engine",
     "load_program",
     "parse_program",

@@ -20,286 +20,33 @@ Where the time goes, and what is done about it:
   scans of the relations they explain.
 * A membership test whose key is bound partly in an outer loop is split: a projection index
   is consulted once per outer row, the inner loop only tests a set of plain values.
+* Most of the rest is memory traffic per row (every row touched or allocated costs about the
+  same whether the interpreter or C does it), so the innermost join of a plan, where its shape
+  allows, is done set-at-a-time (`vectorize.py`): a delta grouped by the variables the middle
+  of the plan needs probes the last atom with a whole set of keys, and a binary recursive
+  relation read only that way keeps its delta grouped (key -> new values), deduplicated
+  against its projection instead of one candidate tuple at a time.
+* A first-round rule that reads a recursive relation with no input rows or facts derives
+  nothing and is left out.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from .errors import DatalogError
-from .indexes import RUNTIME, IndexKey, Row
+from .indexes import RUNTIME, IndexKey, Relations, Row
+from .planning import _cols_name, _Needs, _Plan, _py_tuple, compile_plan
 from .program import Program
 from .stratify import Stratum
-from .syntax import Atom, Compare, Const, Literal, Rule, Term, Var, Wildcard
+from .syntax import Atom, Rule
+from .vectorize import vectorized_plan
 
 _MAX_LOOP_DEPTH = 19  # CPython refuses more than 20 statically nested blocks
-
-
-# ---------------------------------------------------------------------------------------------
-# planning
-
-
-def _lit_vars(lit: Literal) -> set[str]:
-    if isinstance(lit, Atom):
-        return {a.name for a in lit.args if isinstance(a, Var)}
-    return {t.name for t in (lit.left, lit.right) if isinstance(t, Var)}
-
-
-def _key_cols(atom: Atom, bound: set[str]) -> tuple[int, ...]:
-    return tuple(
-        c for c, a in enumerate(atom.args) if isinstance(a, Const) or (isinstance(a, Var) and a.name in bound)
-    )
-
-
-def join_order(rule: Rule, delta: int | None) -> list[tuple[str, Literal, tuple[int, ...]]]:
-    """Order a rule body: the delta atom first, then greedily the most-bound atom, filters ASAP.
-
-    Returns ``(kind, literal, key columns)`` with kind ``scan`` / ``lookup`` / ``delta`` for
-    atoms that bind variables and ``filter`` for negations, comparisons and fully bound atoms.
-    Ties go to the textual order, as in Soufflé, so a rule author can steer the join order.
-    """
-    order: list[tuple[str, Literal, tuple[int, ...]]] = []
-    positives = [i for i, lit in enumerate(rule.body) if isinstance(lit, Atom) and not lit.negated]
-    filters = [i for i, lit in enumerate(rule.body) if not (isinstance(lit, Atom) and not lit.negated)]
-    bound: set[str] = set()
-
-    def flush_filters() -> None:
-        for i in list(filters):
-            if _lit_vars(rule.body[i]) <= bound:
-                order.append(("filter", rule.body[i], ()))
-                filters.remove(i)
-
-    flush_filters()
-    if delta is not None:
-        atom = rule.body[delta]
-        order.append(("delta", atom, ()))
-        positives.remove(delta)
-        bound |= _lit_vars(atom)
-        flush_filters()
-    while positives:
-        best, best_score = positives[0], (2, 0, 0)
-        for i in positives:
-            atom = rule.body[i]
-            assert isinstance(atom, Atom)
-            kc = _key_cols(atom, bound)
-            score = (0 if len(kc) == len(atom.args) else 1, -len(kc), i)
-            if score < best_score:
-                best, best_score = i, score
-        atom = rule.body[best]
-        assert isinstance(atom, Atom)
-        kc = _key_cols(atom, bound)
-        if len(kc) == len(atom.args):
-            order.append(("filter", atom, kc))
-        else:
-            order.append(("lookup" if kc else "scan", atom, kc))
-        positives.remove(best)
-        bound |= _lit_vars(atom)
-        flush_filters()
-    assert not filters, "the safety check guarantees that every filter gets bound"
-    return order
-
-
-@dataclass
-class _Step:
-    """One step of a compiled plan: a loop over rows (binding variables) or a filter."""
-
-    sig: tuple[Any, ...]  # equal signatures => the step can be shared between plans
-    is_loop: bool
-    source: str = ""  # loop: the iterable expression
-    binds: dict[int, str] = field(default_factory=dict)  # loop: column -> variable it binds
-    checks: tuple[tuple[int, str], ...] = ()  # loop: column must equal expression
-    cond: str = ""  # filter: the condition
-    opposite: str = ""  # filter: the condition's negation (lets `if x in S` / `if x not in S` share an else)
-    width: int = 0  # loop: arity of the relation iterated
-
-
-@dataclass
-class _Plan:
-    rule: Rule
-    steps: list[_Step]
-    head_rel: str
-    head_expr: str
-
-
-def _py_tuple(exprs: list[str]) -> str:
-    if not exprs:
-        return "()"
-    if len(exprs) == 1:
-        return f"({exprs[0]},)"
-    return "(" + ", ".join(exprs) + ")"
-
-
-def _cols_name(cols: tuple[int, ...]) -> str:
-    return "_".join(map(str, cols))
-
-
-def _key(exprs: list[str]) -> str:
-    return exprs[0] if len(exprs) == 1 else "(" + ", ".join(exprs) + ")"
-
-
-class _Needs:
-    """What the generated code must prepare: EDB sets and rows, and the indexes to build.
-
-    Index kinds (all keyed by the values of some columns):
-
-    * ``X_<rel>_<cols>``: flat, key -> rows; growing ones are maintained during recursion.
-    * ``Y_<rel>_<cols>``: nested, first key column -> (remaining key -> rows); for complete
-      relations with multi-column keys, because it is cheaper to build and has better locality.
-    * ``P_<rel>_<outer>__<inner>``: projection, outer key -> set of inner keys; lets a
-      membership test whose key is bound partly in an outer loop be half-done outside the
-      inner loop.
-    """
-
-    def __init__(self, derived: set[str]) -> None:
-        self.derived = derived
-        self.sets: set[str] = set()
-        self.flat: set[IndexKey] = set()
-        self.nested: set[IndexKey] = set()
-        self.proj: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
-        self.maintained: set[IndexKey] = set()
-        self.lets: dict[str, str] = {}  # let variable -> expression
-
-    def set_of(self, rel: str) -> str:
-        if rel not in self.derived:
-            self.sets.add(rel)
-        return f"S_{rel}"
-
-    def rows_of(self, rel: str) -> str:
-        return f"S_{rel}" if rel in self.derived else f"L_{rel}"
-
-    def lookup(self, rel: str, cols: tuple[int, ...], keys: list[str], growing: bool) -> str:
-        """Expression for the rows of ``rel`` whose ``cols`` equal ``keys``."""
-        if growing:
-            self.maintained.add((rel, cols))
-            return f"X_{rel}_{_cols_name(cols)}.get({_key(keys)}, ())"
-        if len(cols) == 1:
-            self.flat.add((rel, cols))
-            return f"X_{rel}_{_cols_name(cols)}.get({keys[0]}, ())"
-        self.nested.add((rel, cols))
-        return f"Y_{rel}_{_cols_name(cols)}.get({keys[0]}, EMPTY_MAP).get({_key(keys[1:])}, ())"
-
-    def has_key(self, rel: str, cols: tuple[int, ...], keys: list[str]) -> str:
-        """Condition "some row of the complete relation ``rel`` has ``cols`` equal to ``keys``"."""
-        if len(cols) == 1:
-            self.flat.add((rel, cols))
-            return f"{keys[0]} in X_{rel}_{_cols_name(cols)}"
-        self.nested.add((rel, cols))
-        return f"{_key(keys[1:])} in Y_{rel}_{_cols_name(cols)}.get({keys[0]}, EMPTY_MAP)"
-
-    def projection(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...], keys: list[str]) -> str:
-        """Name of a local holding the inner keys of ``rel`` rows whose ``outer`` cols equal ``keys``."""
-        self.proj.add((rel, outer, inner))
-        expr = f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}.get({_key(keys)}, EMPTY_SET)"
-        for name, known in self.lets.items():
-            if known == expr:
-                return name
-        name = f"h{len(self.lets)}"
-        self.lets[name] = expr
-        return name
-
-
-def compile_plan(rule: Rule, delta: int | None, rec_rels: frozenset[str], needs: _Needs) -> _Plan:
-    """Turn a rule (and the body atom read from the delta, if any) into executable steps.
-
-    Variables are named after the step and column that first bind them (``v2_1``), so two
-    rules whose plans start alike produce identical steps and can share their loops.  A
-    membership test on a complete relation whose key is bound across two loops is split: the
-    outer part is looked up once per outer row (a ``let`` step), the inner part is a set test.
-    """
-    names: dict[str, str] = {}
-    bound_at: dict[str, int] = {}  # variable -> join step that bound it
-    steps: list[_Step] = []
-    step_k: list[int] = []  # join step index of each emitted step
-
-    def expr(term: Term) -> str:
-        if isinstance(term, Var):
-            return names[term.name]
-        assert isinstance(term, Const)
-        return repr(term.value)
-
-    def hoist(lit: Atom, cols: tuple[int, ...]) -> tuple[str, list[str]] | None:
-        """Split a membership key into (let variable, inner keys) when that pays off."""
-        if lit.rel in rec_rels or len(cols) < 2:
-            return None
-        level = {c: (bound_at[a.name] if isinstance(a, Var) else -1) for c in cols for a in [lit.args[c]]}
-        last = max(level.values())
-        inner = tuple(c for c in cols if level[c] == last)
-        outer = tuple(c for c in cols if level[c] != last)
-        if not outer or max(level[c] for c in outer) < 0:
-            return None
-        k_outer = max(level[c] for c in outer)
-        name = needs.projection(lit.rel, outer, inner, [expr(lit.args[c]) for c in outer])
-        at = next(i for i, kk in enumerate(step_k) if kk > k_outer and steps[i].is_loop)
-        if not any(st.sig == ("let", name) for st in steps):
-            steps.insert(at, _Step(("let", name), False, source=needs.lets[name], cond=name))
-            step_k.insert(at, k_outer)
-        return name, [expr(lit.args[c]) for c in inner]
-
-    for k, (kind, lit, key_cols) in enumerate(join_order(rule, delta)):
-        if kind == "filter":
-            cond, opposite = "", ""
-            if isinstance(lit, Atom):
-                cols = tuple(c for c, a in enumerate(lit.args) if not isinstance(a, Wildcard))
-                split = hoist(lit, cols)
-                if split is not None:
-                    name, inner_keys = split
-                    member, absent = f"{_key(inner_keys)} in {name}", f"{_key(inner_keys)} not in {name}"
-                    cond, opposite = (absent, member) if lit.negated else (member, absent)
-            if not cond:
-                cond, opposite = _filter_cond(lit, expr, needs)
-            steps.append(_Step(("if", cond), False, cond=cond, opposite=opposite))
-            step_k.append(k)
-            continue
-        assert isinstance(lit, Atom)
-        key = [expr(lit.args[c]) for c in key_cols]
-        binds: dict[int, str] = {}
-        checks: list[tuple[int, str]] = []
-        for c, arg in enumerate(lit.args):
-            if c in key_cols or isinstance(arg, Wildcard):
-                continue
-            if isinstance(arg, Const):
-                checks.append((c, repr(arg.value)))
-            elif arg.name in names:
-                checks.append((c, names[arg.name]))
-            else:
-                names[arg.name] = binds[c] = f"v{k}_{c}"
-                bound_at[arg.name] = k
-        if kind == "delta":
-            source = f"D_{lit.rel}"
-        elif kind == "scan":
-            source = needs.rows_of(lit.rel)
-        else:
-            source = needs.lookup(lit.rel, key_cols, key, lit.rel in rec_rels)
-        steps.append(
-            _Step(("for", source, tuple(checks)), True, source, binds, tuple(checks), width=len(lit.args))
-        )
-        step_k.append(k)
-    head = _py_tuple([expr(a) for a in rule.head.args])
-    return _Plan(rule, steps, rule.head.rel, head)
-
-
-def _filter_cond(lit: Literal, expr: Callable[[Term], str], needs: _Needs) -> tuple[str, str]:
-    """The Python condition for a filter literal, and the condition of its negation."""
-    if isinstance(lit, Compare):
-        left, right = expr(lit.left), expr(lit.right)
-        eq, ne = f"{left} == {right}", f"{left} != {right}"
-        return (eq, ne) if lit.op == "=" else (ne, eq)
-    assert isinstance(lit, Atom)
-    cols = tuple(c for c, a in enumerate(lit.args) if not isinstance(a, Wildcard))
-    if not lit.negated or len(cols) == len(lit.args):
-        key, container = _py_tuple([expr(a) for a in lit.args]), needs.set_of(lit.rel)
-        member, absent = f"{key} in {container}", f"{key} not in {container}"
-    elif not cols:
-        rows = needs.rows_of(lit.rel)
-        member, absent = f"{rows}", f"not {rows}"
-    else:
-        member = needs.has_key(lit.rel, cols, [expr(lit.args[c]) for c in cols])
-        absent = f"not ({member})"
-    return (absent, member) if lit.negated else (member, absent)
-
 
 # ---------------------------------------------------------------------------------------------
 # code generation
@@ -336,13 +83,21 @@ class _Emitter:
             if pos < len(p.steps):
                 groups.setdefault(p.steps[pos].sig, []).append(p)
         for p in done:
-            self.head(p, depth)
+            if not p.bulk:
+                self.head(p, depth)
         covering = not done and len(groups) == 1
         pending = list(groups.values())
         while pending:
             group = pending.pop(0)
             step = group[0].steps[pos]
-            if step.is_loop:
+            if step.sig[0] == "bulk":
+                for line in step.lines:
+                    self.emit(depth, line)
+                self._level(group, pos + 1, depth, can_continue=False)
+            elif step.target:
+                self.emit(depth, f"for {step.target} in {step.source}:")
+                self._level(group, pos + 1, depth + 1, can_continue=True)
+            elif step.is_loop:
                 binds: dict[int, str] = {}
                 for p in group:
                     binds.update(p.steps[pos].binds)
@@ -388,7 +143,7 @@ class CompiledProgram:
     """The generated evaluation function of a program plus its source (kept for debugging)."""
 
     source: str
-    run: Callable[[Mapping[str, Any]], dict[str, set[Row]]]
+    run: Callable[[Mapping[str, Any]], tuple[dict[str, set[Row]], dict[Any, Any]]]  # relations, projections
     index_hints: dict[IndexKey, str]
 
 
@@ -444,18 +199,34 @@ def _schedule(program: Program) -> list[tuple[Stratum | None, list[Stratum]]]:
     return batches
 
 
-def compile_program(program: Program) -> CompiledProgram:
-    """Generate and compile the evaluation function of ``program``.
+def _groupable(rel: str, program: Program, needs: _Needs, read: list[tuple[_Plan, str]],
+               grown: list[tuple[str, tuple[int, ...], tuple[int, ...]]]) -> bool:
+    """Whether the recursive binary ``rel`` can keep its delta grouped (first column -> set of
+    second): every rule reading its delta is a vectorised join over that grouping, and nothing
+    else (a growing index, another projection) wants the delta as tuples."""
+    if program.decls[rel].arity != 2 or any(k[0] == rel for k in needs.maintained):
+        return False
+    if {g for g in needs.delta_groups if g[0] == rel} != {(rel, (0,), (1,))}:
+        return False
+    if any(p[0] == rel and p[1:] != ((0,), (1,)) for p in grown):
+        return False
+    group = ("group", f"G_{rel}_0__1.items()")
+    return all(p.bulk and any(st.sig == group for st in p.steps) for p, delta_rel in read if delta_rel == rel)
+
+
+def compile_program(program: Program, vectorize: bool = True) -> CompiledProgram:
+    """Generate and compile the evaluation function of ``program``; ``vectorize`` lets plans of
+    the shapes `vectorize.py` knows end in set-at-a-time code (off: every join is a loop).
 
     Generation runs twice: the first pass only collects which indexes the whole program needs,
     so that the second can build a shared index once and derive related ones from it.
     """
     first = _Needs({r.head.rel for r in program.rules})
-    _generate(program, first, None)
-    return _generate(program, _Needs(first.derived), first)
+    _generate(program, first, None, vectorize)
+    return _generate(program, _Needs(first.derived), first, vectorize)
 
 
-def _generate(program: Program, needs: _Needs, future: _Needs | None) -> CompiledProgram:
+def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize: bool) -> CompiledProgram:
     derived = needs.derived
     body: list[str] = []
     built: set[tuple[str, tuple[Any, ...]]] = set()
@@ -492,41 +263,98 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
                     f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, HINTS, {(rel, outer_cols)!r})"
                 )
                 built.add(key)
+        for rel, outer_cols, inner_cols, col in sorted(needs.projected):
+            key = (rel, ("projected", *outer_cols, -1, *inner_cols, -1, col))
+            if rel in complete and key not in built:
+                body.append(
+                    f"    V_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)}__{col} = _build_projected("
+                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, {col})"
+                )
+                built.add(key)
+        for rel, outer_cols, inner_cols in sorted(needs.grouped):
+            key = (rel, ("grouped", *outer_cols, -1, *inner_cols))
+            if rel in complete and key not in built:
+                body.append(
+                    f"    Z_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)} = _build_grouped("
+                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r})"
+                )
+                built.add(key)
+
+    getters: dict[str, object] = {}  # itemgetter constants of vectorised plans: name -> columns
+
+    def plan(rule: Rule, delta: int | None, rec_rels: frozenset[str]) -> _Plan:
+        vec = vectorized_plan(rule, delta, rec_rels, needs, getters) if vectorize else None
+        return vec or compile_plan(rule, delta, rec_rels, needs)
 
     for rec, ready in _schedule(program):
         rec_rels = frozenset(rec.relations) if rec else frozenset()
+        # The first round of a recursion reads its relations as they start: empty unless they
+        # have input rows or facts, and then a rule with a positive atom on one derives nothing.
+        initially_empty = {r for r in rec_rels if r not in program.inputs and not program.facts.get(r)}
         needs.maintained = set()
+        needs.delta_groups = set()
         once = [
-            compile_plan(rule, None, rec_rels, needs)
+            plan(rule, None, rec_rels)
             for s in ([rec] if rec else []) + ready
             for rule in s.rules
+            if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
         ]
         chunk: list[str] = []
         if rec is None:
             _Emitter(chunk, rec_rels).batch(once, 1)
         else:
-            deltas = [
-                compile_plan(rule, i, rec_rels, needs)
-                for rule in rec.rules
-                for i, lit in enumerate(rule.body)
-                if isinstance(lit, Atom) and not lit.negated and lit.rel in rec_rels
-            ]
-            chunk.append(f"    # recursive stratum: {', '.join(rec.relations)}")
-            for rel in rec.relations:
-                chunk.append(f"    N_{rel} = set()")
-            _Emitter(chunk, rec_rels).batch(once, 1)
-            chunk.append(f"    while {' or '.join(f'N_{r}' for r in rec.relations)}:")
+            def delta_plans(rec: Stratum = rec, rec_rels: frozenset[str] = rec_rels) -> list[tuple[_Plan, str]]:
+                return [
+                    (plan(rule, i, rec_rels), lit.rel)
+                    for rule in rec.rules
+                    for i, lit in enumerate(rule.body)
+                    if isinstance(lit, Atom) and not lit.negated and lit.rel in rec_rels
+                ]
+
             # Projections that later strata will need on these relations are grown with each
             # round's new tuples, while those are still hot in the cache, instead of being built
             # by a separate pass over the finished relation.
             grown = sorted(p for p in (future.proj if future else ()) if p[0] in rec_rels)
+            needs.grouped_rels = set()
+            read = delta_plans()
+            needs.grouped_rels = {r for r in rec.relations if _groupable(r, program, needs, read, grown)}
+            if needs.grouped_rels:  # their producers now add to the grouped delta
+                read = delta_plans()
+                grown = sorted({*grown, *((r, (0,), (1,)) for r in needs.grouped_rels)})
+            deltas = [p for p, _ in read]
+            chunk.append(f"    # recursive stratum: {', '.join(rec.relations)}")
+            for rel in rec.relations:
+                chunk.append(f"    N_{rel} = set()")
+                if rel in needs.grouped_rels:
+                    chunk.append(f"    NG_{rel} = {{}}")
+            _Emitter(chunk, rec_rels).batch(once, 1)
+            pending = [f"N_{r}" for r in rec.relations] + [f"NG_{r}" for r in sorted(needs.grouped_rels)]
+            chunk.append(f"    while {' or '.join(pending)}:")
             for rel in rec.relations:
                 chunk.append(f"        S_{rel} |= N_{rel}")
+                if rel in needs.grouped_rels:
+                    # The round's new tuples: N (from tuple-at-a-time rules) and NG (key -> new
+                    # values, from vectorised ones); grouped, they are the next delta.
+                    chunk += [f"        S_{rel}.update(_group_pairs(NG_{rel}))",
+                              f"        _fold_rows(NG_{rel}, N_{rel})",
+                              f"        G_{rel}_0__1 = NG_{rel}",
+                              f"        _merge_projection(P_{rel}_0__1, G_{rel}_0__1)",
+                              f"        NG_{rel} = {{}}",
+                              f"        N_{rel} = set()"]
+                    continue
                 for key in sorted(k for k in needs.maintained if k[0] == rel):
                     chunk.append(f"        _extend_index(X_{rel}_{_cols_name(key[1])}, N_{rel}, {key[1]!r})")
+                groups = sorted(g for g in needs.delta_groups if g[0] == rel)
+                for _, outer, inner in groups:
+                    name = f"G_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+                    chunk.append(f"        {name} = _group_rest(N_{rel}, {outer!r}, {inner!r})")
                 for _, outer, inner in (p for p in grown if p[0] == rel):
                     name = f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
-                    chunk.append(f"        _extend_projection({name}, N_{rel}, {outer!r}, {inner!r})")
+                    if (rel, outer, inner) in needs.delta_groups:  # this round's tuples are grouped already
+                        group = f"G_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+                        chunk.append(f"        _merge_projection({name}, {group})")
+                    else:
+                        chunk.append(f"        _extend_projection({name}, N_{rel}, {outer!r}, {inner!r})")
                 chunk.append(f"        D_{rel} = N_{rel}")
                 chunk.append(f"        N_{rel} = set()")
             _Emitter(chunk, rec_rels).batch(deltas, 2)
@@ -569,7 +397,13 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
         if name in needs.sets or name in program.outputs:
             pro.append(f"    S_{name} = L_{name} if type(L_{name}) in (set, frozenset) else set(L_{name})")
     outs = ", ".join(f"{name!r}: S_{name}" for name in program.outputs)
-    source = "\n".join([*pro, *body, f"    return {{{outs}}}"]) + "\n"
+    # Projections of output relations the run built anyway are handed out too (`Relations`).
+    projs = ", ".join(
+        f"{(rel, outer, inner)!r}: P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+        for rel, kind in sorted(built, key=repr) if kind[0] == "proj" and rel in program.outputs
+        for outer, inner in [(kind[1:kind.index(-1)], kind[kind.index(-1) + 1:])]
+    )
+    source = "\n".join([*pro, *body, f"    return {{{outs}}}, {{{projs}}}"]) + "\n"
     hints: dict[IndexKey, str] = {}
     namespace: dict[str, Any] = {
         **RUNTIME,
@@ -577,6 +411,7 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None) -> Compile
         "EMPTY_SET": frozenset(),
         "HINTS": hints,
         **consts,
+        **{name: itemgetter(*cols) for name, cols in getters.items()},
     }
     exec(compile(source, f"<datalog {program!r}>", "exec"), namespace)
     return CompiledProgram(source, namespace["__qd_eval"], hints)
@@ -611,12 +446,16 @@ class EmbeddedEngine:
 
     name = "embedded"
 
+    def __init__(self, vectorize: bool = True) -> None:
+        self.vectorize = vectorize  # off only to test the loop-only code against the vectorised one
+
     def compiled(self, program: Program) -> CompiledProgram:
         """The compiled form of ``program`` (generated on first use, then cached on the program)."""
-        comp = program.engine_cache.get(self.name)
+        key = self.name if self.vectorize else f"{self.name}-loops"
+        comp = program.engine_cache.get(key)
         if comp is None:
-            comp = compile_program(program)
-            program.engine_cache[self.name] = comp
+            comp = compile_program(program, self.vectorize)
+            program.engine_cache[key] = comp
         return comp
 
     def run(self, program: Program, facts: Mapping[str, Iterable[Row]]) -> dict[str, set[Row]]:
@@ -634,7 +473,8 @@ class EmbeddedEngine:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return comp.run(edb)
+            rels, projections = comp.run(edb)
+            return Relations(rels, projections)
         finally:
             if enabled:
                 gc.enable()

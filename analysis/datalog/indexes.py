@@ -11,14 +11,29 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from itertools import groupby
-from operator import itemgetter
+from itertools import chain, compress, filterfalse, groupby, repeat
+from operator import itemgetter, not_
 from typing import Any
 
 Row = tuple[Any, ...]
 IndexKey = tuple[str, tuple[int, ...]]
 
-__all__ = ["IndexKey", "Row", "RUNTIME"]
+__all__ = ["IndexKey", "Relations", "Row", "RUNTIME"]
+
+
+class Relations(dict):
+    """An engine's output relations, name -> set of rows; `projection` also hands out the
+    grouping of a relation that the run built anyway (a consumer that wants the rows grouped
+    need not group 10^5 rows again)."""
+
+    def __init__(self, relations: dict[str, set[Row]], projections: dict[Any, Any] | None = None) -> None:
+        super().__init__(relations)
+        self._projections = projections or {}
+
+    def projection(self, rel: str, outer: tuple[int, ...], inner: tuple[int, ...]) -> dict[Any, set[Any]] | None:
+        """``rel``'s rows as key of the ``outer`` columns -> set of keys of the ``inner`` ones,
+        when the run built that projection (read-only: it may share sets with the run); else None."""
+        return self._projections.get((rel, outer, inner))
 
 
 def _build_index(
@@ -123,6 +138,45 @@ def _extend_projection(
         proj[outerf(row)].add(innerf(row))
 
 
+def _merge_projection(proj: defaultdict[Any, set[Any]], groups: dict[Any, set[Any]]) -> None:
+    """Add a round's new rows, already grouped the projection's way, to a growing projection
+    (one set union per group instead of one insertion per row)."""
+    for key, inner in groups.items():
+        known = proj.get(key)
+        if known is None:
+            proj[key] = inner  # the group is not read after its round, so the projection may own it
+        else:
+            known |= inner
+
+
+def _group_pairs(groups: dict[Any, set[Any]]) -> Iterable[Row]:
+    """The rows ``(key, value)`` of a grouped delta, made at C speed."""
+    return chain.from_iterable(map(zip, map(repeat, groups.keys()), groups.values()))
+
+
+def _fold_rows(groups: dict[Any, set[Any]], rows: Iterable[Row]) -> None:
+    """Add binary rows to a grouped delta (first column -> set of second)."""
+    for key, value in rows:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = {value}
+        else:
+            group.add(value)
+
+
+def _add_new(groups: dict[Any, set[Any]], known: dict[Any, set[Any]], key: Any, values: Iterable[Any]) -> None:
+    """Add to a grouped delta the rows ``(key, v)`` for the ``values`` not ``known`` yet (the
+    relation's projection, which holds exactly its rows so far)."""
+    have = known.get(key)
+    new = set(filterfalse(have.__contains__, values)) if have else set(values)
+    if new:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = new
+        else:
+            group |= new
+
+
 def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
     """Start an index that will grow while its (recursive) relation is being computed."""
     index: defaultdict[Any, list[Row]] = defaultdict(list)
@@ -137,7 +191,84 @@ def _extend_index(index: defaultdict[Any, list[Row]], rows: Iterable[Row], cols:
         index[keyf(row)].append(row)
 
 
+def _build_grouped(
+    rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]
+) -> dict[Any, dict[Any, list[Row]]]:
+    """Grouped index: outer key -> (inner key -> rows), for outer keys a nested index cannot
+    give (not the first key column); what a vectorised join probes with a set of inner keys."""
+    outerf, innerf = itemgetter(*outer), itemgetter(*inner)
+    index: dict[Any, dict[Any, list[Row]]] = {}
+    for row in rows:
+        o = outerf(row)
+        group = index.get(o)
+        if group is None:
+            group = index[o] = {}
+        k = innerf(row)
+        bucket = group.get(k)
+        if bucket is None:
+            group[k] = [row]
+        else:
+            bucket.append(row)
+    return index
+
+
+class _Multi(dict):
+    """A group of a projected index in which some inner key has several values (a list each)."""
+
+
+def _projected_group(rows: list[Row], innerf: Any, valf: Any) -> dict[Any, Any]:
+    group = dict(zip(map(innerf, rows), map(valf, rows)))
+    if len(group) == len(rows):
+        return group
+    multi = _Multi()
+    for row in rows:
+        multi.setdefault(innerf(row), []).append(valf(row))
+    return multi
+
+
+def _build_projected(rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], col: int) -> dict[Any, Any]:
+    """Projected index: outer key -> (inner key -> value of column ``col``), or with no
+    ``outer`` columns just inner key -> value; a group with a repeated inner key is a `_Multi`
+    of value lists. Why: a vectorised join that reads one column then finds values directly,
+    and the index holds no 1-tuples of rows (most keys are unique)."""
+    if not isinstance(rows, (list, tuple)):
+        rows = list(rows)
+    innerf, valf = itemgetter(*inner), itemgetter(col)
+    if not outer:
+        return _projected_group(rows, innerf, valf)
+    outerf = itemgetter(*outer)
+    groups: dict[Any, list[Row]] = {}
+    for key, group in groupby(rows, outerf):  # rows come grouped as exporters write them ...
+        if key in groups:
+            break
+        groups[key] = list(group)
+    else:
+        return {key: _projected_group(group, innerf, valf) for key, group in groups.items()}
+    scattered: defaultdict[Any, list[Row]] = defaultdict(list)  # ... or not
+    for row in rows:
+        scattered[outerf(row)].append(row)
+    return {key: _projected_group(group, innerf, valf) for key, group in scattered.items()}
+
+
+def _values(group: dict[Any, Any], keys: Iterable[Any]) -> Iterable[Any]:
+    """The values a projected index's group holds for ``keys`` (keys it has)."""
+    if type(group) is dict:
+        return map(group.__getitem__, keys)
+    return chain.from_iterable(map(group.__getitem__, keys))
+
+
+def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, ...]) -> dict[Any, set[Any]]:
+    """A delta grouped for a vectorised join: key of the ``outer`` columns -> set of keys of the
+    ``inner`` columns (one interpreter step per row; the join then runs per group)."""
+    groups: defaultdict[Any, set[Any]] = defaultdict(set)
+    outerf, innerf = itemgetter(*outer), itemgetter(*inner)
+    for row in rows:
+        groups[outerf(row)].add(innerf(row))
+    return groups
+
+
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index")}
+    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new", "_build_projected", "_values")}
+RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)
