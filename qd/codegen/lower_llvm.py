@@ -69,7 +69,8 @@ class ModuleGen:
         bodies = self.target.emit_kernel(self, tasks)
         head = [*self.target.module_header(), ""]
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
-        text += "\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
+        text += ("\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
+                 "attributes #2 = { noinline nounwind }\n")
         return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs,
                                self.check_messages, self.warns)
 

@@ -57,7 +57,9 @@ class CpuTarget(CpuHost, Target):
         return mg.entry_body(fn, status, leaves, frame)
 
     def emit_task_entry(self, mg: ModuleGen, task: int, body: str) -> str:
-        w = Fn(f"define internal void @{self.task_symbol(mg.name, task)}(ptr %args, i64 %begin, i64 %end) #1")
+        # noinline: the entry calls a task directly when its range is small and through the pool
+        # otherwise; inlined into the entry as well, its loop would be optimised and compiled twice
+        w = Fn(f"define internal void @{self.task_symbol(mg.name, task)}(ptr %args, i64 %begin, i64 %end) #2")
         status, lv = unpack_args(w, mg.layout)
         p = w.ins(f"getelementptr i64, ptr %args, i64 {FRAME_SLOT}")
         frame = w.ins(f"load ptr, ptr {p}, align 8")
