@@ -20,8 +20,9 @@ plus what the code generator made of it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from analysis.records import field, record
 
 from . import dtypes
 from .dtypes import DType
@@ -49,7 +50,7 @@ def leaf_width(kind: str, ndim: int) -> int:
     return 1 + ndim if kind == "array" else 1
 
 
-@dataclass
+@record
 class ArgSlot:
     """One kept leaf's place in the buffer."""
 
@@ -70,7 +71,7 @@ class ArgSlot:
         return self.slot + 1 + dim
 
 
-@dataclass
+@record
 class ArgLayout:
     """The argument buffer of one kernel variant: its leaf slots, its size and the types of
     the values it returns through the status block."""
@@ -120,7 +121,7 @@ def layout(kernel: ir.Inst, kept: Iterable[str]) -> ArgLayout:
                 kernel.returns, kernel.ret_shape)
 
 
-@dataclass
+@record
 class KernelModule(ArgLayout):
     """A compiled kernel as the launcher and the disk cache see it: its argument layout, the
     entry symbol, the IR text (empty for a disk hit) and the source location of every run-time

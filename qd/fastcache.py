@@ -31,10 +31,10 @@ import struct
 import sys
 import types
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import analysis
+from analysis.records import record
 from analysis.rules_path import rule_files
 
 from . import abi
@@ -151,7 +151,7 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
 # ---------------------------------------------------------------- entries
 
 
-@dataclass
+@record
 class Entry:
     module: KernelModule
     obj: bytes

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 
+from ..records import field, record
 from .syntax import (
     NUMBER,
     SYMBOL,
@@ -54,7 +54,7 @@ _DECL_QUALIFIERS = {
 _STRING_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 
 
-@dataclass
+@record
 class Token:
     """One lexical token with its kind, text (or decoded value) and position."""
 
@@ -64,7 +64,7 @@ class Token:
     value: str | int | None = None
 
 
-@dataclass
+@record
 class ParsedUnit:
     """Everything a source file declares, before cross-file checks."""
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from ..records import record
 from .errors import DatalogStratificationError
 from .syntax import Atom, Rule
 
@@ -23,7 +23,7 @@ from .syntax import Atom, Rule
 DependencyGraph = dict[str, dict[str, bool]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Stratum:
     """A strongly connected set of relations and the rules whose heads are in it."""
 

@@ -1,21 +1,20 @@
 """The syntax tree of the supported Soufflé subset.
 
-Nodes are small frozen dataclasses so that a parsed :class:`~analysis.datalog.program.Program`
+Nodes are small frozen records (`analysis.records`) so that a parsed :class:`~analysis.datalog.program.Program`
 can be shared (and cached) safely between engines and runs.  Every node keeps its source
 position (:class:`Pos`) so that later checks can report ``file:line:col`` with a caret.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ..records import field, record
 from .errors import DatalogSyntaxError
 
 SYMBOL = "symbol"
 NUMBER = "number"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pos:
     """A source position (1-based line and column) plus the text of that line for carets."""
 
@@ -29,7 +28,7 @@ class Pos:
         return DatalogSyntaxError(message, self.filename, self.line, self.col, self.source_line)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Var:
     """A named variable; any identifier in an argument position is one (as in Soufflé)."""
 
@@ -37,14 +36,14 @@ class Var:
     pos: Pos = field(compare=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Wildcard:
     """The anonymous variable ``_``: matches anything, binds nothing."""
 
     pos: Pos = field(compare=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Const:
     """A string (``symbol``) or integer (``number``) constant."""
 
@@ -60,7 +59,7 @@ class Const:
 Term = Var | Wildcard | Const
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Atom:
     """``R(t1, ..., tn)``, possibly negated (``!R(...)``) when it appears in a body."""
 
@@ -70,7 +69,7 @@ class Atom:
     pos: Pos = field(compare=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Compare:
     """A comparison ``left op right`` with ``op`` in ``=`` / ``!=``."""
 
@@ -83,7 +82,7 @@ class Compare:
 Literal = Atom | Compare
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """A Horn clause ``head :- body``; facts are stored separately on the program."""
 
@@ -97,7 +96,7 @@ class Rule:
         return f"{_literal_text(self.head)} :- {body}."
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TypeDecl:
     """``.type Name <: base``: a named subtype of ``symbol`` / ``number`` (or of another type)."""
 
@@ -107,7 +106,7 @@ class TypeDecl:
     pos: Pos = field(compare=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Column:
     """One attribute of a relation: its name and (possibly user-defined) type."""
 
@@ -117,7 +116,7 @@ class Column:
     pos: Pos | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Decl:
     """``.decl R(a: T, ...)`` plus the one-line comment that follows it, if any."""
 

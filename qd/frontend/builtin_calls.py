@@ -19,9 +19,10 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
+
+from analysis.records import record
 
 from .. import dtypes as _dt
 from .. import lang
@@ -37,7 +38,7 @@ __all__ = ["FALLBACK", "Builtin", "lookup", "math"]
 FALLBACK = object()  # a handler's answer: evaluate the call as a plain compile-time call
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Builtin:
     name: str
     handler: Callable

@@ -15,7 +15,8 @@ import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.kernel
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+
+from analysis.records import field, record
 
 from ..errors import QdError, QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
 from . import fields, ids, ir, structs, vectors
@@ -41,7 +42,7 @@ __all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_fun
            "expands_in_kernel"]
 
 
-@dataclass
+@record
 class CallSite:
     """What the arguments of an instantiated call bind: callee leaves fed from caller leaves
     (`binds`, the facts' Bind rows) or from evaluated expressions (`values`), and the callee's

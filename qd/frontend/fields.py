@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+
+from analysis.records import record
 
 from .. import dtypes as _dt
 from ..errors import QdArgumentError, QdTypeError, SourceLoc
@@ -34,7 +35,7 @@ from .values import CT, LeafV, RangeV
 __all__ = ["FieldSource", "bind_callee", "dead_arm_value", "fill", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class FieldSource:
     """Where a field leaf is read from at launch, and the type its code was compiled for."""
 

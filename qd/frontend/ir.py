@@ -1,7 +1,7 @@
 """Typed IR of one function instantiation.
 
 Shared by the fact exporter (which reads params, blocks, accesses and call sites) and by
-codegen (which lowers it to LLVM). Expressions are trees of plain dataclasses; every
+codegen (which lowers it to LLVM). Expressions are trees of plain records; every
 runtime leaf parameter is referred to by its dotted path so that pruning can remove it
 from signatures without rewriting the IR.
 
@@ -14,8 +14,9 @@ rediscover them.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import ClassVar
+
+from analysis.records import field, record
 
 from ..dtypes import DType
 from ..errors import SourceLoc
@@ -23,7 +24,7 @@ from ..errors import SourceLoc
 # ---------------------------------------------------------------- parameters / variables
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Leaf:
     """A runtime leaf parameter, named by its dotted path: a `ScalarLeaf` or an `ArrayLeaf`.
 
@@ -43,12 +44,12 @@ class Leaf:
         return "array" if self.is_array else "scalar"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ScalarLeaf(Leaf):
     """One scalar value."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArrayLeaf(Leaf):
     """An array of `dtype` components with `ndim` dimensions, the last `len(element_shape)` of
     which make up one element (`()`: scalar elements; `(3,)`: vec3 elements)."""
@@ -76,7 +77,7 @@ def leaf_like(leaf: Leaf, path: str) -> Leaf:
     return ScalarLeaf(path, leaf.dtype)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Var:
     """A local scalar variable. `home` is the task index that owns it (-1: kernel frame / func)."""
 
@@ -88,34 +89,34 @@ class Var:
 # ---------------------------------------------------------------- expressions
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Expr:
     dtype: DType
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Const(Expr):
     value: object = 0
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class VarRead(Expr):
     var: Var = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ParamRead(Expr):
     path: str = ""
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Load(Expr):
     path: str = ""
     indices: list[Expr] = field(default_factory=list)
     loc: SourceLoc | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Shape(Expr):
     """`a.shape[d]` / `len(a)`: an i32 in kernels (quadrants' type); `loc` is where it is read,
     so a launch whose extent does not fit is refused with a pointer to the read."""
@@ -125,7 +126,7 @@ class Shape(Expr):
     loc: SourceLoc | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class BinOp(Expr):
     """Arithmetic / bitwise / comparison on operands already converted to `operand_dtype`."""
 
@@ -135,13 +136,13 @@ class BinOp(Expr):
     loc: SourceLoc | None = None  # the source operator, for debug-mode overflow reports
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class UnaryOp(Expr):
     op: str = ""  # "neg", "not", "invert"
     operand: Expr = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class BoolOp(Expr):
     """Short-circuit `and` / `or` over operands of type `dtype`: the value of the first operand
     whose truth decides (`x != 0`), or of the last one, as in Python."""
@@ -150,25 +151,25 @@ class BoolOp(Expr):
     values: list[Expr] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Cast(Expr):
     operand: Expr = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Select(Expr):
     cond: Expr = None
     a: Expr = None
     b: Expr = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Intrinsic(Expr):
     name: str = ""  # sqrt sin cos tan exp log abs floor ceil min max pow
     args: list[Expr] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class CheckedIndex(Expr):
     """A run-time index into a local vector or matrix of extent `size`, checked under
     `qd.init(debug=True)` (an out-of-range index is quadrants' "Out of bound access");
@@ -179,7 +180,7 @@ class CheckedIndex(Expr):
     loc: SourceLoc | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class AtomicRMW(Expr):
     """Atomic read-modify-write on an array element; evaluates to the old value."""
 
@@ -191,7 +192,7 @@ class AtomicRMW(Expr):
     expected: Expr | None = None  # `cas` only: `value` is stored when the element equals this
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class AtomicVar(Expr):
     """Atomic update of a kernel-frame variable from inside a parallel loop."""
 
@@ -201,7 +202,7 @@ class AtomicVar(Expr):
     expected: Expr | None = None  # `cas` only, as for AtomicRMW
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class CallFunc(Expr):
     """Call of another instantiation. Each callee leaf is fed either from a caller leaf
     (`binds`, the facts' Bind rows) or from an evaluated expression (`values`)."""
@@ -214,7 +215,7 @@ class CallFunc(Expr):
     block: str = ""
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class TupleReturn:
     """The value of `return a, b` in a func that returns several scalars."""
 
@@ -224,12 +225,12 @@ class TupleReturn:
 # ---------------------------------------------------------------- statements
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Stmt:
     loc: SourceLoc | None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Block:
     id: str
     parent: str
@@ -238,39 +239,39 @@ class Block:
     static_cond: str = ""  # the arm as written: "if qd.static(c)" or "else of if qd.static(c)"
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Assign(Stmt):
     var: Var = None
     value: Expr = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Store(Stmt):
     path: str = ""
     indices: list[Expr] = field(default_factory=list)
     value: Expr = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ExprStmt(Stmt):
     expr: Expr = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class If(Stmt):
     cond: Expr = None
     then: Block = None
     orelse: Block | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Nested(Stmt):
     """A block executed in place (taken `qd.static` arm, unrolled static-for body)."""
 
     block: Block = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class For(Stmt):
     """`for vars in range/ndrange`: dims are (start, stop, step) per loop variable.
 
@@ -286,28 +287,28 @@ class For(Stmt):
     block_dim: int | None = None  # qd.loop_config(block_dim=): CUDA threads per block of this parallel loop
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class While(Stmt):
     cond: Expr = None
     body: Block = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Break(Stmt):
     pass
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Continue(Stmt):
     pass
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Return(Stmt):
     value: Expr | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Assert(Stmt):
     """`assert cond, message` (lowered only under debug): a false `cond` fails the launch."""
 
@@ -315,7 +316,7 @@ class Assert(Stmt):
     message: str | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Print(Stmt):
     """`print(...)`: text pieces (str) and `(expr, spec)` pairs, in order (`frontend/print_calls.py`);
     `spec` is a printf spec without its conversion's length modifier, or "" for the default."""
@@ -323,7 +324,7 @@ class Print(Stmt):
     parts: list = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Unpack(Stmt):
     """Assign the results of a tuple-returning call to temporaries."""
 
@@ -334,7 +335,7 @@ class Unpack(Stmt):
 # ---------------------------------------------------------------- facts side tables
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AccessRec:
     path: str
     block: str
@@ -342,7 +343,7 @@ class AccessRec:
     kind: str  # read write atomic shape arg
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeadCallRec:
     site: str
     func: str
@@ -356,7 +357,7 @@ class TaskKind(enum.Enum):
     SERIAL = "serial"  # straight-line kernel-level code between parallel loops, run once
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Task:
     """One step of a kernel launch. Steps run one after the other, in `Inst.tasks` order; a
     `Return` among a serial step's statements ends the launch (later steps do not run).
@@ -374,7 +375,7 @@ class Task:
     loop: For | None = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Inst:
     """One function specialised by its static context."""
 

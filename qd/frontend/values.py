@@ -6,14 +6,14 @@ parameter, a dataclass view, a tuple, a range) exists only while lowering.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+
+from analysis.records import field, record
 
 from . import ir
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CT:
     """A compile-time value. `origin` says where it was read from when that can be found
     again in another process (kind, module, dotted chain), so the disk cache can re-check it."""
@@ -22,7 +22,7 @@ class CT:
     origin: tuple | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LeafV:
     leaf: ir.Leaf
 
@@ -46,7 +46,7 @@ class _Members:
                 yield from v.leaves()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StructV(_Members):
     """A view of a dataclass parameter or a data-oriented object (`objects.py`) at `path`;
     `obj` is the data-oriented instance itself (its properties and methods are read from it)."""
@@ -57,12 +57,12 @@ class StructV(_Members):
     obj: object = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TupleV:
     items: tuple
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MatV:
     """A vector (`shape == (n,)`) or matrix (`(n, m)`) value, scalarised: its components in
     row-major order, each a run-time scalar (an IR expression, or a scalar leaf that is read,
@@ -97,7 +97,7 @@ class MatV:
                 yield e.leaf
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RecV(_Members):
     """A struct value (`qd.types.struct`, `@qd.dataclass`) inside a kernel, scalarised like a
     vector (`frontend/structs.py`): each member a run-time scalar (an IR expression, or a
@@ -111,7 +111,7 @@ class RecV(_Members):
     is_var: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RangeV:
     dims: tuple  # ((start, stop, step), ...) of symbolic values
     axes: tuple[int, ...] | None = None  # visit order of the dims, outermost first (qd.ndrange(axes=))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 import itertools
-from dataclasses import dataclass
+
+from analysis.records import record
 
 from .. import dtypes as _dt
 from ..errors import QdTypeError
@@ -20,7 +21,7 @@ from .values import CT, LeafV, MatV, TupleV
 from .vectors import _shape_text, as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
 
 
-@dataclass
+@record
 class Place:
     """Where an assignment to (part of) a vector writes: component variables (`vars`), or
     components of an array element (`leaf`, the element's outer indices and each component's

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import qd
+from analysis.records import replace
 from qd.runtime.launcher import make_launcher
 
 
@@ -238,9 +239,9 @@ def compiled_scaled():
 def test_leaf_path_that_is_not_an_identifier_chain_is_rejected(path):
     variant = compiled_scaled()
     km = variant.module
-    slots = [dataclasses.replace(s, path=path) if s.path == "c" else s for s in km.slots]
+    slots = [replace(s, path=path) if s.path == "c" else s for s in km.slots]
     with pytest.raises(qd.QdInternalError) as info:
-        make_launcher(scaled, dataclasses.replace(km, slots=slots), 0, set(), None, variant.info)
+        make_launcher(scaled, replace(km, slots=slots), 0, set(), None, variant.info)
     assert "leaf path" in str(info.value)
 
 
@@ -249,9 +250,9 @@ def test_leaf_path_that_is_not_an_identifier_chain_is_rejected(path):
 def test_slot_numbers_must_be_small_ints(field, value):
     variant = compiled_scaled()
     km = variant.module
-    slots = [dataclasses.replace(s, **{field: value}) if s.kind == "array" else s for s in km.slots]
+    slots = [replace(s, **{field: value}) if s.kind == "array" else s for s in km.slots]
     with pytest.raises(qd.QdInternalError):
-        make_launcher(scaled, dataclasses.replace(km, slots=slots), 0, set(), None, variant.info)
+        make_launcher(scaled, replace(km, slots=slots), 0, set(), None, variant.info)
     x = np.ones(2)
     scaled(x, 3.0)  # the real launcher is unaffected
     np.testing.assert_array_equal(x, [3.0, 3.0])
