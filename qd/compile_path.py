@@ -10,11 +10,11 @@ compiled object and wrapping it in a launcher stay with the pipeline.
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass
+import os
 from pathlib import Path
 
 from analysis.plan import PruningPlan
+from analysis.records import record
 
 from . import compile_pool, fastcache, fastcache_records, pruning, variants
 from . import config as _config
@@ -58,7 +58,7 @@ def target(cfg: _config.Config) -> Target:
     return target_for(cfg)
 
 
-@dataclass
+@record
 class Built:
     """A freshly compiled variant before it is loaded: its module (layout, check sites, IR),
     object code, pruning plan, the kernel's instantiation and every one it reaches."""
@@ -121,7 +121,7 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
         plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
     # symbol names must be unique across processes too: a cached object keeps the names it was
     # compiled with and shares the engine with this process's fresh compiles
-    name = f"qd_{_ident(kernel.fn.__qualname__)}_{uuid.uuid4().hex[:12]}"
+    name = f"qd_{_ident(kernel.fn.__qualname__)}_{os.urandom(6).hex()}"
     written = written_leaves(inst, reg.insts)
     try:
         with timed("codegen"):

@@ -11,9 +11,9 @@ imported by `load_compiler` on the first variant that has to be compiled, or the
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
 
 from analysis.plan import PruningPlan
+from analysis.records import record
 
 from . import config as _config
 from . import fastcache, fastcache_trust, variants
@@ -38,7 +38,7 @@ def load_compiler():
     return compiler
 
 
-@dataclass
+@record
 class Variant:
     launch: object
     kept: tuple[str, ...]
@@ -84,6 +84,8 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
     if hit is not None:
         return hit, "disk"
+    if _compiler["module"] is None:
+        tgt.warm_up()  # LLVM's first use, on another thread while this one imports the compile side
     built = load_compiler().build(kernel, bound, noalias)
     return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
 
@@ -261,7 +263,7 @@ def compile_batch(jobs: list[tuple[KernelView, tuple, dict]], workers: int) -> l
         return [out[out[n]] if isinstance(out[n], int) else out[n] for n in range(len(jobs))]
 
 
-@dataclass
+@record
 class Recorded:
     """A variant compiled (or loaded) while `qd-explain` runs a script: it keeps the variant, so
     its facts stay explainable after `qd.init` or eviction drops it from the kernel."""
