@@ -1,6 +1,10 @@
 """`qd.compile_all`: variants made ready ahead of their first launch, with the LLVM work on
 worker processes; the object code is byte for byte what an in-process compile gives."""
 
+import os
+import signal
+import time
+
 import numpy as np
 import pytest
 
@@ -136,13 +140,30 @@ def test_a_kernel_that_does_not_compile_is_reported_as_at_launch():
         qd.compile_all([(k, (x, x, r)), (broken, (x,))], workers=2)
 
 
+def test_workers_hold_no_descriptor_of_this_process_but_their_pipes():
+    compile_pool.shutdown()
+    r, w = os.pipe()
+    os.set_inheritable(w, True)  # one a child would inherit, were it not closed for the workers
+    try:
+        compile_pool.start(1)
+        os.close(w)
+        os.set_blocking(r, False)
+        assert os.read(r, 1) == b""  # end of file: no worker holds the write end
+        (worker,) = compile_pool._workers
+        assert worker.poll() is None
+    finally:
+        os.close(r)
+        compile_pool.shutdown()
+
+
 def test_a_worker_that_dies_is_replaced_by_compiling_here():
     ks = _kernels(6)
     x = np.linspace(0, 1, 64).astype(np.float32)
     compile_pool.start(2)
     for w in list(compile_pool._workers):
-        w.proc.kill()
-        w.proc.wait()
+        os.kill(w.pid, signal.SIGKILL)
+        while w.poll() is None:
+            time.sleep(0.01)
     infos = qd.compile_all([(k, (x, x.copy(), r)) for k, r in ks], workers=2)
     assert [i.source for i in infos] == ["compile"] * 6
     y = np.zeros_like(x)
