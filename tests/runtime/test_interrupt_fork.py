@@ -267,3 +267,49 @@ def test_forked_child_launches_and_compiles(tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "OK" in r.stdout, out
+
+
+FORK_DURING_WARM_UP = """
+    import os, signal, sys
+    import numpy as np
+    import qd
+    from qd.targets.cpu import jit
+
+    signal.alarm(200)
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def twice(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * 2.0
+
+    jit.warm_up()  # what a first compile starts; the fork below comes while it is still in LLVM
+    jit.warm_up()  # once per process
+    threads = [t for t in __import__("threading").enumerate() if t.name == "qd-llvm-warm-up"]
+    if len(threads) != 1:
+        print("FAIL: warm-up threads", threads)
+        sys.exit(1)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)  # a child that inherited LLVM's lock held would hang here
+        x = np.ones(8, np.float32)
+        twice(x)
+        os._exit(0 if (x == 2.0).all() else 3)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        print("FAIL: child exited with", code)
+        sys.exit(1)
+    x = np.ones(8, np.float32)
+    twice(x)
+    print("OK" if (x == 2.0).all() else "FAIL: parent result")
+"""
+
+
+def test_fork_while_llvm_warms_up(tmp_path):
+    """A fork waits for the warm-up thread: the child must not inherit llvmlite's lock held by
+    a thread it does not have (it would hang on its first compile)."""
+    r = _run(FORK_DURING_WARM_UP, tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "OK" in r.stdout, out
