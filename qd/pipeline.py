@@ -84,8 +84,6 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
     if hit is not None:
         return hit, "disk"
-    if _compiler["module"] is None:
-        tgt.warm_up()  # LLVM's first use, on another thread while this one imports the compile side
     built = load_compiler().build(kernel, bound, noalias)
     return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
 

@@ -83,11 +83,6 @@ class Host(abc.ABC):
         `code`; by default `obj` itself."""
         return obj
 
-    def warm_up(self) -> None:
-        """Start the code generator's one-time set-up in the background, if the target has one
-        worth overlapping with the compile side's import (by default nothing)."""
-        return None
-
 
 class Target(Host):
     """One machine qd generates code for."""

@@ -38,9 +38,6 @@ class CpuHost(Host):
     def configure(self) -> None:
         parallel.configure(self.threads)
 
-    def warm_up(self) -> None:
-        jit.warm_up()
-
     def load(self, obj: bytes, entry: str) -> jit.NativeCode:
         return jit.load_object(obj, entry)
 

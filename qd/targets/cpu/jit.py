@@ -9,7 +9,6 @@ llvmlite's ORC JIT keeps ~10 KB per library it ever linked.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 import threading
@@ -84,63 +83,6 @@ def optimize(text: str):
     pb = llvm.create_pass_builder(s["tm"], pto)
     pb.getModulePassManager().run(mod, pb)
     return mod
-
-
-_WARM_UP_LOOP = """
-define void @qd_warm_up(ptr noalias %a, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %j, %loop ]
-  %p = getelementptr inbounds float, ptr %a, i64 %i
-  %x = load float, ptr %p
-  %y = fmul float %x, 2.0
-  %z = fadd float %y, 1.0
-  store float %z, ptr %p
-  %j = add i64 %i, 1
-  %c = icmp slt i64 %j, %n
-  br i1 %c, label %loop, label %exit
-exit:
-  ret void
-}
-"""
-_warm: dict = {}  # the warm-up thread, once per process
-
-
-def warm_up() -> None:
-    """Optimise and emit a small vectorisable loop on a background thread (once per process).
-
-    A process's first LLVM compile takes about half as long again as the same compile later: the
-    target machine is created, and the optimiser's and code generator's code and tables are
-    touched for the first time. The first kernel compile starts this before importing the
-    compile side, which takes longer than the warm-up and holds the GIL, while LLVM runs without
-    it: with a core to spare, the kernel's own compile then runs at the warmed speed. The result
-    is thrown away; a failure here is left for the real compile to report."""
-    if _warm:
-        return
-    t = _warm["thread"] = threading.Thread(target=_warm_up_loop, name="qd-llvm-warm-up", daemon=True)
-    t.start()
-
-
-def _warm_up_loop() -> None:
-    try:
-        s = _init()
-        emit_object(optimize(f'target triple = "{s["triple"]}"\ntarget datalayout = "{s["datalayout"]}"\n'
-                             + _WARM_UP_LOOP))
-    except Exception:  # noqa: S110  (only a warm-up: the kernel's own compile reports LLVM failures)
-        pass
-
-
-def _finish_warm_up() -> None:
-    """Wait for the warm-up: before a fork (the child must not inherit LLVM's lock held by a
-    thread it does not have) and before exit (LLVM's static destructors must not run under it)."""
-    t = _warm.get("thread")
-    if t is not None and t.is_alive():
-        t.join()
-
-
-os.register_at_fork(before=_finish_warm_up)
-atexit.register(_finish_warm_up)
 
 
 def emit_object(mod) -> bytes:
