@@ -22,7 +22,6 @@ from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError, EngineUnavailableError
 from .indexes import Relations
 from .program import Program, load_program, parse_program
-from .souffle import SouffleEngine
 from .syntax import Decl
 
 
@@ -48,6 +47,10 @@ def get_engine(name: str | None = None) -> Engine:
     if name == "embedded":
         return _EMBEDDED
     if name == "souffle":
+        # lazy: an external engine that differential tests ask for; its `subprocess` import would
+        # otherwise cost every process's first compile ~4 ms
+        from .souffle import SouffleEngine
+
         return SouffleEngine()
     raise EngineUnavailableError(f"unknown Datalog engine {name!r} in QD_DATALOG_ENGINE (choose 'embedded' or "
                                  "'souffle')")
