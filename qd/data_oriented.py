@@ -76,4 +76,6 @@ def members_of(v) -> list[tuple[str, object]]:
     not depend on the order the attributes were assigned in."""
     if dataclasses.is_dataclass(v):
         return sorted((f.name, getattr(v, f.name)) for f in dataclasses.fields(v))
+    if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a named tuple: its fields (it has no __dict__)
+        return sorted(zip(type(v)._fields, v))
     return sorted(vars(v).items())

@@ -39,6 +39,15 @@ class DType:
     def is_bool(self) -> bool:
         return self.kind == "b"
 
+    def wrapped(self, value):
+        """`value` as an element of this type stores it in Python scope: a Python int into an
+        integer element as a C cast does (quadrants stores -128 into a u8 as 128, where numpy
+        refuses it); anything else unchanged, for numpy to convert."""
+        if type(value) is not int or not self.is_int:
+            return value
+        v = value & ((1 << self.bits) - 1)
+        return v - (1 << self.bits) if self.is_signed and v >> (self.bits - 1) else v
+
     def __repr__(self) -> str:
         return f"qd.{self.name}"
 

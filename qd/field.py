@@ -110,8 +110,8 @@ class Field(Ndarray):
     def __setitem__(self, key, value) -> None:
         k = self._key(key)
         try:
-            self._arr[k] = _plain(value)
-        except (TypeError, ValueError) as e:
+            self._arr[k] = self.dtype.wrapped(_plain(value))
+        except (TypeError, ValueError, OverflowError) as e:
             raise QdValueError(f"qd.field: storing {show(value)} at index {show(key)}: {e}", caller_loc()) from None
 
     # -- whole-field operations -----------------------------------------------------------------
@@ -120,8 +120,8 @@ class Field(Ndarray):
         """Every element set to `value` (a scalar, or for vector and matrix fields one element)."""
         arr = self._need()
         try:
-            arr[...] = _plain(value)
-        except (TypeError, ValueError) as e:
+            arr[...] = self.dtype.wrapped(_plain(value))
+        except (TypeError, ValueError, OverflowError) as e:
             raise QdValueError(f"fill: cannot fill a field of {self._kind()} with {show(value)}: {e}",
                                caller_loc()) from None
 

@@ -270,7 +270,7 @@ class Ndarray(TensorBase):
         elif idx is None and not self.shape:
             idx = ()
         try:
-            self._arr[idx] = value
+            self._arr[idx] = self.dtype.wrapped(value)
         except Exception as e:
             raise _item_error(e, idx, value) from None
 
@@ -415,7 +415,7 @@ class DeviceNdarray(Ndarray):
             return
         host = np.empty((), dtype=self.dtype.np) if off is not None else self.to_numpy()
         try:
-            host[() if off is not None else idx] = value
+            host[() if off is not None else idx] = self.dtype.wrapped(value)
         except Exception as e:
             raise _item_error(e, idx, value) from None
         self._upload(host, off or 0)

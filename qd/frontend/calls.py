@@ -89,7 +89,7 @@ def unpacked_arguments(low, node: ast.Call, evaluate) -> tuple[ast.Call, list, d
             nodes.append(a)
             args.append(evaluate(low, a))
             continue
-        items = _unpacked(low, low.expr(a.value), a.value, "*")
+        items = unpacked(low, low.expr(a.value), a.value, "*")
         nodes.extend([a.value] * len(items))
         args.extend(items)
     kwargs: dict = {}
@@ -109,15 +109,19 @@ def unpacked_arguments(low, node: ast.Call, evaluate) -> tuple[ast.Call, list, d
         a: getattr(node, a) for a in ("lineno", "col_offset", "end_lineno", "end_col_offset")}), args, kwargs
 
 
-def _unpacked(low, v, node, star: str) -> list:
+def unpacked(low, v, node, star: str = "*") -> list:
+    """The items `*v` stands for: a tuple's, a vector's components, or a compile-time
+    sequence's."""
     if isinstance(v, TupleV):
         return list(v.items)
+    if isinstance(v, MatV) and len(v.shape) == 1:
+        return list(v.entries)
     if isinstance(v, CT) and isinstance(v.value, (tuple, list, range)):
         return [CT(x) for x in v.value]
     if isinstance(v, CT) and hasattr(v.value, "__next__"):
         raise QdValueError(f"`{star}` of a generator or iterator in a kernel: it can be read only once and the kernel "
                            "may compile again; make it a tuple or list", low.loc(node))
-    raise QdTypeError(f"`{star}` in a call needs a tuple, list or range known at compile time, got "
+    raise QdTypeError(f"`{star}` needs a tuple, vector, list or range known at compile time, got "
                       f"{low.describe(v)}", low.loc(node))
 
 

@@ -45,13 +45,13 @@ def ct_key(v):
         return ("dtype", v.name)
     if isinstance(v, Field):  # a template field is an array argument: keyed by its type, not its identity
         return v._type_key
+    if taken_apart(v):  # a data-oriented object (a named tuple too), a dataclass holding arrays: `object_key`
+        return object_key(v)
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, tuple(ct_key(x) for x in v))
     if isinstance(v, range):
         return ("range", v.start, v.stop, v.step)
     cls = type(v)
-    if taken_apart(v):  # a data-oriented object, a dataclass holding arrays: see `object_key`
-        return object_key(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return ("dc", cls.__module__, cls.__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
     fn = getattr(v, "fn", None)
@@ -123,10 +123,10 @@ def _keep(v, key: tuple, members) -> None:
             nested.append((m, entry))
         elif not isinstance(m, _IMMUTABLE):
             return
-    d = vars(v)
     try:
         ref = weakref.ref(v, _forget(id(v)))
-    except TypeError:
+        d = vars(v)
+    except TypeError:  # no weak reference or no __dict__ (a named tuple): keyed again at each launch
         return
     _KEPT[id(v)] = (ref, tuple(d), tuple(d.values()), key, tuple(nested))
 

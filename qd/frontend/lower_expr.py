@@ -292,7 +292,8 @@ class ExprLowerer:
         items = sl.elts if isinstance(sl, ast.Tuple) else [] if fields.is_none_index(sl) else [sl]
         vals, nodes = [], []
         for it in items:
-            v = self.expr(it)
+            v = TupleV(tuple(calls.unpacked(self, self.expr(it.value), it.value))) if isinstance(it, ast.Starred) \
+                else self.expr(it)
             if isinstance(v, (TupleV, MatV)) or len(vectors.index_parts(v)) > 1:  # a tuple or an index vector
                 items = v.entries if isinstance(v, MatV) else vectors.index_parts(v)  # (`a[I]`, qd.grouped)
                 vals.extend(items)
@@ -319,7 +320,11 @@ class ExprLowerer:
         return base, fields.shifted(base.leaf, idx)
 
     def expr_Tuple(self, node):
-        return TupleV(tuple(self.expr(e) for e in node.elts))
+        items = []
+        for e in node.elts:  # `(*I, j)`: the items of a tuple or the components of a vector, spliced in
+            items.extend(calls.unpacked(self, self.expr(e.value), e.value) if isinstance(e, ast.Starred)
+                         else [self.expr(e)])
+        return TupleV(tuple(items))
 
     expr_List = expr_Tuple
 

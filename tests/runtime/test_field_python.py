@@ -160,3 +160,21 @@ def test_offsets_shift_python_indices():
 def test_unsupported_options_are_refused():
     with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
         qd.field(qd.f32, shape=4, needs_grad=True)
+
+
+@pytest.mark.parametrize("dtype", [qd.i8, qd.u8, qd.i16, qd.u16, qd.u32, qd.i64])
+def test_python_ints_out_of_range_wrap_as_a_cast_does(dtype):
+    """quadrants stores a Python int into an integer element as C does (-128 into a u8 is
+    128); numpy alone refuses it. Fields and ndarrays, one element and `fill`."""
+    bits = dtype.bits
+    values = [-1, -(1 << (bits - 1)) - 3, (1 << bits) + 5, 1 << (bits - 1), 7]
+    f = qd.field(dtype, shape=(len(values),))
+    n = qd.ndarray(dtype, shape=(len(values),))
+    for i, v in enumerate(values):
+        f[i] = v
+        n[i] = v
+    expected = np.array([v % (1 << bits) for v in values], np.uint64).astype(dtype.np)
+    np.testing.assert_array_equal(f.to_numpy(), expected)
+    np.testing.assert_array_equal(n.to_numpy(), expected)
+    f.fill(-2)
+    assert f[0] == np.array([(1 << bits) - 2], np.uint64).astype(dtype.np)[0]

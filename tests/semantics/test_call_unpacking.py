@@ -97,3 +97,28 @@ def test_unpacking_a_generator_is_refused():
 
     with pytest.raises(ValueError, match="generator or iterator"):
         k()
+
+
+@qd.kernel
+def spliced_index(a: qd.types.NDArray[qd.f32, 3], out: qd.types.NDArray[qd.f32, 2]):
+    for ij in qd.grouped(qd.ndrange(*out.shape)):
+        out[ij] = a[(*ij, 1)] + a[(*ij, 0)]  # an index vector spliced into an index tuple
+
+
+@qd.kernel
+def spliced_tuple(out: qd.types.NDArray[qd.i32, 1]):
+    t = (*EXTRA, 7)
+    v = qd.Vector([1, 2])
+    u = qd.Vector([*v, 3, *t])
+    for i in qd.static(range(6)):
+        out[i] = u[i]
+
+
+def test_starred_items_in_tuples_and_indices():
+    a = np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2)
+    out = np.zeros((2, 3), np.float32)
+    spliced_index(a, out)
+    np.testing.assert_array_equal(out, a[..., 1] + a[..., 0])
+    o = np.zeros(6, np.int32)
+    spliced_tuple(o)
+    np.testing.assert_array_equal(o, [1, 2, 3, 3, 5, 7])

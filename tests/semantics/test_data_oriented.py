@@ -3,6 +3,7 @@ instantiation, the specialisation key (types of arrays, values of constants) and
 primitives. Results are compared with numpy; kept/pruned sets are exact."""
 
 import dataclasses
+import typing
 
 import numpy as np
 import pytest
@@ -445,3 +446,32 @@ def test_object_with_mutable_members_is_keyed_at_every_launch():
     o.factors[1] = 10.0
     o.apply()
     np.testing.assert_array_equal(o.x.to_numpy(), np.full(N, 30.0))
+
+
+class Bodies(typing.NamedTuple):
+    pos: qd.Template
+    vel: qd.Template
+    unused: qd.Template
+
+
+Bodies = qd.data_oriented(Bodies)
+
+
+@qd.kernel
+def advance(b: qd.template(), dt: qd.f32):
+    for i in b.pos:
+        b.pos[i] += b.vel[i] * dt
+
+
+def test_named_tuple_members_are_leaves():
+    """A data-oriented named tuple (no `__dict__`: its members are its fields) is walked like
+    any data-oriented object; a new tuple of the same types does not recompile."""
+    vel = np.linspace(1, 2, N).astype(np.float32)
+    bodies = [Bodies(qd.field(qd.f32, shape=(N,)), qd.ndarray(qd.f32, (N,)), qd.field(qd.f32, shape=(N,)))
+              for _ in range(2)]
+    for k, b in enumerate(bodies):
+        b.vel.from_numpy(vel * (k + 1))
+        advance(b, 0.5)
+        np.testing.assert_allclose(b.pos.to_numpy(), vel * (k + 1) * np.float32(0.5))
+        assert qd.launch_info(advance).source == ("compile" if k == 0 else "memory")
+    assert qd.launch_info(advance).kept == ("b.pos", "b.vel", "dt")
