@@ -27,6 +27,7 @@ from .frontend import ir
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
 from .frontend.signature import ArraySpec, walk_specs
+from .rule_images import RuleImages, images_dir
 from .runtime.args import array_signature, get_path, leaf_type
 from .runtime.kernel_view import KernelView
 from .targets import target_for
@@ -50,6 +51,19 @@ def forget(inst_id: str) -> None:
     reg = _registry["reg"]
     if reg is not None:
         reg.insts.pop(inst_id, None)
+
+
+def rule_store(cfg: _config.Config) -> RuleImages | None:
+    """Where the compiled rules are kept between processes (`qd.rule_images`), unless the disk
+    cache is off."""
+    if not cfg.offline_cache:
+        return None
+    if "store" not in _store:
+        _store["store"] = RuleImages(images_dir())
+    return _store["store"]
+
+
+_store: dict = {}  # the rule images of this user (an explicit cache)
 
 
 def target(cfg: _config.Config) -> Target:
@@ -118,7 +132,7 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
         inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
         insts = ir.reachable(inst, reg.insts)
     with timed("analysis"):
-        plan = pruning.plan(inst, insts, reg.analysed, cfg.prune)
+        plan = pruning.plan(inst, insts, reg.analysed, cfg.prune, rule_store(cfg))
     # symbol names must be unique across processes too: a cached object keeps the names it was
     # compiled with and shares the engine with this process's fresh compiles
     name = f"qd_{_ident(kernel.fn.__qualname__)}_{os.urandom(6).hex()}"

@@ -12,7 +12,7 @@ import time
 from collections.abc import MutableMapping, Sequence
 
 from analysis import analyze
-from analysis.analyze import EngineUnavailableError
+from analysis.analyze import EngineUnavailableError, ImageStore
 from analysis.plan import PruningPlan, all_used
 
 from .errors import QdConfigError, caller_loc
@@ -21,14 +21,15 @@ from .frontend.facts import export, signatures
 
 
 def plans(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
-          engine=None, explain: bool = False) -> dict[str, PruningPlan]:
+          engine=None, explain: bool = False, store: ImageStore | None = None) -> dict[str, PruningPlan]:
     """Plans for kernel specialisations from one engine run; `insts` are all instantiations they
-    reach, `analysed` the used sets known from earlier runs (extended with the new ones)."""
+    reach, `analysed` the used sets known from earlier runs (extended with the new ones); `store`
+    keeps the compiled rules between processes (`qd.rule_images`)."""
     t0 = time.perf_counter()
     facts = export(kernels, insts, analysed, decision_only=not explain)
     t1 = time.perf_counter()
     try:
-        out = analyze.analyze_many([k.id for k in kernels], signatures(insts), facts, analysed, engine, explain)
+        out = analyze.analyze_many([k.id for k in kernels], signatures(insts), facts, analysed, engine, explain, store)
     except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run
         raise QdConfigError(str(e), caller_loc()) from None
     for p in out.values():
@@ -37,11 +38,11 @@ def plans(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst], analysed: Mutabl
 
 
 def plan(kernel: ir.Inst, insts: Sequence[ir.Inst], analysed: MutableMapping[str, tuple[str, ...]],
-         prune: bool = True) -> PruningPlan:
+         prune: bool = True, store: ImageStore | None = None) -> PruningPlan:
     """The plan for one kernel specialisation (what a compile needs); every leaf when not `prune`."""
     if not prune:
         return all_used(kernel.id, signatures(insts))
-    return plans([kernel], insts, analysed)[kernel.id]
+    return plans([kernel], insts, analysed, store=store)[kernel.id]
 
 
 def explain_relations(facts: dict[str, list]) -> dict[str, set]:

@@ -14,7 +14,7 @@ suite initialises for its own target instead). Compiled objects go to a temporar
 created for this pytest run, never to the user's home cache, so a stale entry from an earlier
 checkout cannot make a test pass or fail. The fastcache's per-user secret lives in a temporary
 directory too (`QD_CONFIG_DIR`, inherited by the programs tests run in subprocesses), never in
-the real home.
+the real home, and so does the user cache root (`XDG_CACHE_HOME`: the compiled rules).
 """
 
 import os
@@ -25,6 +25,7 @@ import pytest
 
 _CONFIG_DIR = tempfile.TemporaryDirectory(prefix="qd-config-")
 os.environ["QD_CONFIG_DIR"] = os.path.join(_CONFIG_DIR.name, "qd")
+os.environ["XDG_CACHE_HOME"] = os.path.join(_CONFIG_DIR.name, "cache")
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -140,11 +140,32 @@ class _Emitter:
 
 @dataclass
 class CompiledProgram:
-    """The generated evaluation function of a program plus its source (kept for debugging)."""
+    """The generated evaluation function of a program, its source (kept for debugging) and what
+    evaluating it needs besides: the constants its code reads, and what input facts must look
+    like. Everything but `run` and `index_hints` is plain data, so the whole can be stored and
+    rebuilt in another process (`images`)."""
 
     source: str
     run: Callable[[Mapping[str, Any]], tuple[dict[str, set[Row]], dict[Any, Any]]]  # relations, projections
     index_hints: dict[IndexKey, str]
+    code: Any = None  # the compiled module code that defines `run`
+    consts: dict[str, frozenset] = field(default_factory=dict)  # F_<rel>: a relation's facts written in the rules
+    getters: dict[str, tuple[int, ...]] = field(default_factory=dict)  # name -> the columns its itemgetter takes
+    inputs: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)  # .input rel -> (arity, bases)
+    relations: frozenset[str] = frozenset()  # every declared relation
+
+
+def namespace(consts: Mapping[str, frozenset], getters: Mapping[str, tuple[int, ...]],
+              hints: dict[IndexKey, str]) -> dict[str, Any]:
+    """The globals the generated code runs in."""
+    return {
+        **RUNTIME,
+        "EMPTY_MAP": {},
+        "EMPTY_SET": frozenset(),
+        "HINTS": hints,
+        **consts,
+        **{name: itemgetter(*cols) for name, cols in getters.items()},
+    }
 
 
 def _schedule(program: Program) -> list[tuple[Stratum | None, list[Stratum]]]:
@@ -405,16 +426,12 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
     )
     source = "\n".join([*pro, *body, f"    return {{{outs}}}, {{{projs}}}"]) + "\n"
     hints: dict[IndexKey, str] = {}
-    namespace: dict[str, Any] = {
-        **RUNTIME,
-        "EMPTY_MAP": {},
-        "EMPTY_SET": frozenset(),
-        "HINTS": hints,
-        **consts,
-        **{name: itemgetter(*cols) for name, cols in getters.items()},
-    }
-    exec(compile(source, f"<datalog {program!r}>", "exec"), namespace)
-    return CompiledProgram(source, namespace["__qd_eval"], hints)
+    code = compile(source, f"<datalog {program!r}>", "exec")
+    env = namespace(consts, getters, hints)
+    exec(code, env)
+    inputs = {rel: (program.decls[rel].arity, tuple(program.decls[rel].bases)) for rel in program.inputs}
+    return CompiledProgram(source, env["__qd_eval"], hints, code, consts, dict(getters), inputs,
+                           frozenset(program.decls))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,18 +475,19 @@ class EmbeddedEngine:
             program.engine_cache[key] = comp
         return comp
 
-    def run(self, program: Program, facts: Mapping[str, Iterable[Row]]) -> dict[str, set[Row]]:
-        """Evaluate ``program`` on the given input facts and return every ``.output`` relation."""
-        comp = self.compiled(program)
+    def run(self, program: Program | CompiledProgram, facts: Mapping[str, Iterable[Row]]) -> dict[str, set[Row]]:
+        """Evaluate ``program`` (or its compiled form) on the given input facts and return every
+        ``.output`` relation."""
+        comp = program if isinstance(program, CompiledProgram) else self.compiled(program)
         edb: dict[str, Any] = {}
-        inputs = program.inputs
+        inputs = comp.inputs
         for rel, rows in facts.items():
-            decl = program.decls.get(rel)
-            if decl is None:
+            if rel not in comp.relations:
                 raise DatalogError(f"facts given for unknown relation '{rel}'")
             if rel not in inputs:
                 raise DatalogError(f"facts given for '{rel}', which is not an .input relation")
-            edb[rel] = _materialise(rel, rows, decl.arity, decl.bases)
+            arity, bases = inputs[rel]
+            edb[rel] = _materialise(rel, rows, arity, bases)
         enabled = gc.isenabled()
         gc.disable()
         try:
