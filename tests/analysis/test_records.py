@@ -157,3 +157,31 @@ def test_replace_copies_with_changes():
     assert (k2.a, k2.b, k2.where) == (d2.a, d2.b, d2.where) and k.b == (2,)
     with pytest.raises(TypeError, match="no field 'z'"):
         replace(k, z=1)
+
+
+def test_records_of_one_shape_keep_their_own_defaults_and_factories():
+    @record
+    class A:
+        p: int
+        q: int = 1
+        r: list = field(default_factory=list)
+
+    @record(frozen=True)
+    class B:
+        s: int
+        t: int = 2
+        u: dict = field(default_factory=dict)
+
+    @record
+    class C:
+        v: int
+        w: int = 3
+        x: tuple = field(default_factory=lambda: (9,))
+
+    a, b, c = A(5), B(6), C(7)
+    assert (a.p, a.q, a.r) == (5, 1, []) and (b.s, b.t, b.u) == (6, 2, {}) and (c.v, c.w, c.x) == (7, 3, (9,))
+    assert not hasattr(a, "v") and not hasattr(c, "p")
+    assert A(p=1, r=[2]).r == [2] and C(v=1, w=0).w == 0
+    assert A.__init__.__qualname__.endswith("A.__init__")
+    with pytest.raises(TypeError):
+        A(q=1)
