@@ -66,11 +66,19 @@ FORMAT = 2
 
 
 def cache_dir(cfg) -> Path:
-    base = cfg.offline_cache_file_path or os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
-    if not base:
-        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(root, "qd")
-    return Path(base) / "fastcache"
+    env = os.environ
+    k = (cfg.offline_cache_file_path, env.get("QD_OFFLINE_CACHE_FILE_PATH"), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    d = _dirs.get(k)
+    if d is None:
+        base = k[0] or k[1]
+        if not base:
+            root = k[2] or os.path.join(os.path.expanduser("~"), ".cache")
+            base = os.path.join(root, "qd")
+        d = _dirs[k] = Path(base) / "fastcache"
+    return d
+
+
+_dirs: dict[tuple, Path] = {}  # what names a cache directory -> it (an explicit cache: every launch asks)
 
 
 # ---------------------------------------------------------------- keys
@@ -169,8 +177,21 @@ def _loc(loc: SourceLoc | None):
 
 def usable(cfg, loc=None) -> bool:
     """Whether the disk cache may be used at all: a per-user secret exists and the cache
-    directory is this user's own (each refusal is warned about once, at `loc`)."""
-    return trust.secret(loc) is not None and trust.usable_dir(cache_dir(cfg), True, loc)
+    directory is this user's own (each refusal is warned about once, at `loc`). A directory
+    found usable stays so for the configuration (each entry is checked again when read); one
+    refused is asked about again, in case it has been fixed."""
+    if trust.secret(loc) is None:
+        return False
+    d = cache_dir(cfg)
+    if (cfg.generation, d) in _usable:
+        return True
+    ok = trust.usable_dir(d, True, loc)
+    if ok:
+        _usable.add((cfg.generation, d))
+    return ok
+
+
+_usable: set[tuple[int, Path]] = set()  # (qd.init generation, directory) found usable
 
 
 def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts,
