@@ -36,6 +36,9 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
     and a kept tuple are listed in)."""
     by_inst = _by_first(out, "Param_Used")
     kernel_set = set(kernels)
+    # `params` may order a used set itself (`select(i, s)`: i's leaves in s, in signature order),
+    # without a tuple of all i's leaves: there are about a million in a large program
+    select = getattr(params, "select", None)
     used: dict[str, tuple[str, ...]] = {}
     for i in params:  # a leaf list is read only where some leaf is used (`params` may be lazy)
         if i in kernel_set:
@@ -44,7 +47,12 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
             used[i] = cached[i]
             continue
         s = by_inst.get(i)
-        used[i] = tuple(filter(s.__contains__, params[i])) if s else ()
+        if not s:
+            used[i] = ()
+        elif select is not None:
+            used[i] = select(i, s)
+        else:
+            used[i] = tuple(filter(s.__contains__, params[i]))
     kept_rows, pruned_rows = out["Param_Kept"], out["Param_Pruned"]
     plans = {}
     for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple

@@ -35,11 +35,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 from .errors import DatalogError
-from .indexes import RUNTIME, IndexKey, Relations, Row
+from .indexes import RUNTIME, GroupedRows, IndexKey, Relations, Row
 from .planning import _cols_name, _Needs, _Plan, _py_tuple, compile_plan
 from .program import Program
 from .stratify import Stratum
@@ -293,12 +294,18 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         initially_empty = {r for r in rec_rels if r not in program.inputs and not program.facts.get(r)}
         needs.maintained = set()
         needs.delta_groups = set()
-        once = [
-            plan(rule, None, rec_rels)
-            for s in ([rec] if rec else []) + ready
-            for rule in s.rules
-            if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
-        ]
+        needs.grouped_rels = set()
+
+        def once_plans(rec: Stratum | None = rec, ready: list[Stratum] = ready, rec_rels: frozenset[str] = rec_rels,
+                       initially_empty: set[str] = initially_empty) -> list[_Plan]:
+            return [
+                plan(rule, None, rec_rels)
+                for s in ([rec] if rec else []) + ready
+                for rule in s.rules
+                if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
+            ]
+
+        once = once_plans()
         chunk: list[str] = []
         if rec is None:
             _Emitter(chunk, rec_rels).batch(once, 1)
@@ -319,7 +326,7 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
             read = delta_plans()
             needs.grouped_rels = {r for r in rec.relations if _groupable(r, program, needs, read, grown)}
             if needs.grouped_rels:  # their producers now add to the grouped delta
-                read = delta_plans()
+                read, once = delta_plans(), once_plans()
                 grown = sorted({*grown, *((r, (0,), (1,)) for r in needs.grouped_rels)})
             deltas = [p for p, _ in read]
             chunk.append(f"    # recursive stratum: {', '.join(rec.relations)}")
@@ -422,15 +429,24 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
 
 
 def _materialise(rel: str, rows: Iterable[Row], arity: int, bases: tuple[str, ...]) -> Any:
-    if not isinstance(rows, (list, tuple, set, frozenset)):
-        rows = list(rows)
-    if not rows:
-        return rows
-    lengths = set(map(len, rows))
+    if type(rows) is GroupedRows:  # checked group by group, kept grouped
+        lengths = {n + 1 for n in set(map(len, chain.from_iterable(rows.groups.values())))}
+        if not lengths:
+            return ()
+        key, group = next((k, g) for k, g in rows.groups.items() if g)
+        sample: Any = group[0]
+        if type(sample) is tuple:
+            sample = (key, *sample)
+    else:
+        if not isinstance(rows, (list, tuple, set, frozenset)):
+            rows = list(rows)
+        if not rows:
+            return rows
+        lengths = set(map(len, rows))
+        sample = next(iter(rows))
     if lengths != {arity}:
         bad = sorted(lengths - {arity})
         raise DatalogError(f"facts for '{rel}' must have {arity} column(s); got rows with {bad[0]}")
-    sample = next(iter(rows))
     if type(sample) is not tuple:
         raise DatalogError(f"facts for '{rel}' must be tuples, got {type(sample).__name__}")
     for c, (value, base) in enumerate(zip(sample, bases)):

@@ -239,8 +239,11 @@ def _single_scan(rule: Rule, delta: int | None, order: list, k: int, rec_rels: f
     rows = loop.source
     lines: list[str] = []
     head_cols = [row_col.get(a.name) if isinstance(a, Var) else None for a in rule.head.args]
+    # a binary head whose delta is kept grouped gets the rows' two columns added group by group
+    grouped = (rule.head.rel in needs.grouped_rels and len(head_cols) == 2 and None not in head_cols
+               and head_cols[0] != head_cols[1])
     if (len(tests) == 1 and None not in head_cols and tuple(head_cols) == tests[0][2]
-            and len(head_cols) > 1):
+            and len(head_cols) > 1 and not grouped):
         # the head is the tested key: filter the keys themselves
         neg, container, cols = tests[0]
         pick = "filterfalse" if neg else "filter"
@@ -255,6 +258,12 @@ def _single_scan(rule: Rule, delta: int | None, order: list, k: int, rec_rels: f
                 hits = f"map(not_, {hits})"
             lines.append(f"r{n}_ = list(compress({rows}, {hits}))")
             rows = f"r{n}_"
+        if grouped:
+            rel = rule.head.rel
+            key, value = (_getter((c,), consts) for c in head_cols)
+            lines.append(f"_add_grouped(NG_{rel}, P_{rel}_0__1, {rows}, {key}, {value})")
+            steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
+            return _Plan(rule, steps, rel, "", prefix.names, bulk=True)
         made = _head_iter(rule, rows, row_col, {}, consts)
         if made is None:
             if not all(isinstance(a, Const) for a in rule.head.args):
