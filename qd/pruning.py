@@ -8,7 +8,6 @@ launch served from the disk cache loads, so the rules engine is imported with it
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import MutableMapping, Sequence
 
@@ -25,15 +24,9 @@ def plans(kernels: Sequence[ir.Inst], insts: Sequence[ir.Inst], analysed: Mutabl
           engine=None, explain: bool = False) -> dict[str, PruningPlan]:
     """Plans for kernel specialisations from one engine run; `insts` are all instantiations they
     reach, `analysed` the used sets known from earlier runs (extended with the new ones)."""
-    gc_was_on = gc.isenabled()
-    gc.disable()  # the export allocates a tuple per row (10^6 in a large program) and no cycles
-    try:
-        t0 = time.perf_counter()
-        facts = export(kernels, insts, analysed, decision_only=not explain)
-        t1 = time.perf_counter()
-    finally:
-        if gc_was_on:
-            gc.enable()
+    t0 = time.perf_counter()
+    facts = export(kernels, insts, analysed, decision_only=not explain)
+    t1 = time.perf_counter()
     try:
         out = analyze.analyze_many([k.id for k in kernels], signatures(insts), facts, analysed, engine, explain)
     except EngineUnavailableError as e:  # QD_DATALOG_ENGINE names an engine that cannot run

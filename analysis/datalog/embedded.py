@@ -32,7 +32,6 @@ Where the time goes, and what is done about it:
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -486,11 +485,8 @@ class EmbeddedEngine:
             if rel not in inputs:
                 raise DatalogError(f"facts given for '{rel}', which is not an .input relation")
             edb[rel] = _materialise(rel, rows, decl.arity, decl.bases)
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            rels, projections = comp.run(edb)
-            return Relations(rels, projections)
-        finally:
-            if enabled:
-                gc.enable()
+        # The cyclic GC keeps running: paused, the first collection after the run would walk
+        # every tuple the run made, by then out of the cache, which costs more than the young
+        # collections during the run do.
+        rels, projections = comp.run(edb)
+        return Relations(rels, projections)

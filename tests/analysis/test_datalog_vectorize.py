@@ -168,6 +168,14 @@ G = [("s1", "x", "q1"), ("s2", "y", "x"), ("s3", "x", "y"), ("s1", "a", "a")]
     ("p(x, y) :- e(x, y, _), !f(x, y).", "filterfalse(S_f.__contains__"),
     ("p(\"k\", \"k\") :- f(x, y), e(x, y, x).", "if r0_:"),
     ("p(x, x) :- f(x, y).\np(y, x) :- p(x, y).", "p("),
+    # a first round adding to a grouped delta group by group
+    ("p(x, y) :- e(x, y, z), f(x, z).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).", "_add_grouped(NG_p"),
+    # lookup tails: a lookup by outer keys, then filters on the rows found (partly outer keys:
+    # a projection looked up per outer row; row-only keys: a set; negated or not)
+    ("p(x, y) :- f(x, z), e(z, y, _), !g(x, y, z).", "l_ = "),
+    ("p(x, y) :- f(x, _), e(x, y, w), f(y, w).", "l_ = "),
+    ("p(x, y) :- f(x, _), e(x, y, w), !f(y, w), g(x, y, w).", "l_ = "),
+    ("p(x, y) :- f(x, _), e(x, y, _), g(x, y, \"q1\").", "p("),
 ])
 def test_vectorised_shapes(rules: str, marker: str) -> None:
     prog = parse_program(DECLS + rules + "\n")
