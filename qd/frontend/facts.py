@@ -11,8 +11,6 @@ analysed once per process.
 from __future__ import annotations
 
 from collections.abc import Collection, Container, Iterable, Mapping, Sequence
-from itertools import count, repeat
-from operator import attrgetter, itemgetter
 
 from analysis.datalog import GroupedRows
 
@@ -20,11 +18,6 @@ from . import ir
 
 RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond", "Access",
              "Access_Block", "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Site_Loc", "Inst_CachedUsed")
-
-_PATH, _BLOCK, _KIND = attrgetter("path"), attrgetter("block"), attrgetter("kind")
-_ID, _PARENT, _LOC = attrgetter("id"), attrgetter("parent"), attrgetter("loc")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
-
 
 def loc_str(loc) -> str:
     return "?" if loc is None else f"{loc.file}:{loc.line}:{loc.col + 1}"
@@ -40,40 +33,35 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     rows in a program with wide dataclasses, gives each access as an `Access_Block` row, without
     the location string and kind only explanations read, and `Call_Bind` as `GroupedRows` (each
     site's binding list as the frontend holds it, no tuple per row); explanations export everything
-    as lists of rows.
-
-    Rows are made by C-level iterators (`zip`, `map`, `repeat`) over the IR's records, one
-    interpreter step per instantiation or call site rather than per row: a large program has
-    about a million of them."""
+    as lists of rows."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
-    access, param, blocks, arms = f["Access_Block" if decision_only else "Access"], f["Inst_Param"], f["Block_Parent"], f["StaticArm_Taken"]
+    access, param, blocks, arms = f["Access"], f["Inst_Param"], f["Block_Parent"], f["StaticArm_Taken"]
     calls, binds = f["Call"], f["Call_Bind"]
     bound_sites: set[str] = set()  # a site id names its binding list, so its rows go out once
     bind_lists: dict[str, list[tuple[str, str]]] = {}  # the same, grouped by site (decision_only)
+    if decision_only:
+        access = f["Access_Block"]
     for inst in insts:
         i = inst.id
         if not inst.is_kernel and i in cached:
-            f["Inst_CachedUsed"].extend(zip(repeat(i), cached[i]))
+            f["Inst_CachedUsed"].extend((i, p) for p in cached[i])
             continue
         if not decision_only:
             f["Inst_Func"].append((i, inst.qualname))
             f["Inst_Template"].extend((i, name, value) for name, value in inst.static)
         if inst.is_kernel or not decision_only:
-            param.extend(zip(repeat(i), map(_PATH, inst.params), count()))
-        bl = inst.blocks
-        blocks.extend(zip(repeat(i), map(_ID, bl), map(_PARENT, bl)))
-        for b in bl:
+            param.extend((i, lf.path, n) for n, lf in enumerate(inst.params))
+        for b in inst.blocks:
+            blocks.append((i, b.id, b.parent))
             if b.static_taken is not None:
                 arms.append((i, b.id, b.static_taken))
                 if not decision_only:
                     f["StaticArm_Cond"].append((i, b.id, b.static_cond))
-        acc = inst.accesses
         if decision_only:
-            access.extend(zip(repeat(i), map(_PATH, acc), map(_BLOCK, acc)))
+            access.extend((i, a.path, a.block) for a in inst.accesses)
         else:
-            access.extend(zip(repeat(i), map(_PATH, acc), map(_BLOCK, acc), map(loc_str, map(_LOC, acc)),
-                              map(_KIND, acc)))
+            access.extend((i, a.path, a.block, loc_str(a.loc), a.kind) for a in inst.accesses)
         for c in inst.calls:
             site = c.site
             calls.append((site, i, c.callee, c.block))
@@ -81,8 +69,7 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
                 bind_lists.setdefault(site, c.binds)
             elif site not in bound_sites:
                 bound_sites.add(site)
-                pairs = c.binds
-                binds.extend(zip(repeat(site), map(_FIRST, pairs), map(_SECOND, pairs)))
+                binds.extend((site, a, q) for a, q in c.binds)
                 f["Site_Loc"].append((site, loc_str(c.loc)))
         if not decision_only:
             f["DeadCall"].extend((d.site, i, d.func, d.block) for d in inst.dead_calls)
@@ -102,12 +89,12 @@ class Signatures(Mapping):
         self._insts = {i.id: i for i in insts}
 
     def __getitem__(self, inst_id: str) -> tuple[str, ...]:
-        return tuple(map(_PATH, self._insts[inst_id].params))
+        return tuple([lf.path for lf in self._insts[inst_id].params])
 
     def select(self, inst_id: str, wanted: Container[str]) -> tuple[str, ...]:
         """The leaves of `inst_id` in `wanted`, in signature order: `self[inst_id]` filtered, in one
         pass that makes no tuple of all its leaves (how a plan orders a used set)."""
-        return tuple(filter(wanted.__contains__, map(_PATH, self._insts[inst_id].params)))
+        return tuple([p for lf in self._insts[inst_id].params if (p := lf.path) in wanted])
 
     def __iter__(self):
         return iter(self._insts)
