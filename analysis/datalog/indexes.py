@@ -252,8 +252,14 @@ class _Multi(dict):
     """A group of a projected index in which some inner key has several values (a list each)."""
 
 
-def _projected_group(rows: list[Row], innerf: Any, valf: Any) -> dict[Any, Any]:
-    group = dict(zip(map(innerf, rows), map(valf, rows)))
+def _projected_group(rows: list[Row], innerf: Any, valf: Any, at: tuple[int, int] | None = None) -> dict[Any, Any]:
+    """``at``: (inner column, value column) when the inner key is one column; a comprehension
+    indexing the rows then builds the group faster than ``dict(zip(...))`` of itemgetters."""
+    if at is not None:
+        ic, vc = at
+        group = {r[ic]: r[vc] for r in rows}
+    else:
+        group = dict(zip(map(innerf, rows), map(valf, rows)))
     if len(group) == len(rows):
         return group
     multi = _Multi()
@@ -269,12 +275,14 @@ def _build_projected(rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], 
     and the index holds no 1-tuples of rows (most keys are unique)."""
     if type(rows) is GroupedRows and outer == (0,) and 0 not in inner and col != 0:  # grouped as wanted
         innerf, valf = itemgetter(*(c - 1 for c in inner)), itemgetter(col - 1)
-        return {key: _projected_group(rests, innerf, valf) for key, rests in rows.groups.items()}
+        at = (inner[0] - 1, col - 1) if len(inner) == 1 else None
+        return {key: _projected_group(rests, innerf, valf, at) for key, rests in rows.groups.items()}
     if not isinstance(rows, (list, tuple)):
         rows = list(rows)
     innerf, valf = itemgetter(*inner), itemgetter(col)
+    at = (inner[0], col) if len(inner) == 1 else None
     if not outer:
-        return _projected_group(rows, innerf, valf)
+        return _projected_group(rows, innerf, valf, at)
     outerf = itemgetter(*outer)
     groups: dict[Any, list[Row]] = {}
     for key, group in groupby(rows, outerf):  # rows come grouped as exporters write them ...
@@ -282,11 +290,11 @@ def _build_projected(rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], 
             break
         groups[key] = list(group)
     else:
-        return {key: _projected_group(group, innerf, valf) for key, group in groups.items()}
+        return {key: _projected_group(group, innerf, valf, at) for key, group in groups.items()}
     scattered: defaultdict[Any, list[Row]] = defaultdict(list)  # ... or not
     for row in rows:
         scattered[outerf(row)].append(row)
-    return {key: _projected_group(group, innerf, valf) for key, group in scattered.items()}
+    return {key: _projected_group(group, innerf, valf, at) for key, group in scattered.items()}
 
 
 def _values(group: dict[Any, Any], keys: Iterable[Any]) -> Iterable[Any]:
