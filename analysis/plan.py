@@ -54,12 +54,20 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
         else:
             used[i] = tuple(filter(s.__contains__, params[i]))
     kept_rows, pruned_rows = out["Param_Kept"], out["Param_Pruned"]
+    projection = getattr(out, "projection", None)  # the two relations grouped by kernel, if the run did
+    kept_by = projection("Param_Kept", (0,), (1,)) if projection is not None else None
+    pruned_by = projection("Param_Pruned", (0,), (1,)) if projection is not None else None
     plans = {}
     for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple
         leaves = params[k]
-        rows = list(zip(repeat(k), leaves))  # (k, leaf), tested against the rows of the two relations
-        kept = tuple(compress(leaves, map(kept_rows.__contains__, rows)))
-        pruned = tuple(compress(leaves, map(pruned_rows.__contains__, rows)))
+        if kept_by is not None and pruned_by is not None:
+            ks, ps = kept_by.get(k, ()), pruned_by.get(k, ())
+            kept = tuple([p for p in leaves if p in ks])
+            pruned = tuple([p for p in leaves if p in ps])
+        else:
+            rows = list(zip(repeat(k), leaves))  # (k, leaf), tested against the rows of the two relations
+            kept = tuple(compress(leaves, map(kept_rows.__contains__, rows)))
+            pruned = tuple(compress(leaves, map(pruned_rows.__contains__, rows)))
         used[k] = kept
         plans[k] = PruningPlan(k, used, kept, pruned)
     return plans

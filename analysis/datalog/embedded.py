@@ -223,7 +223,15 @@ def compile_program(program: Program, vectorize: bool = True) -> CompiledProgram
     """
     first = _Needs({r.head.rel for r in program.rules})
     _generate(program, first, None, vectorize)
-    return _generate(program, _Needs(first.derived), first, vectorize)
+    rules_of = {rel: sum(1 for r in program.rules if r.head.rel == rel) for rel in first.derived}
+    grouped = {rel for rel, n in first.head_groups.items() if n == rules_of[rel] and rel in program.outputs
+               and rel not in program.inputs and not program.facts.get(rel)}
+    second = _Needs(first.derived)
+    second.grouped_heads = grouped
+    comp = _generate(program, second, first, vectorize)
+    if any(second.head_groups.get(rel) != rules_of[rel] for rel in grouped):  # pragma: no cover - same plans
+        comp = _generate(program, _Needs(first.derived), first, vectorize)
+    return comp
 
 
 def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize: bool) -> CompiledProgram:
@@ -402,13 +410,17 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         pro.append(f"    L_{name} = {rows}")
         if name in needs.sets or name in program.outputs:
             pro.append(f"    S_{name} = L_{name} if type(L_{name}) in (set, frozenset) else set(L_{name})")
+    pro += [f"    Q_{rel} = {{}}" for rel in sorted(needs.grouped_heads)]
     outs = ", ".join(f"{name!r}: S_{name}" for name in program.outputs)
     # Projections of output relations the run built anyway are handed out too (`Relations`).
-    projs = ", ".join(
-        f"{(rel, outer, inner)!r}: P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+    handed = {
+        (rel, outer, inner): f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
         for rel, kind in sorted(built, key=repr) if kind[0] == "proj" and rel in program.outputs
         for outer, inner in [(kind[1:kind.index(-1)], kind[kind.index(-1) + 1:])]
-    )
+    }
+    for rel in sorted(needs.grouped_heads):  # ... and the groupings lookup tails made of their heads
+        handed.setdefault((rel, (0,), (1,)), f"Q_{rel}")
+    projs = ", ".join(f"{key!r}: {name}" for key, name in handed.items())
     source = "\n".join([*pro, *body, f"    return {{{outs}}}, {{{projs}}}"]) + "\n"
     hints: dict[IndexKey, str] = {}
     namespace: dict[str, Any] = {

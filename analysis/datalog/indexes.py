@@ -213,6 +213,16 @@ def _add_grouped(groups: dict[Any, set[Any]], known: dict[Any, set[Any]], rows: 
         _add_new(groups, known, key, map(valf, run))
 
 
+def _into_group(groups: dict[Any, set[Any]], key: Any, values: list[Any]) -> None:
+    """Add ``values`` to the group of ``key`` in a grouping of a relation's rows."""
+    if values:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = set(values)
+        else:
+            group.update(values)
+
+
 def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
     """Start an index that will grow while its (recursive) relation is being computed."""
     index: defaultdict[Any, list[Row]] = defaultdict(list)
@@ -317,5 +327,5 @@ def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, .
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new", "_add_grouped", "_build_projected", "_values")}
+    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new", "_add_grouped", "_into_group", "_build_projected", "_values")}
 RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)

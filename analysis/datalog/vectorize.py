@@ -317,6 +317,16 @@ def _lookup_tail(rule: Rule, order: list, k: int, rec_rels: frozenset[str], need
         hits = f"map({container}.__contains__, {keys})"
         lines.append(f"r{n}_ = list(compress({rows}, {f'map(not_, {hits})' if lit.negated else hits}))")
         rows = f"r{n}_"
+    head, rel = rule.head.args, rule.head.rel
+    if (len(head) == 2 and rel not in rec_rels and isinstance(head[0], Var) and head[0].name in names
+            and head[0].name not in row_col and isinstance(head[1], Var) and head[1].name in row_col):
+        needs.head_groups[rel] = needs.head_groups.get(rel, 0) + 1
+        if rel in needs.grouped_heads:  # (key, value) rows, and the values grouped under the key
+            key = names[head[0].name]
+            lines += [f"v_ = list(map({_getter((row_col[head[1].name],), consts)}, {rows}))",
+                      f"S_{rel}.update(zip(repeat({key}), v_))", f"_into_group(Q_{rel}, {key}, v_)"]
+            steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
+            return _Plan(rule, steps, rel, "", names, bulk=True)
     made = _head_iter(rule, rows, row_col, names, consts)
     if made is None:
         return None
