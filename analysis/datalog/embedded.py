@@ -26,6 +26,10 @@ Where the time goes, and what is done about it:
   of the plan needs probes the last atom with a whole set of keys, and a binary recursive
   relation read only that way keeps its delta grouped (key -> new values), deduplicated
   against its projection instead of one candidate tuple at a time.
+* An input relation may come as `GroupedRows` (first column -> rest of its rows); an index on
+  that column is then built from the groups, every other use iterates the rows.
+* The cyclic GC is not paused: a pause only moves the first traversal of every tuple a run
+  makes to one collection after it, when they are out of the cache.
 * A first-round rule that reads a recursive relation with no input rows or facts derives
   nothing and is left out.
 """
