@@ -228,12 +228,12 @@ def compile_program(program: Program, vectorize: bool = True) -> CompiledProgram
     first = _Needs({r.head.rel for r in program.rules})
     _generate(program, first, None, vectorize)
     rules_of = {rel: sum(1 for r in program.rules if r.head.rel == rel) for rel in first.derived}
-    grouped = {rel for rel, n in first.head_groups.items() if n == rules_of[rel] and rel in program.outputs
+    grouped = {rel for rel, ids in first.head_groups.items() if len(ids) == rules_of[rel] and rel in program.outputs
                and rel not in program.inputs and not program.facts.get(rel)}
     second = _Needs(first.derived)
     second.grouped_heads = grouped
     comp = _generate(program, second, first, vectorize)
-    if any(second.head_groups.get(rel) != rules_of[rel] for rel in grouped):  # pragma: no cover - same plans
+    if any(len(second.head_groups.get(rel, ())) != rules_of[rel] for rel in grouped):  # pragma: no cover
         comp = _generate(program, _Needs(first.derived), first, vectorize)
     return comp
 

@@ -320,7 +320,7 @@ def _lookup_tail(rule: Rule, order: list, k: int, rec_rels: frozenset[str], need
     head, rel = rule.head.args, rule.head.rel
     if (len(head) == 2 and rel not in rec_rels and isinstance(head[0], Var) and head[0].name in names
             and head[0].name not in row_col and isinstance(head[1], Var) and head[1].name in row_col):
-        needs.head_groups[rel] = needs.head_groups.get(rel, 0) + 1
+        needs.head_groups.setdefault(rel, set()).add(id(rule))
         if rel in needs.grouped_heads:  # (key, value) rows, and the values grouped under the key
             key = names[head[0].name]
             lines += [f"v_ = list(map({_getter((row_col[head[1].name],), consts)}, {rows}))",
