@@ -36,6 +36,9 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
     and a kept tuple are listed in)."""
     by_inst = _by_first(out, "Param_Used")
     kernel_set = set(kernels)
+    # `params` may order a used set itself (`select(i, s)`: i's leaves in s, in signature order),
+    # without a tuple of all i's leaves: there are about a million in a large program
+    select = getattr(params, "select", None)
     used: dict[str, tuple[str, ...]] = {}
     for i in params:  # a leaf list is read only where some leaf is used (`params` may be lazy)
         if i in kernel_set:
@@ -44,14 +47,27 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
             used[i] = cached[i]
             continue
         s = by_inst.get(i)
-        used[i] = tuple(filter(s.__contains__, params[i])) if s else ()
+        if not s:
+            used[i] = ()
+        elif select is not None:
+            used[i] = select(i, s)
+        else:
+            used[i] = tuple(filter(s.__contains__, params[i]))
     kept_rows, pruned_rows = out["Param_Kept"], out["Param_Pruned"]
+    projection = getattr(out, "projection", None)  # the two relations grouped by kernel, if the run did
+    kept_by = projection("Param_Kept", (0,), (1,)) if projection is not None else None
+    pruned_by = projection("Param_Pruned", (0,), (1,)) if projection is not None else None
     plans = {}
     for k in kernels:  # one shared `used` map: a kernel's own entry is its kept tuple
         leaves = params[k]
-        rows = list(zip(repeat(k), leaves))  # (k, leaf), tested against the rows of the two relations
-        kept = tuple(compress(leaves, map(kept_rows.__contains__, rows)))
-        pruned = tuple(compress(leaves, map(pruned_rows.__contains__, rows)))
+        if kept_by is not None and pruned_by is not None:
+            ks, ps = kept_by.get(k, ()), pruned_by.get(k, ())
+            kept = tuple([p for p in leaves if p in ks])
+            pruned = tuple([p for p in leaves if p in ps])
+        else:
+            rows = list(zip(repeat(k), leaves))  # (k, leaf), tested against the rows of the two relations
+            kept = tuple(compress(leaves, map(kept_rows.__contains__, rows)))
+            pruned = tuple(compress(leaves, map(pruned_rows.__contains__, rows)))
         used[k] = kept
         plans[k] = PruningPlan(k, used, kept, pruned)
     return plans

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from .embedded import EmbeddedEngine
 from .errors import DatalogError, DatalogStratificationError, DatalogSyntaxError, EngineUnavailableError
-from .indexes import Relations
+from .indexes import GroupedRows, Relations
 from .program import Program, load_program, parse_program
 from .syntax import Decl
 
@@ -63,6 +63,7 @@ __all__ = [
     "Decl",
     "Engine",
     "EngineUnavailableError",
+    "GroupedRows",
     "Program",
     "Relations",
     "get_engine",

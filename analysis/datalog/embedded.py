@@ -26,20 +26,24 @@ Where the time goes, and what is done about it:
   of the plan needs probes the last atom with a whole set of keys, and a binary recursive
   relation read only that way keeps its delta grouped (key -> new values), deduplicated
   against its projection instead of one candidate tuple at a time.
+* An input relation may come as `GroupedRows` (first column -> rest of its rows); an index on
+  that column is then built from the groups, every other use iterates the rows.
+* The cyclic GC is not paused: a pause only moves the first traversal of every tuple a run
+  makes to one collection after it, when they are out of the cache.
 * A first-round rule that reads a recursive relation with no input rows or facts derives
   nothing and is left out.
 """
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 from .errors import DatalogError
-from .indexes import RUNTIME, IndexKey, Relations, Row
+from .indexes import RUNTIME, GroupedRows, IndexKey, Relations, Row
 from .planning import _cols_name, _Needs, _Plan, _py_tuple, compile_plan
 from .program import Program
 from .stratify import Stratum
@@ -244,7 +248,15 @@ def compile_program(program: Program, vectorize: bool = True) -> CompiledProgram
     """
     first = _Needs({r.head.rel for r in program.rules})
     _generate(program, first, None, vectorize)
-    return _generate(program, _Needs(first.derived), first, vectorize)
+    rules_of = {rel: sum(1 for r in program.rules if r.head.rel == rel) for rel in first.derived}
+    grouped = {rel for rel, ids in first.head_groups.items() if len(ids) == rules_of[rel] and rel in program.outputs
+               and rel not in program.inputs and not program.facts.get(rel)}
+    second = _Needs(first.derived)
+    second.grouped_heads = grouped
+    comp = _generate(program, second, first, vectorize)
+    if any(len(second.head_groups.get(rel, ())) != rules_of[rel] for rel in grouped):  # pragma: no cover
+        comp = _generate(program, _Needs(first.derived), first, vectorize)
+    return comp
 
 
 def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize: bool) -> CompiledProgram:
@@ -314,12 +326,18 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         initially_empty = {r for r in rec_rels if r not in program.inputs and not program.facts.get(r)}
         needs.maintained = set()
         needs.delta_groups = set()
-        once = [
-            plan(rule, None, rec_rels)
-            for s in ([rec] if rec else []) + ready
-            for rule in s.rules
-            if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
-        ]
+        needs.grouped_rels = set()
+
+        def once_plans(rec: Stratum | None = rec, ready: list[Stratum] = ready, rec_rels: frozenset[str] = rec_rels,
+                       initially_empty: set[str] = initially_empty) -> list[_Plan]:
+            return [
+                plan(rule, None, rec_rels)
+                for s in ([rec] if rec else []) + ready
+                for rule in s.rules
+                if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
+            ]
+
+        once = once_plans()
         chunk: list[str] = []
         if rec is None:
             _Emitter(chunk, rec_rels).batch(once, 1)
@@ -340,7 +358,7 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
             read = delta_plans()
             needs.grouped_rels = {r for r in rec.relations if _groupable(r, program, needs, read, grown)}
             if needs.grouped_rels:  # their producers now add to the grouped delta
-                read = delta_plans()
+                read, once = delta_plans(), once_plans()
                 grown = sorted({*grown, *((r, (0,), (1,)) for r in needs.grouped_rels)})
             deltas = [p for p, _ in read]
             chunk.append(f"    # recursive stratum: {', '.join(rec.relations)}")
@@ -417,13 +435,17 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
         pro.append(f"    L_{name} = {rows}")
         if name in needs.sets or name in program.outputs:
             pro.append(f"    S_{name} = L_{name} if type(L_{name}) in (set, frozenset) else set(L_{name})")
+    pro += [f"    Q_{rel} = {{}}" for rel in sorted(needs.grouped_heads)]
     outs = ", ".join(f"{name!r}: S_{name}" for name in program.outputs)
     # Projections of output relations the run built anyway are handed out too (`Relations`).
-    projs = ", ".join(
-        f"{(rel, outer, inner)!r}: P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
+    handed = {
+        (rel, outer, inner): f"P_{rel}_{_cols_name(outer)}__{_cols_name(inner)}"
         for rel, kind in sorted(built, key=repr) if kind[0] == "proj" and rel in program.outputs
         for outer, inner in [(kind[1:kind.index(-1)], kind[kind.index(-1) + 1:])]
-    )
+    }
+    for rel in sorted(needs.grouped_heads):  # ... and the groupings lookup tails made of their heads
+        handed.setdefault((rel, (0,), (1,)), f"Q_{rel}")
+    projs = ", ".join(f"{key!r}: {name}" for key, name in handed.items())
     source = "\n".join([*pro, *body, f"    return {{{outs}}}, {{{projs}}}"]) + "\n"
     hints: dict[IndexKey, str] = {}
     code = compile(source, f"<datalog {program!r}>", "exec")
@@ -439,15 +461,24 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
 
 
 def _materialise(rel: str, rows: Iterable[Row], arity: int, bases: tuple[str, ...]) -> Any:
-    if not isinstance(rows, (list, tuple, set, frozenset)):
-        rows = list(rows)
-    if not rows:
-        return rows
-    lengths = set(map(len, rows))
+    if type(rows) is GroupedRows:  # checked group by group, kept grouped
+        lengths = {n + 1 for n in set(map(len, chain.from_iterable(rows.groups.values())))}
+        if not lengths:
+            return ()
+        key, group = next((k, g) for k, g in rows.groups.items() if g)
+        sample: Any = group[0]
+        if type(sample) is tuple:
+            sample = (key, *sample)
+    else:
+        if not isinstance(rows, (list, tuple, set, frozenset)):
+            rows = list(rows)
+        if not rows:
+            return rows
+        lengths = set(map(len, rows))
+        sample = next(iter(rows))
     if lengths != {arity}:
         bad = sorted(lengths - {arity})
         raise DatalogError(f"facts for '{rel}' must have {arity} column(s); got rows with {bad[0]}")
-    sample = next(iter(rows))
     if type(sample) is not tuple:
         raise DatalogError(f"facts for '{rel}' must be tuples, got {type(sample).__name__}")
     for c, (value, base) in enumerate(zip(sample, bases)):
@@ -488,11 +519,8 @@ class EmbeddedEngine:
                 raise DatalogError(f"facts given for '{rel}', which is not an .input relation")
             arity, bases = inputs[rel]
             edb[rel] = _materialise(rel, rows, arity, bases)
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            rels, projections = comp.run(edb)
-            return Relations(rels, projections)
-        finally:
-            if enabled:
-                gc.enable()
+        # The cyclic GC keeps running: paused, the first collection after the run would walk
+        # every tuple the run made, by then out of the cache, which costs more than the young
+        # collections during the run do.
+        rels, projections = comp.run(edb)
+        return Relations(rels, projections)

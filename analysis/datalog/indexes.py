@@ -10,15 +10,43 @@ run of the same program builds the index at C speed (`dict(zip(...))` / `itertoo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, compress, filterfalse, groupby, repeat
-from operator import itemgetter, not_
+from operator import add, itemgetter, not_
 from typing import Any
 
 Row = tuple[Any, ...]
 IndexKey = tuple[str, tuple[int, ...]]
 
-__all__ = ["IndexKey", "Relations", "Row", "RUNTIME"]
+__all__ = ["GroupedRows", "IndexKey", "Relations", "Row", "RUNTIME"]
+
+
+class GroupedRows:
+    """The rows of an input relation given grouped by their first column: ``groups`` maps each
+    key to the rest of its rows (tuples of the other columns). Iterating gives the rows.
+
+    Why: an exporter often holds a relation this way already (a call site's list of bindings),
+    and a run mostly wants it so too (an index on the first column), so the engine builds such
+    indexes from the groups and no tuple per row is made; every other use reads the rows."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, groups: dict[Any, Sequence[Row]]) -> None:
+        self.groups = groups
+
+    def __iter__(self) -> Iterator[Row]:
+        return chain.from_iterable(map(_prefixed, self.groups.items()))
+
+    def __len__(self) -> int:
+        return sum(map(len, self.groups.values()))
+
+    def __repr__(self) -> str:
+        return f"GroupedRows({len(self.groups)} keys, {len(self)} rows)"
+
+
+def _prefixed(item: tuple[Any, Sequence[Row]]) -> Iterator[Row]:
+    key, rests = item
+    return map(add, repeat((key,)), rests)
 
 
 class Relations(dict):
@@ -177,6 +205,24 @@ def _add_new(groups: dict[Any, set[Any]], known: dict[Any, set[Any]], key: Any, 
             group |= new
 
 
+def _add_grouped(groups: dict[Any, set[Any]], known: dict[Any, set[Any]], rows: Iterable[Row], keyf: Any,
+                 valf: Any) -> None:
+    """`_add_new` for rows: the ``(keyf(row), valf(row))`` not known yet, one call per run of rows
+    with equal keys (exporters write a relation's rows grouped, so the runs are long)."""
+    for key, run in groupby(rows, keyf):
+        _add_new(groups, known, key, map(valf, run))
+
+
+def _into_group(groups: dict[Any, set[Any]], key: Any, values: list[Any]) -> None:
+    """Add ``values`` to the group of ``key`` in a grouping of a relation's rows."""
+    if values:
+        group = groups.get(key)
+        if group is None:
+            groups[key] = set(values)
+        else:
+            group.update(values)
+
+
 def _new_index(rows: Iterable[Row], cols: tuple[int, ...]) -> defaultdict[Any, list[Row]]:
     """Start an index that will grow while its (recursive) relation is being computed."""
     index: defaultdict[Any, list[Row]] = defaultdict(list)
@@ -216,8 +262,14 @@ class _Multi(dict):
     """A group of a projected index in which some inner key has several values (a list each)."""
 
 
-def _projected_group(rows: list[Row], innerf: Any, valf: Any) -> dict[Any, Any]:
-    group = dict(zip(map(innerf, rows), map(valf, rows)))
+def _projected_group(rows: list[Row], innerf: Any, valf: Any, at: tuple[int, int] | None = None) -> dict[Any, Any]:
+    """``at``: (inner column, value column) when the inner key is one column; a comprehension
+    indexing the rows then builds the group faster than ``dict(zip(...))`` of itemgetters."""
+    if at is not None:
+        ic, vc = at
+        group = {r[ic]: r[vc] for r in rows}
+    else:
+        group = dict(zip(map(innerf, rows), map(valf, rows)))
     if len(group) == len(rows):
         return group
     multi = _Multi()
@@ -231,11 +283,16 @@ def _build_projected(rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], 
     ``outer`` columns just inner key -> value; a group with a repeated inner key is a `_Multi`
     of value lists. Why: a vectorised join that reads one column then finds values directly,
     and the index holds no 1-tuples of rows (most keys are unique)."""
+    if type(rows) is GroupedRows and outer == (0,) and 0 not in inner and col != 0:  # grouped as wanted
+        innerf, valf = itemgetter(*(c - 1 for c in inner)), itemgetter(col - 1)
+        at = (inner[0] - 1, col - 1) if len(inner) == 1 else None
+        return {key: _projected_group(rests, innerf, valf, at) for key, rests in rows.groups.items()}
     if not isinstance(rows, (list, tuple)):
         rows = list(rows)
     innerf, valf = itemgetter(*inner), itemgetter(col)
+    at = (inner[0], col) if len(inner) == 1 else None
     if not outer:
-        return _projected_group(rows, innerf, valf)
+        return _projected_group(rows, innerf, valf, at)
     outerf = itemgetter(*outer)
     groups: dict[Any, list[Row]] = {}
     for key, group in groupby(rows, outerf):  # rows come grouped as exporters write them ...
@@ -243,11 +300,11 @@ def _build_projected(rows: Any, outer: tuple[int, ...], inner: tuple[int, ...], 
             break
         groups[key] = list(group)
     else:
-        return {key: _projected_group(group, innerf, valf) for key, group in groups.items()}
+        return {key: _projected_group(group, innerf, valf, at) for key, group in groups.items()}
     scattered: defaultdict[Any, list[Row]] = defaultdict(list)  # ... or not
     for row in rows:
         scattered[outerf(row)].append(row)
-    return {key: _projected_group(group, innerf, valf) for key, group in scattered.items()}
+    return {key: _projected_group(group, innerf, valf, at) for key, group in scattered.items()}
 
 
 def _values(group: dict[Any, Any], keys: Iterable[Any]) -> Iterable[Any]:
@@ -270,5 +327,5 @@ def _group_rest(rows: Iterable[Row], outer: tuple[int, ...], inner: tuple[int, .
 # the names generated code calls these by
 RUNTIME: dict[str, Any] = {name: globals()[name] for name in (
     "_build_index", "_build_nested", "_build_projection", "_new_projection", "_extend_projection", "_new_index",
-    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new", "_build_projected", "_values")}
+    "_extend_index", "_build_grouped", "_group_rest", "_merge_projection", "_group_pairs", "_fold_rows", "_add_new", "_add_grouped", "_into_group", "_build_projected", "_values")}
 RUNTIME.update(chain=chain, compress=compress, filterfalse=filterfalse, repeat=repeat, not_=not_)

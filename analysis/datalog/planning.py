@@ -146,6 +146,11 @@ class _Needs:
         self.projected: set[tuple[str, tuple[int, ...], tuple[int, ...], int]] = set()
         self.grouped_rels: set[str] = set()  # recursive relations of that stratum whose delta is kept grouped
         self.maintained: set[IndexKey] = set()
+        # binary heads whose rows a lookup tail also groups by their first column (`Q_<rel>`):
+        # which rules (by id) did so while generating, and the relations whose every rule does,
+        # so the grouping is exact and handed out with the relations (set between passes)
+        self.head_groups: dict[str, set[int]] = {}
+        self.grouped_heads: set[str] = set()
         self.lets: dict[str, str] = {}  # let variable -> expression
 
     def set_of(self, rel: str) -> str:

@@ -13,6 +13,10 @@ a few interpreter steps per *group* of rows rather than per row.  Two shapes are
   the head columns picked out of them.
 * **single scan**: a plan with one loop (a scan, a constant-key lookup or the delta) and
   membership filters on its row becomes ``compress`` over the rows.
+* **lookup tail**: a first-round plan whose last loop looks up a complete relation by keys
+  bound in the loops before it, followed by membership filters only (``K(k, p) :- Kernel(k),
+  Param(k, p, _), Used(k, p)``), filters the rows found by ``compress`` too; a filter whose
+  key is bound partly outside tests the row against a projection looked up once per outer row.
 
 Anything else (a filter after the last loop, repeated variables or constants in a vectorised
 atom, a recursive last atom) keeps its tuple-at-a-time loops; the results are the same sets
@@ -110,7 +114,7 @@ def vectorized_plan(rule: Rule, delta: int | None, rec_rels: frozenset[str], nee
         return _grouped_delta(rule, delta, order, loops, rec_rels, needs, consts)
     if len(loops) == 1:
         return _single_scan(rule, delta, order, loops[0], rec_rels, needs, consts)
-    return None
+    return _lookup_tail(rule, order, loops[-1], rec_rels, needs, consts)
 
 
 def _grouped_delta(rule: Rule, delta: int, order: list, loops: list[int], rec_rels: frozenset[str],
@@ -239,8 +243,11 @@ def _single_scan(rule: Rule, delta: int | None, order: list, k: int, rec_rels: f
     rows = loop.source
     lines: list[str] = []
     head_cols = [row_col.get(a.name) if isinstance(a, Var) else None for a in rule.head.args]
+    # a binary head whose delta is kept grouped gets the rows' two columns added group by group
+    grouped = (rule.head.rel in needs.grouped_rels and len(head_cols) == 2 and None not in head_cols
+               and head_cols[0] != head_cols[1])
     if (len(tests) == 1 and None not in head_cols and tuple(head_cols) == tests[0][2]
-            and len(head_cols) > 1):
+            and len(head_cols) > 1 and not grouped):
         # the head is the tested key: filter the keys themselves
         neg, container, cols = tests[0]
         pick = "filterfalse" if neg else "filter"
@@ -255,6 +262,12 @@ def _single_scan(rule: Rule, delta: int | None, order: list, k: int, rec_rels: f
                 hits = f"map(not_, {hits})"
             lines.append(f"r{n}_ = list(compress({rows}, {hits}))")
             rows = f"r{n}_"
+        if grouped:
+            rel = rule.head.rel
+            key, value = (_getter((c,), consts) for c in head_cols)
+            lines.append(f"_add_grouped(NG_{rel}, P_{rel}_0__1, {rows}, {key}, {value})")
+            steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
+            return _Plan(rule, steps, rel, "", prefix.names, bulk=True)
         made = _head_iter(rule, rows, row_col, {}, consts)
         if made is None:
             if not all(isinstance(a, Const) for a in rule.head.args):
@@ -266,3 +279,58 @@ def _single_scan(rule: Rule, delta: int | None, order: list, k: int, rec_rels: f
             lines += pre + [_add(rule, it, rec_rels)]
     steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
     return _Plan(rule, steps, rule.head.rel, "", prefix.names, bulk=True)
+
+
+def _lookup_tail(rule: Rule, order: list, k: int, rec_rels: frozenset[str], needs: _Needs,
+                 consts: dict[str, object]) -> _Plan | None:
+    kind, atom, _ = order[k]
+    assert isinstance(atom, Atom)
+    if kind != "lookup" or atom.rel in rec_rels or any(isinstance(a, Const) for a in atom.args):
+        return None
+    prefix = compile_plan(rule, None, rec_rels, needs, upto=k + 1)
+    steps, names = list(prefix.steps), dict(prefix.names)
+    loop = steps.pop()
+    if not loop.is_loop or loop.checks:
+        return None
+    row_col = _new_vars(atom, {v for v, name in names.items() if name not in loop.binds.values()})
+    if row_col is None:
+        return None
+    rows = "l_"
+    lines = [f"l_ = {loop.source}"]
+    for n, (_, lit, _) in enumerate(order[k + 1:]):
+        if not isinstance(lit, Atom) or any(not isinstance(a, Var) for a in lit.args):
+            return None
+        inner = tuple(c for c, a in enumerate(lit.args) if a.name in row_col)  # type: ignore[union-attr]
+        outer = tuple(c for c in range(len(lit.args)) if c not in inner)
+        if not inner or (outer and lit.rel in rec_rels):
+            return None
+        cols = tuple(row_col[lit.args[c].name] for c in inner)  # type: ignore[union-attr]
+        if outer:  # the outer part of the key is looked up once per outer row
+            container = needs.projection(lit.rel, outer, inner, [names[lit.args[c].name] for c in outer])  # type: ignore[union-attr]
+            if not any(st.sig == ("let", container) for st in steps):
+                steps.append(_Step(("let", container), False, source=needs.lets[container], cond=container))
+            keys = f"map({_getter(cols, consts)}, {rows})"
+        else:
+            container = needs.set_of(lit.rel)
+            keys = (f"map({_getter(cols, consts)}, {rows})" if len(cols) > 1
+                    else f"zip(map({_getter(cols, consts)}, {rows}))")
+        hits = f"map({container}.__contains__, {keys})"
+        lines.append(f"r{n}_ = list(compress({rows}, {f'map(not_, {hits})' if lit.negated else hits}))")
+        rows = f"r{n}_"
+    head, rel = rule.head.args, rule.head.rel
+    if (len(head) == 2 and rel not in rec_rels and isinstance(head[0], Var) and head[0].name in names
+            and head[0].name not in row_col and isinstance(head[1], Var) and head[1].name in row_col):
+        needs.head_groups.setdefault(rel, set()).add(id(rule))
+        if rel in needs.grouped_heads:  # (key, value) rows, and the values grouped under the key
+            key = names[head[0].name]
+            lines += [f"v_ = list(map({_getter((row_col[head[1].name],), consts)}, {rows}))",
+                      f"S_{rel}.update(zip(repeat({key}), v_))", f"_into_group(Q_{rel}, {key}, v_)"]
+            steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
+            return _Plan(rule, steps, rel, "", names, bulk=True)
+    made = _head_iter(rule, rows, row_col, names, consts)
+    if made is None:
+        return None
+    pre, it = made
+    lines += pre + [_add(rule, it, rec_rels)]
+    steps.append(_Step(("bulk", *lines), False, lines=tuple(lines)))
+    return _Plan(rule, steps, rule.head.rel, "", names, bulk=True)

@@ -36,6 +36,7 @@ def live_blocks(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> set[tuple[str
 def used_fixpoint(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> set[tuple[str, str]]:
     live = live_blocks(facts)
     used: set[tuple[str, str]] = {(i, p) for i, p, b, _loc, _kind in facts.get("Access", ()) if (i, b) in live}
+    used |= {(i, p) for i, p, b in facts.get("Access_Block", ()) if (i, b) in live}  # a compile's accesses
     used |= {(i, p) for i, p in facts.get("Inst_CachedUsed", ())}
     # edges callee param -> caller path, over live call sites only
     binds_at: dict[str, list[tuple[str, str]]] = defaultdict(list)

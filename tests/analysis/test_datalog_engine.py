@@ -10,6 +10,7 @@ import pytest
 
 from analysis.datalog import (
     DatalogError,
+    GroupedRows,
     Program,
     get_engine,
     load_program,
@@ -82,6 +83,14 @@ def test_run_returns_outputs_only_and_accepts_iterables() -> None:
     assert out == {"path": {("a", "b"), ("b", "c"), ("a", "c")}}
 
 
+def test_grouped_rows_are_the_rows_they_hold() -> None:
+    rows = GroupedRows({"a": [("b",), ("c",)], "b": [("c",)], "d": []})
+    assert len(rows) == 3 and list(rows) == [("a", "b"), ("a", "c"), ("b", "c")]
+    out = get_engine().run(parse_program(TC), {"edge": rows})
+    assert out == {"path": {("a", "b"), ("a", "c"), ("b", "c")}}
+    assert get_engine().run(parse_program(TC), {"edge": GroupedRows({"d": []})}) == {"path": set()}
+
+
 def test_missing_inputs_are_empty() -> None:
     assert get_engine().run(parse_program(TC), {}) == {"path": set()}
 
@@ -94,6 +103,9 @@ def test_missing_inputs_are_empty() -> None:
         ({"edge": [("a",)]}, "must have 2 column"),
         ({"edge": [("a", 1)]}, "column 1 of 'edge' is a symbol, got int"),
         ({"edge": [["a", "b"]]}, "must be tuples"),
+        ({"edge": GroupedRows({"a": [("b", "c")]})}, "must have 2 column"),
+        ({"edge": GroupedRows({"a": [(1,)]})}, "column 1 of 'edge' is a symbol, got int"),
+        ({"edge": GroupedRows({"a": [["b"]]})}, "must be tuples"),
     ],
 )
 def test_bad_facts_are_rejected(facts: dict, message: str) -> None:

@@ -168,6 +168,14 @@ G = [("s1", "x", "q1"), ("s2", "y", "x"), ("s3", "x", "y"), ("s1", "a", "a")]
     ("p(x, y) :- e(x, y, _), !f(x, y).", "filterfalse(S_f.__contains__"),
     ("p(\"k\", \"k\") :- f(x, y), e(x, y, x).", "if r0_:"),
     ("p(x, x) :- f(x, y).\np(y, x) :- p(x, y).", "p("),
+    # a first round adding to a grouped delta group by group
+    ("p(x, y) :- e(x, y, z), f(x, z).\np(i, a) :- p(j, q), g(s, i, j), e(s, a, q).", "_add_grouped(NG_p"),
+    # lookup tails: a lookup by outer keys, then filters on the rows found (partly outer keys:
+    # a projection looked up per outer row; row-only keys: a set; negated or not)
+    ("p(x, y) :- f(x, z), e(z, y, _), !g(x, y, z).", "l_ = "),
+    ("p(x, y) :- f(x, _), e(x, y, w), f(y, w).", "l_ = "),
+    ("p(x, y) :- f(x, _), e(x, y, w), !f(y, w), g(x, y, w).", "l_ = "),
+    ("p(x, y) :- f(x, _), e(x, y, _), g(x, y, \"q1\").", "p("),
 ])
 def test_vectorised_shapes(rules: str, marker: str) -> None:
     prog = parse_program(DECLS + rules + "\n")
@@ -181,7 +189,7 @@ def test_vectorised_shapes(rules: str, marker: str) -> None:
 @given(call_graphs())
 def test_projections_handed_out_equal_their_relation(case: Generated) -> None:
     """`Relations.projection` gives a relation's rows grouped exactly (the plan builder reads it
-    instead of grouping Param_Used itself)."""
+    instead of grouping Param_Used, Param_Kept and Param_Pruned itself)."""
     prog = parse_program(case.text + ".decl k(x: S, y: S)\n.output k\nk(x, y) :- f(x, z), f(z, y), !p(x, y).\n")
     out = VECTORISED.run(prog, case.facts)
     groups = out.projection("p", (0,), (1,))
@@ -189,4 +197,20 @@ def test_projections_handed_out_equal_their_relation(case: Generated) -> None:
     assert {(k, v) for k, vs in groups.items() for v in vs} == out["p"]
     other = out.projection("r", (1,), (0,))  # handed out only where some rule wanted it, then exact too
     assert other is None or {(v, k) for k, vs in other.items() for v in vs} == out["r"]
-    assert out.projection("k", (0,), (1,)) is None  # never built
+    kept = out.projection("k", (0,), (1,))  # a lookup tail's head, grouped as it was derived
+    assert kept is not None and {(k, v) for k, vs in kept.items() for v in vs} == out["k"]
+    assert out.projection("k", (1,), (0,)) is None  # never built
+
+
+def test_head_grouped_only_when_every_rule_groups_it() -> None:
+    """A head's grouping is handed out only when each rule deriving it is a lookup tail that
+    grouped its rows; one other rule (here a scan) and there is none, since it would miss rows."""
+    base = DECLS + ".decl k(x: S, y: S)\n.output k\nk(x, y) :- f(x, z), e(z, y, _), !g(x, y, z).\n"
+    facts = {"e": E, "f": F, "g": G}
+    for extra, grouped in (("", True), ("k(x, x) :- f(x, _).\n", False)):
+        prog = parse_program(base + extra)
+        out = VECTORISED.run(prog, facts)
+        assert out == LOOPS.run(prog, facts) == run_clingo(prog, facts)
+        groups = out.projection("k", (0,), (1,))
+        assert (groups is not None) == grouped
+        assert groups is None or {(a, b) for a, bs in groups.items() for b in bs} == out["k"]

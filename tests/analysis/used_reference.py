@@ -30,6 +30,7 @@ def worklist_analysis(facts: Facts) -> dict[str, set[tuple[Any, ...]]]:
     live = {(i, b) for i, b, _ in get("Block_Parent") if (i, b) not in dead}
 
     used = {(i, p) for i, p, b, _, _ in get("Access") if (i, b) in live}
+    used |= {(i, p) for i, p, b in get("Access_Block") if (i, b) in live}  # a compile's accesses
     used |= set(get("Inst_CachedUsed"))
     callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for s, i, j, b in get("Call"):

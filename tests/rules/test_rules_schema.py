@@ -14,6 +14,7 @@ INPUTS = {
     "StaticArm_Taken": ("Inst", "Block", "number"),
     "StaticArm_Cond": ("Inst", "Block", "symbol"),
     "Access": ("Inst", "Path", "Block", "Loc", "AccessKind"),
+    "Access_Block": ("Inst", "Path", "Block"),
     "Call": ("Site", "Inst", "Inst", "Block"),
     "DeadCall": ("Site", "Inst", "Func", "Block"),
     "DeadCall_Arg": ("Site", "Path"),
