@@ -27,6 +27,18 @@ def test_access_in_live_and_dead_blocks(run) -> None:
     assert out["Param_Used"] == {("k#0", "a"), ("k#0", "b")}
 
 
+def test_access_block_rows_count_as_accesses_do(run) -> None:
+    """A compile's export gives accesses as Access_Block(i, p, b) rows (no location, no kind): the
+    same used sets as the Access rows of an explanation's export, dead arms included."""
+    parents = [("k#0", "root", ""), ("k#0", "on", "root"), ("k#0", "off", "root")]
+    taken = [("k#0", "on", 1), ("k#0", "off", 0)]
+    accesses = [read("k#0", "a"), read("k#0", "b", "on"), read("k#0", "c", "off"), read("k#0", "a", "off")]
+    full = run({"Block_Parent": parents, "StaticArm_Taken": taken, "Access": accesses})
+    compact = run({"Block_Parent": parents, "StaticArm_Taken": taken,
+                   "Access_Block": [(i, p, b) for i, p, b, _loc, _kind in accesses]})
+    assert compact["Param_Used"] == full["Param_Used"] == {("k#0", "a"), ("k#0", "b")}
+
+
 def test_every_access_kind_counts(run) -> None:
     kinds = ["read", "write", "atomic", "shape", "arg"]
     access = [("k#0", f"p{n}", "root", f"m.py:{n}:1", kind) for n, kind in enumerate(kinds)]
