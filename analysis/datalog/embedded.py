@@ -288,30 +288,23 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
                     f"    Y_{rel}_{_cols_name(cols)} = _build_nested({needs.rows_of(rel)}, {cols!r}, HINTS, {(rel, cols)!r}, {outer})"
                 )
                 built.add(key)
+        def build(rel: str, key: tuple, line: str) -> None:
+            if rel in complete and key not in built:
+                body.append(line)
+                built.add(key)
+
         for rel, outer_cols, inner_cols in sorted(needs.proj):
-            key = (rel, ("proj", *outer_cols, -1, *inner_cols))
-            if rel in complete and key not in built:
-                body.append(
-                    f"    P_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)} = _build_projection("
-                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, HINTS, {(rel, outer_cols)!r})"
-                )
-                built.add(key)
+            build(rel, (rel, ("proj", *outer_cols, -1, *inner_cols)),
+                  f"    P_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)} = _build_projection("
+                  f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, HINTS, {(rel, outer_cols)!r})")
         for rel, outer_cols, inner_cols, col in sorted(needs.projected):
-            key = (rel, ("projected", *outer_cols, -1, *inner_cols, -1, col))
-            if rel in complete and key not in built:
-                body.append(
-                    f"    V_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)}__{col} = _build_projected("
-                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, {col})"
-                )
-                built.add(key)
+            build(rel, (rel, ("projected", *outer_cols, -1, *inner_cols, -1, col)),
+                  f"    V_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)}__{col} = _build_projected("
+                  f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r}, {col})")
         for rel, outer_cols, inner_cols in sorted(needs.grouped):
-            key = (rel, ("grouped", *outer_cols, -1, *inner_cols))
-            if rel in complete and key not in built:
-                body.append(
-                    f"    Z_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)} = _build_grouped("
-                    f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r})"
-                )
-                built.add(key)
+            build(rel, (rel, ("grouped", *outer_cols, -1, *inner_cols)),
+                  f"    Z_{rel}_{_cols_name(outer_cols)}__{_cols_name(inner_cols)} = _build_grouped("
+                  f"{needs.rows_of(rel)}, {outer_cols!r}, {inner_cols!r})")
 
     getters: dict[str, object] = {}  # itemgetter constants of vectorised plans: name -> columns
 
