@@ -83,7 +83,17 @@ _NP = {
     "f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "u1": np.dtype(np.bool_),
 }
 _FROM_NP = {v: BY_NAME[k] for k, v in _NP.items()}
-_PY_ALIASES = {int: i32, float: f32, bool: u1}  # int and float follow qd.init(default_ip=, default_fp=)
+
+
+class default_up:  # noqa: N801 - named as quadrants' config field it stands for
+    """The unsigned integer type that goes with default_ip (quadrants' `default_up`): u32, or
+    u64 when default_ip is not i32. A placeholder like `int` and `float`, resolved when a
+    kernel compiles, so `qd.math.uvec2` declared at import holds u64 after
+    `qd.init(default_ip=qd.i64)`."""
+
+
+PLACEHOLDERS = (int, float, default_up)  # component types resolved by the init defaults
+_PY_ALIASES = {int: i32, float: f32, bool: u1, default_up: u32}  # follow qd.init(default_ip=, default_fp=)
 
 
 def set_python_defaults(ip: DType, fp: DType) -> None:
@@ -91,6 +101,7 @@ def set_python_defaults(ip: DType, fp: DType) -> None:
     casts from now on (quadrants' default_ip / default_fp)."""
     _PY_ALIASES[int] = ip
     _PY_ALIASES[float] = fp
+    _PY_ALIASES[default_up] = u32 if ip == i32 else u64
 
 
 def from_numpy(dt) -> DType | None:

@@ -323,8 +323,9 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
     `entry_symbol` is the target's name for a module's entry (`Target.entry_symbol`)."""
     _need(header.get("key") == dkey, "it was written for another key")
     open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
-    extra = spec_key[len(kernel.key_paths):]  # the layouts of arrays typed by their annotation
-    typed_perms = dict(extra[0][1]) if extra and extra[0][:1] == ("layouts",) else {}
+    extra = dict(spec_key[len(kernel.key_paths):])  # layouts, numpy dtypes of arrays typed by their annotation
+    typed_perms = dict(extra.get("layouts", ()))
+    typed_dtypes = {p: _dt.BY_NAME[n] for p, n in extra.get("dtypes", ())}
     leaves: dict[str, tuple] = {}  # path -> (kind, dtype, ndim, element shape, layout)
     for path, spec in walk_specs(kernel.specs):
         if isinstance(spec, ScalarSpec):
@@ -341,7 +342,8 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
                 continue
             if part is None:  # fixed by the annotation: its ndim counts outer dimensions
                 elem = tuple(spec.element_shape or ())
-                leaves[path] = ("array", spec.dtype, spec.ndim + len(elem), elem, tuple(typed_perms.get(path, ())))
+                leaves[path] = ("array", typed_dtypes.get(path, spec.dtype), spec.ndim + len(elem), elem,
+                                tuple(typed_perms.get(path, ())))
             else:
                 leaves[path] = ("array", *leaf_type(part, spec), tuple(part[3]) if len(part) == 4 else ())
         elif not isinstance(spec, (ConstSpec, StructSpec)):

@@ -14,6 +14,8 @@ import ast
 import functools
 import inspect
 
+import numpy as np
+
 from . import config as _config
 from . import variants as _variants
 from .dtypes import from_numpy
@@ -82,7 +84,7 @@ class Kernel(Decorated):
             self._specs = specs
             self.key_paths = _key_paths(specs)
             keyed = {path for path, _, _ in self.key_paths}
-            self.array_paths = [path for path, spec in walk_specs(specs)
+            self.array_paths = [(path, spec) for path, spec in walk_specs(specs)
                                 if isinstance(spec, ArraySpec) and path not in keyed]
         return self._specs
 
@@ -195,10 +197,20 @@ class Kernel(Decorated):
             else:
                 key.append(array_signature(v, spec, path, loc_of=self.param_loc))
         # arrays annotated with a dtype and rank are not key paths; one in a permuted layout
-        # (`qd.tensor(..., layout=)`) still needs code of its own
-        perms = tuple((path, v._perm) for path in self.array_paths
-                      if isinstance(v := get_path(bound, path, self.param_loc), Ndarray) and v._perm)
-        return tuple(key) + ((("layouts", perms),) if perms else ())
+        # (`qd.tensor(..., layout=)`) still needs code of its own, and so does a numpy array of
+        # vectors whose components are not of the annotated dtype (quadrants takes the array's)
+        perms, dtypes = [], []
+        for path, spec in self.array_paths:
+            v = get_path(bound, path, self.param_loc)
+            if isinstance(v, Ndarray):
+                if v._perm:
+                    perms.append((path, v._perm))
+            elif spec.element_shape and isinstance(v, np.ndarray):
+                dt = from_numpy(v.dtype)
+                if dt is not None and dt != spec.dtype:
+                    dtypes.append((path, dt.name))
+        return (tuple(key) + ((("layouts", tuple(perms)),) if perms else ())
+                + ((("dtypes", tuple(dtypes)),) if dtypes else ()))
 
     def _slow_call(self, args, kwargs):
         """First call of a specialisation (or a call the fast path could not handle). Runs
@@ -209,7 +221,10 @@ class Kernel(Decorated):
             key = self.key_of(bound)
             variant, source = get_variant(self, key, bound)
             if not self.key_paths:
-                self._fast = variant.launch
+                # a variant for numpy vectors of another dtype checks only numpy arrays: a
+                # qd.ndarray of that dtype must not reach it (the annotation's dtype binds those)
+                if not any(part[:1] == ("dtypes",) for part in key):
+                    self._fast = variant.launch
             else:
                 self._fast = self._make_dispatcher()
         result = variant.launch(*args, **kwargs)

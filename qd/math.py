@@ -34,7 +34,7 @@ e, pi, inf, nan = _pymath.e, _pymath.pi, _pymath.inf, _pymath.nan
 
 vec2, vec3, vec4 = vector(2, float), vector(3, float), vector(4, float)
 ivec2, ivec3, ivec4 = vector(2, int), vector(3, int), vector(4, int)
-uvec2, uvec3, uvec4 = vector(2, _dt.u32), vector(3, _dt.u32), vector(4, _dt.u32)
+uvec2, uvec3, uvec4 = vector(2, _dt.default_up), vector(3, _dt.default_up), vector(4, _dt.default_up)
 mat2, mat3, mat4 = matrix(2, 2, float), matrix(3, 3, float), matrix(4, 4, float)
 
 sqrt, sin, cos, tan = _lang.sqrt, _lang.sin, _lang.cos, _lang.tan

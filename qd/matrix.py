@@ -55,7 +55,7 @@ def _dtype_arg(dt, what: str) -> _dt.DType:
 
 def _type_dtype(dtype, what: str):
     """A type's component dtype as written: None, Python int / float, or a qd DType."""
-    if dtype is None or dtype is int or dtype is float or isinstance(dtype, _dt.DType):
+    if dtype is None or dtype in _dt.PLACEHOLDERS or isinstance(dtype, _dt.DType):
         return dtype
     return _dtype_arg(dtype, what)
 

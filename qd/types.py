@@ -33,7 +33,7 @@ class NDArrayType:
 
 
 def _dtype_str(d) -> str:
-    return getattr(d, "__name__", None) if d in (int, float) else str(d)
+    return getattr(d, "__name__", None) if d in _dt.PLACEHOLDERS else str(d)
 
 
 # quadrants' other ndarray-type options, with the value that means "off": qd accepts an option
@@ -101,7 +101,7 @@ class _NDArrayAnnotation:
                               caller_loc())
         if ndim is not None and (not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 0):
             raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {show(ndim)}", caller_loc())
-        return NDArrayType(dtype if dtype in (int, float) else d, ndim, es)
+        return NDArrayType(dtype if dtype in _dt.PLACEHOLDERS else d, ndim, es)
 
     def __repr__(self) -> str:
         return "qd.types.NDArray"

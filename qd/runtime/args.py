@@ -83,7 +83,10 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     else:
         raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
                               loc_of(path))
-    if spec.dtype is not None and spec.dtype != dt:
+    # quadrants checks a numpy array given for a vector or matrix parameter by its element shape
+    # only: the components have the array's dtype, and the kernel is specialised for it.
+    numpy_elements = isinstance(v, np.ndarray) and bool(spec.element_shape)
+    if spec.dtype is not None and spec.dtype != dt and not numpy_elements:
         raise QdArgumentError(f"argument {path!r} must have dtype {spec.dtype}, got {dt}", loc_of(path))
     es = spec.element_shape
     if es is not None and None in es:  # `element_dim=`: element sizes taken from the argument
@@ -155,6 +158,8 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
         return v._ptr, v._end, v._dims
     if isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
+        if elem and dt is not None and dt != dtype:  # vectors of another dtype: their own variant
+            raise LayoutMismatch(path)
         if dt != dtype or v.ndim != ndim or (elem and tuple(v.shape[ndim - len(elem):]) != tuple(elem)):
             raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
                                   f"components{_elem_text(elem)}, got a numpy array of dtype {v.dtype} and shape "
@@ -172,8 +177,9 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
 
 
 class LayoutMismatch(TypeError):
-    """An array argument whose layout is not the one a variant was compiled for. A TypeError:
-    a kernel's fast path answers those by dispatching the call again (`Kernel.__call__`)."""
+    """An array argument whose layout, or whose numpy dtype of vector components, is not the
+    one a variant was compiled for. A TypeError: a kernel's fast path answers those by
+    dispatching the call again (`Kernel.__call__`), whose key tells them apart."""
 
 
 def int_range(dtype: _dt.DType) -> tuple[int, int]:

@@ -73,3 +73,32 @@ def test_float_means_default_fp(arch):
     r = floats(0.1, np.array([2 ** 53, 1], np.int64), out)
     assert out.tolist() == [0.1 + 2.0 ** 53, 1.1]
     assert r == 0.1  # an f64 result, not 0.1 rounded to f32
+
+
+@qd.kernel
+def math_types(out_f: A[float, 1], out_i: A[int, 1], out_u: A[qd.u64, 1]):
+    v = qd.math.vec3(0.1)
+    iv = qd.math.ivec2(2 ** 31 - 1)
+    uv = qd.math.uvec2(2 ** 32 - 1)
+    out_f[0] = v.x + 1e-12
+    out_i[0] = iv.x + 1
+    out_u[0] = uv.y + 1
+
+
+@pytest.mark.parametrize("ip,fp", [(qd.i32, qd.f32), (qd.i64, qd.f64)])
+def test_math_vector_types_follow_the_defaults(arch, ip, fp):
+    """qd.math.vec*/mat* hold default_fp, ivec* default_ip and uvec* the unsigned type of
+    default_ip (u32 under i32, u64 otherwise), as in quadrants, whenever qd.init sets them."""
+    qd.init(arch=arch, default_ip=ip, default_fp=fp)
+    out_f = np.zeros(1, np.float64 if fp == qd.f64 else np.float32)
+    out_i = np.zeros(1, np.int64 if ip == qd.i64 else np.int32)
+    out_u = np.zeros(1, np.uint64)
+    math_types(out_f, out_i, out_u)
+    if ip == qd.i64:
+        assert out_f[0] == 0.1 + 1e-12
+        assert out_i[0] == 2 ** 31
+        assert out_u[0] == 2 ** 32  # u64 components: no wrap
+    else:
+        assert out_f[0] == np.float32(np.float32(0.1) + np.float32(1e-12))
+        assert out_i[0] == -2 ** 31  # i32 components wrap
+        assert out_u[0] == 0  # u32 components wrap (before the store widens)
