@@ -16,10 +16,12 @@ values (which is all a program can observe); sparse SNodes are refused by name.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdArgumentError, QdIndexError, QdTypeError, QdValueError, caller_loc, show
+from .errors import QdArgumentError, QdIndexError, QdRuntimeError, QdTypeError, QdValueError, caller_loc, show
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, _wrap
 from .ndarray import Ndarray, _set_layout, _shape_of
 
@@ -66,6 +68,9 @@ class Field(Ndarray):
         _set_layout(self, self.dtype, shape, self.element_shape)
         self._type_key = ("field", self.dtype.name, self._ndim, self.element_shape, self.offset)  # `ct_key` of a field
         self._placed = True
+        g = self.grad
+        if g is not None and not g._placed:  # placed with its primal
+            g._allocate(shape, offset)
 
     def _need(self) -> np.ndarray:
         if not self._placed:
@@ -230,31 +235,39 @@ def field(dtype, shape=None, name: str = "", offset=None, needs_grad: bool = Fal
     """`qd.field(dtype, shape)`: a dense field of scalars (a vector or matrix type as `dtype`
     makes a field of those). Without `shape` it is placed later with `qd.root`. With `offset`,
     indices run from it (`x[-4]` is the first element of a field with offset -4)."""
-    _no_grad(needs_grad)
     if isinstance(dtype, VectorType):
-        return Field(dtype.resolved_dtype(), shape, (dtype.n,), name, offset)
+        return with_grad(Field(dtype.resolved_dtype(), shape, (dtype.n,), name, offset), needs_grad, dtype)
     if isinstance(dtype, MatrixType):
-        return Field(dtype.resolved_dtype(), shape, tuple(dtype.shape), name, offset)
-    return Field(dtype, shape, (), name, offset)
+        return with_grad(Field(dtype.resolved_dtype(), shape, tuple(dtype.shape), name, offset), needs_grad, dtype)
+    return with_grad(Field(dtype, shape, (), name, offset), needs_grad)
 
 
-def _no_grad(needs_grad) -> None:
+def with_grad(f: Field, needs_grad, written=None) -> Field:
+    """`f` with its gradient field when `needs_grad` (quadrants' adjoint: same shape, dtype and
+    offset, placed with it, zero-filled). qd has no automatic differentiation, so nothing but
+    the program writes it; a kernel's `.grad()` and `qd.ad` do not exist. As in quadrants, only
+    a real (floating-point) field can have one."""
     if needs_grad:
-        raise QdTypeError("needs_grad=True: automatic differentiation is not supported by qd", caller_loc())
+        if not f.dtype.is_float:
+            shown = written if written is not None else f.dtype
+            raise QdRuntimeError(f"{shown} is not supported for field with `needs_grad=True` or `needs_dual=True`.",
+                                 caller_loc())
+        if f.grad is None:
+            f._grad = Field(f.dtype, f.shape if f._placed else None, f.element_shape, f.name + ".grad",
+                            f.offset or None)
+    return f
 
 
 def vector_field(n: int, dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False,
                  **_options) -> Field:
     """`qd.Vector.field(n, dtype, shape)`."""
-    _no_grad(needs_grad)
-    return Field(dtype, shape, (_elem_dim(n),), name, offset)
+    return with_grad(Field(dtype, shape, (_elem_dim(n),), name, offset), needs_grad)
 
 
 def matrix_field(n: int, m: int, dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False,
                  **_options) -> Field:
     """`qd.Matrix.field(n, m, dtype, shape)`."""
-    _no_grad(needs_grad)
-    return Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset)
+    return with_grad(Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset), needs_grad)
 
 
 def _elem_dim(n) -> int:
@@ -295,8 +308,16 @@ class SNode:
     """A node of a dense placement: the extent it gives each axis so far (a nested `dense` on
     the same axis multiplies it, as quadrants' hierarchical layouts do)."""
 
-    def __init__(self, extents: dict[int, int] | None = None):
+    def __init__(self, extents: dict[int, int] | None = None, tree: weakref.WeakSet | None = None):
         self._extents = dict(extents or {})
+        self._tree = weakref.WeakSet() if tree is None else tree  # the fields placed under its root
+
+    def lazy_grad(self) -> None:
+        """quadrants' `qd.root.lazy_grad()`: every real field placed so far under this root gets
+        its gradient field (`with_grad`), placed as the field is."""
+        for f in list(self._tree):
+            if f.dtype.is_float:
+                with_grad(f, True)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -316,7 +337,7 @@ class SNode:
         if sorted(out) != list(range(len(out))):
             raise QdArgumentError(f"dense placement over axes {sorted(out)}: the axes must be i, j, k, ... without "
                                   "gaps", caller_loc())
-        return SNode(out)
+        return SNode(out, self._tree)
 
     def place(self, *fields, offset=None) -> SNode:
         fields = [m for f in fields for m in (f._fields() if getattr(f, "is_struct_field", False) else [f])]
@@ -327,6 +348,7 @@ class SNode:
             if f._placed:
                 raise QdValueError(f"{f!r} is already placed (it was given a shape)", caller_loc())
             f._allocate(self.shape, offset)
+            self._tree.add(f)
         return self
 
     def _sparse(self, what: str):

@@ -114,6 +114,13 @@ class Kernel(Decorated):
                 return src.loc(node)
         return src.loc(src.tree)
 
+    def grad(self, *args, **kwargs):
+        """quadrants' reverse-mode launch. qd has no automatic differentiation: refused by name,
+        so a program that relies on it stops here instead of reading gradients never computed."""
+        raise QdCompileError(f"{self.fn.__qualname__}.grad(): automatic differentiation is not supported by qd "
+                             "(gradient fields made with needs_grad=True hold only what the program writes)",
+                             self.def_loc())
+
     def def_loc(self) -> SourceLoc | None:
         try:
             src = get_source(self.fn)

@@ -152,8 +152,15 @@ class Tensor(metaclass=_TensorType):
 
 class Ndarray(TensorBase):
     __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key",
-                 "_perm", "_ptr", "_end", "__weakref__")
+                 "_perm", "_ptr", "_end", "_grad", "__weakref__")
     on_device = False
+
+    @property
+    def grad(self):
+        """The gradient storage made by `needs_grad=True` (same shape and dtype, zero-filled),
+        else None. qd has no automatic differentiation: only what a program writes there is
+        there."""
+        return getattr(self, "_grad", None)
 
     def __init__(self, dtype, shape):
         d, es = _element_of(dtype)
@@ -431,12 +438,16 @@ class DeviceNdarray(Ndarray):
 def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
     """A zero-filled array owned by qd (quadrants' `qd.ndarray(dtype, shape)`; `dtype` a scalar
     type or a vector / matrix type): in device memory under `arch=qd.cuda`, else in host memory."""
-    if needs_grad is not False:
-        raise QdArgumentError(f"qd.ndarray: needs_grad={show(needs_grad)} is not supported by qd (only False)",
-                              caller_loc())
-    if _config.current().arch == _config.cuda:
-        return DeviceNdarray(dtype, shape)
-    return Ndarray(dtype, shape)
+    if not isinstance(needs_grad, (bool, np.bool_)):
+        raise QdArgumentError(f"qd.ndarray: needs_grad must be True or False, got {show(needs_grad)}", caller_loc())
+    make = DeviceNdarray if _config.current().arch == _config.cuda else Ndarray
+    a = make(dtype, shape)
+    if needs_grad:
+        if not a.dtype.is_float:
+            raise QdArgumentError(f"qd.ndarray: needs_grad=True needs a floating-point dtype, got {a.dtype}",
+                                  caller_loc())
+        a._grad = make(dtype, shape)
+    return a
 
 
 _matrix.ndarray_factory = ndarray

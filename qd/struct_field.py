@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import structs as _structs
 from .errors import QdArgumentError, QdTypeError, caller_loc, show
-from .field import Field, field
+from .field import Field, field, with_grad
 from .structs import StructType
 
 __all__ = ["StructField", "struct_field"]
@@ -145,9 +145,14 @@ def _member_of(value, name: str):
 
 def struct_field(stype, shape=None, offset=None, name: str = "", needs_grad: bool = False, **_options) -> StructField:
     """`qd.Struct.field(members, shape)` / `mystruct.field(shape)`."""
-    if needs_grad:
-        raise QdTypeError("needs_grad=True: automatic differentiation is not supported by qd", caller_loc())
-    return StructField(stype, shape, offset, name)
+    sf = StructField(stype, shape, offset, name)
+    if needs_grad:  # every member needs one: one that is not real is refused first, as in quadrants
+        members = sf._fields()
+        for m in members:
+            with_grad(m, m.dtype.is_float)
+        for m in members:
+            with_grad(m, True)
+    return sf
 
 
 _structs._FIELD_MAKER["struct"] = struct_field

@@ -32,7 +32,7 @@ from ..field import Field
 from . import ir
 from .values import CT, LeafV, RangeV
 
-__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "fill", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
+__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "fill", "grad_of", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
 
 
 @record(eq=False)
@@ -162,6 +162,22 @@ def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
         if lf.path == src.path:
             return LeafV(lf)
     raise AssertionError(src.path)
+
+
+def grad_of(low, leaf: ir.ArrayLeaf, loc: SourceLoc | None) -> LeafV:
+    """`x.grad` of a field the code named: its gradient field (`needs_grad=True`), a leaf of its
+    own, read at launch through the same chain and then `.grad`."""
+    src = low.inst.fields.get(leaf.path)
+    if src is None:
+        raise QdTypeError("`.grad` inside kernels is read from a field the code names (a global, a closure variable "
+                          "or an attribute chain from one); pass the gradient field itself as an argument", loc)
+    g = src.current().grad
+    if not isinstance(g, Field) or not g._placed:
+        raise QdTypeError(f"the {src.where} has no gradient field: create it with needs_grad=True, or place it and "
+                          "call qd.root.lazy_grad()", loc)
+    gsrc = FieldSource(f"{src.path}.grad", src.holder, src.name, (*src.attrs, "grad"), g._dtype, g._ndim,
+                       g.element_shape, g.offset, g._perm, f"gradient field of the {src.where}")
+    return _leaf(low, gsrc, loc)
 
 
 def wrap(low, v, node=None):

@@ -236,6 +236,8 @@ class ExprLowerer:
                 return CT(leaf.element_shape)
             if name == "fill":  # only called (`x.fill(v)`, lowered by `expr_Call`)
                 return CT(None)
+            if name == "grad":
+                return fields.grad_of(self, leaf, self.loc(node))
             raise QdTypeError(f"arrays have no attribute {name!r} inside kernels")
         if isinstance(base, CT):
             try:

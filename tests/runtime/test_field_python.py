@@ -157,9 +157,11 @@ def test_offsets_shift_python_indices():
     np.testing.assert_array_equal(x.to_numpy(), np.full((3, 4), 2))
 
 
-def test_unsupported_options_are_refused():
-    with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
-        qd.field(qd.f32, shape=4, needs_grad=True)
+def test_needs_grad_is_storage_and_only_for_real_fields():
+    f = qd.field(qd.f32, shape=4, needs_grad=True)
+    assert f.grad.shape == (4,) and f.grad.to_numpy().tolist() == [0, 0, 0, 0]
+    with pytest.raises(qd.QdRuntimeError, match="not supported for field with `needs_grad=True`"):
+        qd.field(qd.i32, shape=4, needs_grad=True)
 
 
 @pytest.mark.parametrize("dtype", [qd.i8, qd.u8, qd.i16, qd.u16, qd.u32, qd.i64])

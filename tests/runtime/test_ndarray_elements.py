@@ -149,7 +149,10 @@ def test_element_access_errors():
     with pytest.raises(qd.QdArgumentError):
         iter(a)
     with pytest.raises(qd.QdArgumentError):
-        qd.ndarray(qd.math.vec3, 4, needs_grad=True)
+        qd.ndarray(qd.math.ivec3, 4, needs_grad=True)
+    with pytest.raises(qd.QdArgumentError):
+        qd.ndarray(qd.math.vec3, 4, needs_grad=1)
+    assert qd.ndarray(qd.math.vec3, 4, needs_grad=True).grad.element_shape == (3,)
 
 
 def test_fill():

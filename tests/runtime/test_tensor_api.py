@@ -81,8 +81,9 @@ def test_bad_options_are_refused_as_quadrants_refuses_them():
         qd.Tensor(np.zeros(2, np.float32))
     with pytest.raises(TypeError, match="tensors already"):
         qd.Tensor()
-    with pytest.raises(qd.QdTypeError, match="automatic differentiation"):
-        qd.Vector.tensor(3, qd.f32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True)
+    with pytest.raises(qd.QdRuntimeError, match="needs_grad=True"):
+        qd.Vector.tensor(3, qd.i32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True)
+    assert qd.Vector.tensor(3, qd.f32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True).grad.shape == (2,)
 
 
 def test_tensor_of_a_tensor_is_itself_and_keys_as_it():
