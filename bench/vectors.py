@@ -15,11 +15,13 @@ quadrants-vec-ieee, qd-vec-fast against quadrants-vec).
 Each implementation runs in its own fresh process, once with one worker thread and once with
 the runtime's default, so one runtime's threads never slow another's measurement. A run is:
 initialise, build the state, one untimed step (compile), then `--reps` timed repetitions of
-`--steps` steps; the figure is the median time per step. After the timed steps the final state
+`--steps` steps; the figure is the median time per step. That is repeated for `--rounds`
+rounds, interleaved (every implementation once per round), and a ratio between two
+implementations is the median over rounds of the ratio within a round. After the timed steps the final state
 of every implementation must agree with qd-vec's to float tolerance (the checksum columns), so
 the three really do the same work.
 
-    .venv/bin/python bench/vectors.py [--cloth 128] [--bodies 1024] [--steps 10] [--reps 5] [--quick]
+    .venv/bin/python bench/vectors.py [--cloth 128] [--bodies 1024] [--steps 10] [--reps 5] [--rounds 3] [--quick]
 
 Prints a table (ms per step and the ratios qd-vec / quadrants-vec and qd-vec / qd-scalar, in
 the same run) and writes bench/results/vectors.json. quadrants is looked for in the running
@@ -218,12 +220,28 @@ def child(impl: str, threads: int | None, args, out_path: str) -> None:
 # ----------------------------------------------------------------------------- parent
 
 
+def _merge_rounds(runs: list[dict]) -> dict:
+    """One implementation's runs over the rounds as one result: the median of its per-run
+    medians, every timed repetition kept, the state of the first run (they all start alike)."""
+    ok = [r for r in runs if "cloth_ms" in r]
+    if not ok:
+        return runs[0]
+    out = dict(ok[0])
+    for case in ("cloth", "nbody"):
+        out[f"{case}_ms"] = statistics.median(r[f"{case}_ms"] for r in ok)
+        out[f"{case}_ms_all"] = [t for r in ok for t in r[f"{case}_ms_all"]]
+        out[f"{case}_first_s"] = statistics.median(r[f"{case}_first_s"] for r in ok)
+    out["runs"] = len(ok)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cloth", type=int, default=128, help="cloth grid side (particles = side^2)")
     ap.add_argument("--bodies", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3, help="times every implementation runs, interleaved")
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     ap.add_argument("--only", nargs="*", choices=IMPLS)
     ap.add_argument("--child", choices=IMPLS)
@@ -231,7 +249,7 @@ def main() -> None:
     ap.add_argument("--child-out")
     args = ap.parse_args()
     if args.quick:
-        args.cloth, args.bodies, args.steps, args.reps = 32, 128, 3, 3
+        args.cloth, args.bodies, args.steps, args.reps, args.rounds = 32, 128, 3, 3, 1
     if args.child:
         child(args.child, args.threads, args, args.child_out)
         return
@@ -240,17 +258,24 @@ def main() -> None:
     impls = args.only or IMPLS
     common = ["--cloth", str(args.cloth), "--bodies", str(args.bodies), "--steps", str(args.steps),
               "--reps", str(args.reps)]
-    results = []
-    for threads in (1, None):
-        for impl in impls:
-            if impl.startswith("quadrants") and not have_quadrants:
-                results.append({"impl": impl, "threads": threads, "skipped": "quadrants is not installed"})
-                continue
-            extra = [] if threads is None else ["--threads", str(threads)]
-            r = _common.run_child(__file__, ["--child", impl, *common, *extra])
-            r.setdefault("impl", impl)
-            r["threads"] = threads
-            results.append(r)
+    # rounds: every implementation runs once per round, the rounds one after another, so a
+    # change in the machine's load hits the implementations of a round alike; a pair's ratio is
+    # the median over rounds of the ratio within a round
+    rounds: list[dict] = []
+    for _ in range(args.rounds):
+        this = {}
+        for threads in (1, None):
+            for impl in impls:
+                if impl.startswith("quadrants") and not have_quadrants:
+                    this[(impl, threads)] = {"impl": impl, "threads": threads, "skipped": "quadrants is not installed"}
+                    continue
+                extra = [] if threads is None else ["--threads", str(threads)]
+                r = _common.run_child(__file__, ["--child", impl, *common, *extra])
+                r.setdefault("impl", impl)
+                r["threads"] = threads
+                this[(impl, threads)] = r
+        rounds.append(this)
+    results = [_merge_rounds([rnd[k] for rnd in rounds]) for k in rounds[0]]
     ref = {r["threads"]: r for r in results if r.get("impl") == "qd-vec" and "state" in r}
     rows = []
     for r in results:
@@ -277,20 +302,26 @@ def main() -> None:
                        ("nbody_first_s", "n-body 1st s", ".3f"), ("agrees", "agrees", "s"), ("note", "note", "s")])
     print("(x qd-vec: that implementation's time per step over qd-vec's in the same run and thread setting;"
           " above 1 means qd-vec is faster)")
-    by = {(r["impl"], r["threads"]): r for r in results if "cloth_ms" in r}
     pairs = []
     for qd_impl, other in (("qd-vec", "quadrants-vec-ieee"), ("qd-vec-fast", "quadrants-vec"), ("qd-vec", "qd-scalar")):
         for threads in (1, None):
-            a, b = by.get((qd_impl, threads)), by.get((other, threads))
-            if a is None or b is None:
+            per_round = [(rnd[(qd_impl, threads)], rnd[(other, threads)]) for rnd in rounds
+                         if "cloth_ms" in rnd.get((qd_impl, threads), {}) and "cloth_ms" in rnd.get((other, threads), {})]
+            if not per_round:
                 continue
+            ratios = {case: [a[f"{case}_ms"] / b[f"{case}_ms"] for a, b in per_round] for case in ("cloth", "nbody")}
             pairs.append({"pair": f"{qd_impl} / {other}", "threads": "1" if threads == 1 else "default",
-                          "cloth": a["cloth_ms"] / b["cloth_ms"], "nbody": a["nbody_ms"] / b["nbody_ms"]})
+                          "cloth": statistics.median(ratios["cloth"]), "nbody": statistics.median(ratios["nbody"]),
+                          "cloth_range": f"{min(ratios['cloth']):.2f}-{max(ratios['cloth']):.2f}",
+                          "nbody_range": f"{min(ratios['nbody']):.2f}-{max(ratios['nbody']):.2f}",
+                          "rounds": len(per_round), "cloth_rounds": ratios["cloth"], "nbody_rounds": ratios["nbody"]})
     if pairs:
         print()
         print_table(pairs, [("pair", "time ratio (same float rules)", "s"), ("threads", "threads", "s"),
-                            ("cloth", "cloth", ".2f"), ("nbody", "n-body", ".2f")])
-        print("(below 1: the first implementation is faster)")
+                            ("cloth", "cloth", ".2f"), ("cloth_range", "cloth, rounds", "s"),
+                            ("nbody", "n-body", ".2f"), ("nbody_range", "n-body, rounds", "s")])
+        print(f"(below 1: the first implementation is faster; the median over {args.rounds} round(s) of the ratio "
+              "within a round, and its range)")
     path = write_json("vectors.json", {"machine": machine_info(), "config": vars(args) | {"cpus": os.cpu_count()},
                                        "results": results, "pairs": pairs})
     print(f"wrote {path}")

@@ -29,7 +29,7 @@ from .errors import (
     QdWarning,
 )
 from .explain import explain
-from .field import Axis, Field, SNode, field, root
+from .field import Axis, Field, Layout, SNode, field, root
 from .funcs import func
 from .kernel import kernel, launch_info, ptx, pure, real_func
 from .lang import (
@@ -83,7 +83,7 @@ __all__ = [
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
-    "field", "Field", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
+    "field", "Field", "Layout", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
     "compile_all", "compile_stats",
 ]
 __all__ += ["Struct", "dataclass"]

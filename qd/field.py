@@ -16,6 +16,7 @@ values (which is all a program can observe); sparse SNodes are refused by name.
 
 from __future__ import annotations
 
+import enum
 import weakref
 
 import numpy as np
@@ -25,14 +26,20 @@ from .errors import QdArgumentError, QdIndexError, QdRuntimeError, QdTypeError, 
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, _wrap
 from .ndarray import Ndarray, _set_layout, _shape_of
 
-__all__ = ["Axis", "Field", "SNode", "field", "i_axes", "matrix_field", "root", "vector_field"]
+__all__ = ["Axis", "Field", "Layout", "SNode", "field", "i_axes", "matrix_field", "root", "vector_field"]
 
 
 class Field(Ndarray):
     """A dense field: scalar elements (`element_shape == ()`), vectors (`(n,)`) or matrices
     (`(n, m)`). Created without a shape it is unplaced until `qd.root.dense(...).place(f)`."""
 
-    __slots__ = ("n", "m", "name", "offset", "_placed")
+    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual")
+
+    @property
+    def dual(self):
+        """The dual field made by `needs_dual=True` (quadrants' forward-mode companion: same
+        shape and dtype, zero-filled), else None; like `grad`, it holds what the program writes."""
+        return getattr(self, "_dual", None)
 
     def __init__(self, dtype, shape, element_shape: tuple = (), name: str = "", offset=None):
         d = _dt.as_dtype(dtype)
@@ -68,9 +75,9 @@ class Field(Ndarray):
         _set_layout(self, self.dtype, shape, self.element_shape)
         self._type_key = ("field", self.dtype.name, self._ndim, self.element_shape, self.offset)  # `ct_key` of a field
         self._placed = True
-        g = self.grad
-        if g is not None and not g._placed:  # placed with its primal
-            g._allocate(shape, offset)
+        for g in (self.grad, self.dual):
+            if g is not None and not g._placed:  # placed with its primal
+                g._allocate(shape, offset)
 
     def _need(self) -> np.ndarray:
         if not self._placed:
@@ -231,43 +238,85 @@ def _field_shape(shape) -> tuple:
     return _shape_of(shape)
 
 
-def field(dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False, **_options) -> Field:
+class Layout(enum.Enum):
+    """quadrants' `qd.Layout` of a vector or matrix field's components (array of structures,
+    structure of arrays). It changes only where components sit, which no program observes; qd
+    keeps an element's components together either way."""
+
+    AOS = 0
+    SOA = 1
+
+
+def field(dtype, shape=None, order=None, name: str = "", offset=None, needs_grad: bool = False,
+          needs_dual: bool = False) -> Field:
     """`qd.field(dtype, shape)`: a dense field of scalars (a vector or matrix type as `dtype`
     makes a field of those). Without `shape` it is placed later with `qd.root`. With `offset`,
-    indices run from it (`x[-4]` is the first element of a field with offset -4)."""
+    indices run from it (`x[-4]` is the first element of a field with offset -4). `order`
+    (quadrants' axis order in memory, `"ji"`) is checked and changes nothing observable."""
     if isinstance(dtype, VectorType):
-        return with_grad(Field(dtype.resolved_dtype(), shape, (dtype.n,), name, offset), needs_grad, dtype)
-    if isinstance(dtype, MatrixType):
-        return with_grad(Field(dtype.resolved_dtype(), shape, tuple(dtype.shape), name, offset), needs_grad, dtype)
-    return with_grad(Field(dtype, shape, (), name, offset), needs_grad)
+        f, written = Field(dtype.resolved_dtype(), shape, (dtype.n,), name, offset), dtype
+    elif isinstance(dtype, MatrixType):
+        f, written = Field(dtype.resolved_dtype(), shape, tuple(dtype.shape), name, offset), dtype
+    else:
+        f, written = Field(dtype, shape, (), name, offset), None
+    return _companions(f, shape, order, needs_grad, needs_dual, written)
 
 
-def with_grad(f: Field, needs_grad, written=None) -> Field:
-    """`f` with its gradient field when `needs_grad` (quadrants' adjoint: same shape, dtype and
-    offset, placed with it, zero-filled). qd has no automatic differentiation, so nothing but
-    the program writes it; a kernel's `.grad()` and `qd.ad` do not exist. As in quadrants, only
-    a real (floating-point) field can have one."""
-    if needs_grad:
+def _companions(f: Field, shape, order, needs_grad, needs_dual, written=None) -> Field:
+    _check_order(order, shape)
+    with_grad(f, needs_grad, written, "grad")
+    return with_grad(f, needs_dual, written, "dual")
+
+
+def _check_order(order, shape) -> None:
+    if order is None:
+        return
+    dim = None if shape is None else len(_field_shape(shape))
+    if not isinstance(order, str) or (dim is not None and len(order) != dim) or len(set(order)) != len(order) \
+            or any(not 0 <= ord(c) - ord("i") < len(order) for c in order):
+        raise QdArgumentError(f"qd.field: order must name each of the field's axes once (such as 'ji'), got "
+                              f"{show(order)}", caller_loc())
+
+
+def with_grad(f: Field, wanted, written=None, kind: str = "grad") -> Field:
+    """`f` with its gradient (`kind` "grad", quadrants' adjoint) or dual field when `wanted`:
+    same shape, dtype and offset, placed with it, zero-filled. qd has no automatic
+    differentiation, so nothing but the program writes it; a kernel's `.grad()` is refused and
+    `qd.ad` does not exist. As in quadrants, only a real (floating-point) field can have one."""
+    if not isinstance(wanted, (bool, np.bool_)):
+        raise QdArgumentError(f"qd.field: needs_{kind} must be True or False, got {show(wanted)}", caller_loc())
+    if wanted:
         if not f.dtype.is_float:
             shown = written if written is not None else f.dtype
             raise QdRuntimeError(f"{shown} is not supported for field with `needs_grad=True` or `needs_dual=True`.",
                                  caller_loc())
-        if f.grad is None:
-            f._grad = Field(f.dtype, f.shape if f._placed else None, f.element_shape, f.name + ".grad",
-                            f.offset or None)
+        if getattr(f, "_" + kind, None) is None:
+            setattr(f, "_" + kind, Field(f.dtype, f.shape if f._placed else None, f.element_shape,
+                                         f"{f.name}.{kind}", f.offset or None))
     return f
 
 
-def vector_field(n: int, dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False,
-                 **_options) -> Field:
+def _element_options(layout, ndim, want: int) -> None:
+    if layout is not None and not isinstance(layout, Layout):
+        raise QdArgumentError(f"layout must be qd.Layout.AOS or qd.Layout.SOA, got {show(layout)}", caller_loc())
+    if ndim is not None and ndim != want:
+        raise QdArgumentError(f"ndim={show(ndim)} is not supported here (qd makes {want}-dimensional elements)",
+                              caller_loc())
+
+
+def vector_field(n: int, dtype, shape=None, order=None, name: str = "", offset=None, needs_grad: bool = False,
+                 needs_dual: bool = False, layout=None, ndim=None) -> Field:
     """`qd.Vector.field(n, dtype, shape)`."""
-    return with_grad(Field(dtype, shape, (_elem_dim(n),), name, offset), needs_grad)
+    _element_options(layout, ndim, 1)
+    return _companions(Field(dtype, shape, (_elem_dim(n),), name, offset), shape, order, needs_grad, needs_dual)
 
 
-def matrix_field(n: int, m: int, dtype, shape=None, name: str = "", offset=None, needs_grad: bool = False,
-                 **_options) -> Field:
+def matrix_field(n: int, m: int, dtype, shape=None, order=None, name: str = "", offset=None,
+                 needs_grad: bool = False, needs_dual: bool = False, layout=None, ndim=None) -> Field:
     """`qd.Matrix.field(n, m, dtype, shape)`."""
-    return with_grad(Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset), needs_grad)
+    _element_options(layout, ndim, 2)
+    return _companions(Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset), shape, order, needs_grad,
+                       needs_dual)
 
 
 def _elem_dim(n) -> int:
@@ -317,7 +366,13 @@ class SNode:
         its gradient field (`with_grad`), placed as the field is."""
         for f in list(self._tree):
             if f.dtype.is_float:
-                with_grad(f, True)
+                with_grad(f, True, None, "grad")
+
+    def lazy_dual(self) -> None:
+        """`qd.root.lazy_dual()`: likewise, the dual fields."""
+        for f in list(self._tree):
+            if f.dtype.is_float:
+                with_grad(f, True, None, "dual")
 
     @property
     def shape(self) -> tuple[int, ...]:

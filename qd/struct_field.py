@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import structs as _structs
 from .errors import QdArgumentError, QdTypeError, caller_loc, show
-from .field import Field, field, with_grad
+from .field import Field, _check_order, _element_options, field, with_grad
 from .structs import StructType
 
 __all__ = ["StructField", "struct_field"]
@@ -143,15 +143,19 @@ def _member_of(value, name: str):
                           caller_loc()) from None
 
 
-def struct_field(stype, shape=None, offset=None, name: str = "", needs_grad: bool = False, **_options) -> StructField:
+def struct_field(stype, shape=None, order=None, name: str = "", offset=None, needs_grad: bool = False,
+                 needs_dual: bool = False, layout=None) -> StructField:
     """`qd.Struct.field(members, shape)` / `mystruct.field(shape)`."""
+    _element_options(layout, None, 0)
+    _check_order(order, shape)
     sf = StructField(stype, shape, offset, name)
-    if needs_grad:  # every member needs one: one that is not real is refused first, as in quadrants
-        members = sf._fields()
-        for m in members:
-            with_grad(m, m.dtype.is_float)
-        for m in members:
-            with_grad(m, True)
+    for kind, wanted in (("grad", needs_grad), ("dual", needs_dual)):
+        if wanted:  # every member gets one: a member that is not real is refused, as in quadrants
+            members = sf._fields()
+            for m in members:
+                with_grad(m, bool(m.dtype.is_float), None, kind)
+            for m in members:
+                with_grad(m, True, None, kind)
     return sf
 
 

@@ -180,3 +180,22 @@ def test_python_ints_out_of_range_wrap_as_a_cast_does(dtype):
     np.testing.assert_array_equal(n.to_numpy(), expected)
     f.fill(-2)
     assert f[0] == np.array([(1 << bits) - 2], np.uint64).astype(dtype.np)[0]
+
+
+def test_quadrants_field_options():
+    """`order` and `layout` change only where data sits, which no program observes: checked,
+    then the field is the same; anything else quadrants does not take is a TypeError."""
+    f = qd.field(qd.i32, shape=(3, 4), order="ji")
+    f[2, 1] = 7
+    assert f.to_numpy()[2, 1] == 7 and f.shape == (3, 4)
+    v = qd.Vector.field(3, qd.f32, shape=2, layout=qd.Layout.SOA)
+    v[1] = [1, 2, 3]
+    assert v.to_numpy().tolist() == [[0, 0, 0], [1, 2, 3]]
+    with pytest.raises(qd.QdArgumentError, match="order"):
+        qd.field(qd.i32, shape=(3, 4), order="jj")
+    with pytest.raises(qd.QdArgumentError, match="order"):
+        qd.field(qd.i32, shape=(3, 4), order="ijk")
+    with pytest.raises(qd.QdArgumentError, match="layout"):
+        qd.Vector.field(3, qd.f32, shape=2, layout="soa")
+    with pytest.raises(TypeError):
+        qd.field(qd.f32, shape=3, packed=True)

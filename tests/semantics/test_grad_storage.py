@@ -130,3 +130,15 @@ def test_kernel_grad_and_missing_grad_are_refused(arch):
     assert "plain.grad" in str(e.value)  # located at the expression
     with pytest.raises(qd.QdCompileError, match="automatic differentiation"):
         uses_missing.grad()
+
+
+def test_dual_fields_and_lazy_dual(arch):
+    qd.init(arch=arch)
+    f = qd.field(qd.f32, shape=(3, 4), needs_dual=True)
+    assert f.dual.shape == (3, 4) and f.grad is None
+    g = qd.field(qd.f64)
+    qd.root.dense(qd.i, 6).place(g)
+    qd.root.lazy_dual()
+    assert g.dual.shape == (6,) and g.dual.dtype == qd.f64
+    with pytest.raises(RuntimeError, match="needs_dual=True"):
+        qd.field(qd.i32, shape=3, needs_dual=True)
