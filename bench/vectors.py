@@ -24,7 +24,9 @@ the three really do the same work.
     .venv/bin/python bench/vectors.py [--cloth 128] [--bodies 1024] [--steps 10] [--reps 5] [--rounds 3] [--quick]
 
 Prints a table (ms per step and the ratios qd-vec / quadrants-vec and qd-vec / qd-scalar, in
-the same run) and writes bench/results/vectors.json. quadrants is looked for in the running
+the same run) and writes bench/results/vectors.json. qd-vec and qd-scalar are also timed
+in one process, their repetitions alternating ("one process" rows): the fairest comparison
+of two qd programs, since both meet the same load at the same moments. quadrants is looked for in the running
 interpreter; run this script with an interpreter that has it installed to include it.
 """
 
@@ -45,6 +47,7 @@ import numpy as np
 from _common import load_line, machine_info, print_table, write_json
 
 IMPLS = ["qd-vec", "qd-scalar", "quadrants-vec-ieee", "qd-vec-fast", "quadrants-vec"]
+PAIRED = "qd-vec+qd-scalar"  # the child that times both qd programs in one process, alternating
 SEED = 4321
 
 VEC_SOURCE = '''
@@ -167,54 +170,92 @@ def initial_state(cloth: int, bodies: int) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------- child
 
 
-def child(impl: str, threads: int | None, args, out_path: str) -> None:
+def _load(tmp: str, impl: str):
+    """The kernels module of one implementation (its source written to `tmp`)."""
     base = impl.split("-")[0]
-    fast = impl in ("qd-vec-fast", "quadrants-vec")
-    with tempfile.TemporaryDirectory() as tmp:
-        src = SCALAR_SOURCE if impl == "qd-scalar" else VEC_SOURCE.format(
-            import_line="import qd" if base == "qd" else "import quadrants as qd")
-        Path(tmp, "vec_bench_kernels.py").write_text(src)
+    src = SCALAR_SOURCE if impl == "qd-scalar" else VEC_SOURCE.format(
+        import_line="import qd" if base == "qd" else "import quadrants as qd")
+    name = "vec_bench_" + impl.replace("-", "_")
+    Path(tmp, name + ".py").write_text(src)
+    if tmp not in sys.path:
         sys.path.insert(0, tmp)
+    return importlib.import_module(name)
+
+
+def _runners(impl: str, mod, args) -> tuple[dict, dict]:
+    """(case -> one step, the state arrays) of one implementation, from the seeded state."""
+    qd = mod.qd
+    st = initial_state(args.cloth, args.bodies)
+    if impl == "qd-scalar":
+        arrays = {k: v.copy() for k, v in st.items()}
+    else:
+        arrays = {}
+        for k, v in st.items():
+            a = qd.ndarray(qd.f32, v.shape) if v.ndim == 1 else qd.Vector.ndarray(3, qd.f32, v.shape[:-1])
+            a.from_numpy(v)
+            arrays[k] = a
+    return {"cloth": lambda: mod.cloth_step(arrays["cloth_x"], arrays["cloth_v"], 0.002, 500.0, 0.1),
+            "nbody": lambda: mod.nbody_step(arrays["nb_x"], arrays["nb_v"], arrays["nb_m"], 0.001)}, arrays
+
+
+def _timed(qd, run, steps: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        run()
+    qd.sync()
+    return (time.perf_counter() - t0) / steps
+
+
+def _init(qd, impl: str, threads: int | None) -> None:
+    opts = {"arch": qd.cpu, "fast_math": impl in ("qd-vec-fast", "quadrants-vec")}
+    if threads is not None:
+        opts["cpu_max_num_threads"] = threads
+    qd.init(**opts)
+
+
+def child(impl: str, threads: int | None, args, out_path: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        import vec_bench_kernels as mod  # noqa: E402 - generated above
-        qd = mod.qd
-        opts = {"arch": qd.cpu, "fast_math": fast}
-        if threads is not None:
-            opts["cpu_max_num_threads"] = threads
-        qd.init(**opts)
-        import_s = time.perf_counter() - t0
-        st = initial_state(args.cloth, args.bodies)
-        if impl == "qd-scalar":
-            arrays = {k: v.copy() for k, v in st.items()}
+        if impl == PAIRED:
+            out = _paired(tmp, threads, args)
         else:
-            arrays = {}
-            for k, v in st.items():
-                if v.ndim == 1:
-                    a = qd.ndarray(qd.f32, v.shape)
-                else:
-                    a = qd.Vector.ndarray(3, qd.f32, v.shape[:-1])
-                a.from_numpy(v)
-                arrays[k] = a
-        out = {"impl": impl, "threads": threads, "import_init_s": import_s}
-        for case, run in (("cloth", lambda: mod.cloth_step(arrays["cloth_x"], arrays["cloth_v"], 0.002, 500.0, 0.1)),
-                          ("nbody", lambda: mod.nbody_step(arrays["nb_x"], arrays["nb_v"], arrays["nb_m"], 0.001))):
-            t0 = time.perf_counter()
-            run()
-            qd.sync()
-            out[f"{case}_first_s"] = time.perf_counter() - t0
-            per_step = []
-            for _ in range(args.reps):
-                t0 = time.perf_counter()
-                for _ in range(args.steps):
-                    run()
-                qd.sync()
-                per_step.append((time.perf_counter() - t0) / args.steps)
-            out[f"{case}_ms"] = statistics.median(per_step) * 1e3
-            out[f"{case}_ms_all"] = [t * 1e3 for t in per_step]
-        final = {k: (v if isinstance(v, np.ndarray) else v.to_numpy()) for k, v in arrays.items()}
-        out["state"] = {k: final[k].tolist() for k in ("cloth_x", "nb_x")}
+            mod = _load(tmp, impl)
+            qd = mod.qd
+            _init(qd, impl, threads)
+            import_s = time.perf_counter() - t0
+            runs, arrays = _runners(impl, mod, args)
+            out = {"impl": impl, "threads": threads, "import_init_s": import_s}
+            for case, run in runs.items():
+                out[f"{case}_first_s"] = _timed(qd, run, 1)
+                per_step = [_timed(qd, run, args.steps) for _ in range(args.reps)]
+                out[f"{case}_ms"] = statistics.median(per_step) * 1e3
+                out[f"{case}_ms_all"] = [t * 1e3 for t in per_step]
+            final = {k: (v if isinstance(v, np.ndarray) else v.to_numpy()) for k, v in arrays.items()}
+            out["state"] = {k: final[k].tolist() for k in ("cloth_x", "nb_x")}
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(out, f)
+
+
+def _paired(tmp: str, threads: int | None, args) -> dict:
+    """qd-vec and qd-scalar in one process under one runtime, their timed repetitions
+    alternating (which one goes first alternates too): each repetition's ratio compares the two
+    programs under the same load, which separate processes a second apart do not."""
+    vec, scalar = _load(tmp, "qd-vec"), _load(tmp, "qd-scalar")
+    qd = vec.qd
+    _init(qd, "qd-vec", threads)
+    rv, _ = _runners("qd-vec", vec, args)
+    rs, _ = _runners("qd-scalar", scalar, args)
+    out = {"impl": PAIRED, "threads": threads}
+    for case in ("cloth", "nbody"):
+        _timed(qd, rv[case], 1)
+        _timed(qd, rs[case], 1)
+        ratios = []
+        for rep in range(2 * args.reps):
+            order = (rv[case], rs[case]) if rep % 2 == 0 else (rs[case], rv[case])
+            t = [_timed(qd, run, args.steps) for run in order]
+            ratios.append(t[0] / t[1] if rep % 2 == 0 else t[1] / t[0])
+        out[f"{case}_ratio_all"] = ratios
+    return out
 
 
 # ----------------------------------------------------------------------------- parent
@@ -244,7 +285,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="times every implementation runs, interleaved")
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     ap.add_argument("--only", nargs="*", choices=IMPLS)
-    ap.add_argument("--child", choices=IMPLS)
+    ap.add_argument("--child", choices=[*IMPLS, PAIRED])
     ap.add_argument("--threads", type=int)
     ap.add_argument("--child-out")
     args = ap.parse_args()
@@ -274,8 +315,12 @@ def main() -> None:
                 r.setdefault("impl", impl)
                 r["threads"] = threads
                 this[(impl, threads)] = r
+            if "qd-vec" in impls and "qd-scalar" in impls:
+                extra = [] if threads is None else ["--threads", str(threads)]
+                this[(PAIRED, threads)] = _common.run_child(__file__, ["--child", PAIRED, *common, *extra])
         rounds.append(this)
-    results = [_merge_rounds([rnd[k] for rnd in rounds]) for k in rounds[0]]
+    paired = {k: [rnd[k] for rnd in rounds] for k in rounds[0] if k[0] == PAIRED}
+    results = [_merge_rounds([rnd[k] for rnd in rounds]) for k in rounds[0] if k[0] != PAIRED]
     ref = {r["threads"]: r for r in results if r.get("impl") == "qd-vec" and "state" in r}
     rows = []
     for r in results:
@@ -315,13 +360,23 @@ def main() -> None:
                           "cloth_range": f"{min(ratios['cloth']):.2f}-{max(ratios['cloth']):.2f}",
                           "nbody_range": f"{min(ratios['nbody']):.2f}-{max(ratios['nbody']):.2f}",
                           "rounds": len(per_round), "cloth_rounds": ratios["cloth"], "nbody_rounds": ratios["nbody"]})
+    for (_, threads), runs in paired.items():
+        ratios = {case: [x for r in runs for x in r.get(f"{case}_ratio_all", [])] for case in ("cloth", "nbody")}
+        if not ratios["cloth"]:
+            continue
+        pairs.append({"pair": "qd-vec / qd-scalar, one process", "threads": "1" if threads == 1 else "default",
+                      "cloth": statistics.median(ratios["cloth"]), "nbody": statistics.median(ratios["nbody"]),
+                      "cloth_range": f"{min(ratios['cloth']):.2f}-{max(ratios['cloth']):.2f}",
+                      "nbody_range": f"{min(ratios['nbody']):.2f}-{max(ratios['nbody']):.2f}",
+                      "rounds": len(runs), "cloth_rounds": ratios["cloth"], "nbody_rounds": ratios["nbody"]})
     if pairs:
         print()
         print_table(pairs, [("pair", "time ratio (same float rules)", "s"), ("threads", "threads", "s"),
                             ("cloth", "cloth", ".2f"), ("cloth_range", "cloth, rounds", "s"),
                             ("nbody", "n-body", ".2f"), ("nbody_range", "n-body, rounds", "s")])
         print(f"(below 1: the first implementation is faster; the median over {args.rounds} round(s) of the ratio "
-              "within a round, and its range)")
+              "within a round, and its range; 'one process': the median of the ratios of alternating repetitions "
+              "of both programs in one process, over every round)")
     path = write_json("vectors.json", {"machine": machine_info(), "config": vars(args) | {"cpus": os.cpu_count()},
                                        "results": results, "pairs": pairs})
     print(f"wrote {path}")
