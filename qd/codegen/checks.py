@@ -14,6 +14,8 @@ Which checks exist, and when they are compiled in:
   four operators; `-` of unsigned values that would go below zero counts as overflow). As in
   quadrants an overflow is reported, not an error: the launch goes on with the wrapped value and
   the launcher prints the first one it met (its own record, so it never hides a failed check);
+- a negative exponent of a signed integer `**`, debug only (quadrants' rule), a
+  `QdRuntimeError`;
 - a run-time `range()` step of 0, always: Python raises for it, and the iteration count
   would otherwise divide by zero. The check runs once per loop entry, not per iteration;
 - `assert cond[, msg]` in kernel code, debug only (quadrants' rule): a false condition is a
@@ -26,7 +28,7 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
-from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, SHL, STEP, SUB, WARN_SLOT  # noqa: F401
+from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, NEG_POW, SHL, STEP, SUB, WARN_SLOT  # noqa: F401
 from ..errors import SourceLoc
 from ..frontend import ir
 from .emitter import Emitter
@@ -104,6 +106,15 @@ def assertion(g: Emitter, cond: str, loc: SourceLoc | None, message: str | None)
         g.mg.check_messages[len(g.mg.check_locs)] = message  # the site `record` is about to take
     bad = g.fn.ins(f"xor i1 {cond}, true")
     fail_if(g, bad, ASSERT, loc, "0")
+
+
+def exponent_nonnegative(g: Emitter, d, e: str, loc: SourceLoc | None) -> None:
+    """Record an integer power's negative exponent (debug mode, as quadrants checks it; the
+    power is then 0)."""
+    t = ll(d)
+    bad = g.fn.ins(f"icmp slt {t} {e}, 0")
+    wide = g.fn.ins(f"sext {t} {e} to i64") if d.bits < 64 else e
+    fail_if(g, bad, NEG_POW, loc, wide)
 
 
 def step_nonzero(g: Emitter, step: str, loc: SourceLoc | None) -> None:

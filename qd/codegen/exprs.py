@@ -367,6 +367,8 @@ class ExprGen(Emitter):
         if op in ("rawdiv", "rawmod"):
             return self.raw_divmod(op, od, a, b)
         if op == "ipow":
+            if self.mg.debug and od.is_signed:
+                checks.exponent_nonnegative(self, od, b, e.loc)
             return self.int_pow(od, a, b)
         raise QdInternalError(f"codegen: integer operator {op}")
 

@@ -264,3 +264,34 @@ def test_overflow_of_an_expanded_power(debug_mode, capfd):
     assert cube(1290) == 1290**3
     _, report = _reported(capfd, lambda: cube(1291), "Multiplication")  # 1291**3 > 2**31 - 1
     check_located_text(report, __file__, "pow", "x**3")
+
+
+@qd.kernel
+def power(x: qd.types.NDArray[qd.i64, 1], e: qd.types.NDArray[qd.i64, 1], out: qd.types.NDArray[qd.i64, 1]):
+    for i in range(x.shape[0]):
+        out[i] = x[i] ** e[i]  # at:ipow
+
+
+@pytest.mark.parametrize("t", [qd.i32, qd.i64])
+def test_negative_integer_exponent_is_an_error_under_debug(debug_mode, t):
+    """quadrants' debug check of `int ** int`: a negative exponent is a located QdRuntimeError;
+    without debug the power of a negative exponent is 0, and non-negative exponents are exact."""
+
+    @qd.kernel
+    def pw(x: t, y: qd.template()) -> t:
+        return x ** y
+
+    assert pw(3, 5) == 243
+    with pytest.raises(qd.QdRuntimeError, match="Negative exponent") as e:
+        pw(10, -10)
+    assert "-10" in str(e.value)
+    x = np.array([2, -3, 7], np.int64)
+    out = np.zeros(3, np.int64)
+    power(x, np.array([10, 3, 0], np.int64), out)
+    assert out.tolist() == [1024, -27, 1]
+    with pytest.raises(qd.QdRuntimeError) as e:
+        power(x, np.array([1, -1, 2], np.int64), out)
+    check_located(e.value, qd.QdRuntimeError, __file__, "ipow", "x[i] ** e[i]")
+    qd.init(arch=qd.cpu)
+    power(x, np.array([1, -1, 2], np.int64), out)
+    assert out.tolist() == [2, 0, 49]
