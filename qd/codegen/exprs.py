@@ -354,6 +354,8 @@ class ExprGen(Emitter):
             raise QdInternalError(f"codegen: float operator {op}")
         if self.mg.debug and op in checks.OVERFLOW:
             return checks.overflow(self, e, a, b)
+        if op in ("add", "sub") and self.no_signed_wrap(e):
+            return fn.ins(f"{op} nsw {t} {a}, {b}")
         if op in ("add", "sub", "mul", "and", "or", "xor"):
             return fn.ins(f"{op} {t} {a}, {b}")
         if op in ("shl", "shr"):  # a count outside the width shifts every bit out (frontend/semantics.py)
@@ -371,6 +373,32 @@ class ExprGen(Emitter):
                 checks.exponent_nonnegative(self, od, b, e.loc)
             return self.int_pow(od, a, b)
         raise QdInternalError(f"codegen: integer operator {op}")
+
+    def no_signed_wrap(self, e: ir.BinOp) -> bool:
+        """Whether signed `e` is a loop variable (never assigned in its loop) plus or minus a
+        constant that cannot leave the type: with a positive constant step the variable stays
+        below the range's end, itself of the type, so adding up to 1 cannot overflow, and it
+        stays at or above the start, so subtracting is safe when the start is a constant far
+        enough from the type's minimum. Such a `+`/`-` (a stencil's `i + 1`, `j - 1`) is emitted
+        `nsw`, the same value, which lets LLVM see an array index as affine in the loop."""
+        d = e.lhs.dtype
+        if not (d.is_int and d.is_signed and not d.is_bool):
+            return False
+        var, c = e.lhs, e.rhs
+        if e.op == "add" and isinstance(var, ir.Const):
+            var, c = c, var
+        if not (isinstance(var, ir.VarRead) and isinstance(c, ir.Const) and type(c.value) is int):
+            return False
+        rng = self.loop_ranges.get(id(var.var))
+        if rng is None:
+            return False
+        start, step = rng
+        if not _int_text(step) or int(step) <= 0:
+            return False
+        k = c.value if e.op == "add" else -c.value
+        if k > 1:
+            return False
+        return k >= 0 or (_int_text(start) and int(start) + k >= -(1 << (d.bits - 1)))
 
     def float_divmod(self, op: str, d: _dt.DType, a: str, b: str) -> str:
         """Python's float `//` and `%`: derived from fmod so that `(a // b) * b + a % b == a`
@@ -558,3 +586,8 @@ def _atomic_op(op: str, d: _dt.DType) -> str:
     if op in ("min", "max"):
         return op if d.is_signed else "u" + op
     return INT_ATOMIC[op]
+
+
+def _int_text(v: str) -> bool:
+    """Is the LLVM operand `v` an integer constant (not a register)?"""
+    return v.lstrip("-").isdigit()

@@ -100,6 +100,7 @@ class StmtGen(ExprGen):
             v = self.expr(st.value)
             fn.op(f"store {ll(st.var.dtype)} {v}, ptr {self.var_ptr(st.var)}")
             self.shadow.pop(id(st.var), None)
+            self.loop_ranges.pop(id(st.var), None)
         elif isinstance(st, ir.Store):
             self.store(st.path, st.indices, st.value, st.loc)
         elif isinstance(st, ir.ExprStmt):
@@ -369,6 +370,7 @@ class StmtGen(ExprGen):
         fn.label(exit_l)
         for var in loop.vars:
             self.shadow.pop(id(var), None)
+            self.loop_ranges.pop(id(var), None)
 
     def set_loop_var(self, var: ir.Var, k: str, start: str, step: str, assigned) -> None:
         """Store loop variable `var` = start + k * step (an i64 counter `k`) for this iteration;
@@ -377,10 +379,13 @@ class StmtGen(ExprGen):
         mul = k if step == "1" else fn.ins(f"mul i64 {k}, {step}")
         iv = mul if start == "0" else fn.ins(f"add i64 {start}, {mul}")
         t = ll(var.dtype)
-        v = iv if t == "i64" else fn.ins(f"trunc i64 {iv} to {t}")
+        # the value lies between the range's bounds, which have the variable's type: it fits
+        flag = "nsw" if var.dtype.is_signed else "nuw"
+        v = iv if t == "i64" else fn.ins(f"trunc {flag} i64 {iv} to {t}")
         fn.op(f"store {t} {v}, ptr {self.var_ptr(var)}")
         if id(var) not in assigned:
             self.shadow[id(var)] = iv
+            self.loop_ranges[id(var)] = (start, step)
 
     def serial_for(self, loop: ir.For) -> None:
         vals = self.dims_values(loop)
@@ -421,6 +426,7 @@ class StmtGen(ExprGen):
         fn.label(exit_l)
         for var in loop.vars:
             self.shadow.pop(id(var), None)
+            self.loop_ranges.pop(id(var), None)
 
 
 def _invariant(e: ir.Expr, task: int) -> bool:
