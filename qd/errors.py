@@ -230,6 +230,11 @@ class QdRuntimeError(QdError, RuntimeError):
     """A check inside a running kernel failed (bounds checks under `qd.init(debug=True)`)."""
 
 
+class QdShapeError(QdValueError, QdRuntimeError):
+    """A shape an array or field cannot have (a dimension that is not an int in 1..2**31-1). A
+    bad argument value, and the RuntimeError quadrants raises for it."""
+
+
 class QdAssertionError(QdRuntimeError, AssertionError):
     """An `assert` inside a kernel failed (checked under `qd.init(debug=True)`); also an
     AssertionError, as quadrants' is."""

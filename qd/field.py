@@ -233,9 +233,9 @@ def _offset_of(offset, shape: tuple) -> tuple:
 
 
 def _field_shape(shape) -> tuple:
-    if shape == () or shape is None:
+    if shape is None or (isinstance(shape, tuple) and not shape):
         return ()
-    return _shape_of(shape)
+    return _shape_of(shape, "field")
 
 
 class Layout(enum.Enum):
@@ -382,7 +382,7 @@ class SNode:
         dims = _axes_of(axes)
         if isinstance(dimensions, (int, np.integer)) and not isinstance(dimensions, (bool, np.bool_)):
             dimensions = (int(dimensions),) * len(dims)
-        sizes = _shape_of(dimensions)
+        sizes = _shape_of(dimensions, "dense()")
         if len(sizes) != len(dims):
             raise QdArgumentError(f"dense({axes!r}, {show(dimensions)}): {len(dims)} axes but {len(sizes)} sizes",
                                   caller_loc())

@@ -27,30 +27,35 @@ import numpy as np
 from . import config as _config
 from . import dtypes as _dt
 from . import matrix as _matrix
-from .errors import QdArgumentError, QdIndexError, QdValueError, caller_loc, show
+from .errors import QdArgumentError, QdIndexError, QdShapeError, QdValueError, caller_loc, show
 from .matrix import Matrix, MatrixType, VectorType
 from .targets.cuda import driver as _cuda_driver
 from .targets.cuda.memory import DeviceBuffer
 
 
-def _shape_of(shape) -> tuple[int, ...]:
-    """A shape as a tuple of non-negative ints. Floats are refused rather than truncated: a
-    shape of 1.5 is a bug in the caller, and silently making it 1 would hide it."""
+def _shape_of(shape, what: str = "ndarray") -> tuple[int, ...]:
+    """A shape as a tuple of ints in 1..2**31-1 (quadrants' rule: no empty dimension, and each
+    extent fits the i32 that `.shape` is in kernels). Floats are refused rather than truncated:
+    a shape of 1.5 is a bug in the caller, and silently making it 1 would hide it."""
     dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
         if isinstance(dims, (str, bytes)):
             raise TypeError
         dims = tuple(dims)
     except TypeError:
-        raise QdArgumentError(f"qd.ndarray: shape must be an int or a tuple of ints, got {show(shape)}",
-                              caller_loc()) from None
+        raise QdShapeError(f"{show(shape)} is not a valid shape for {what}: a shape is an int or a tuple of ints",
+                           caller_loc()) from None
     for s in dims:
         if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
-            raise QdArgumentError(f"qd.ndarray: shape {show(shape)} has a dimension that is not an int: {show(s)}",
-                                  caller_loc())
-        if s < 0:
-            raise QdValueError(f"qd.ndarray: negative dimension in shape {show(shape)}", caller_loc())
+            raise QdShapeError(f"{show(shape)} is not a valid shape for {what}: the dimension {show(s)} is not an "
+                               "int", caller_loc())
+        if not 1 <= s <= _I32_MAX:
+            raise QdShapeError(f"{show(shape)} is not a valid shape for {what}: every dimension must be between 1 "
+                               f"and 2**31 - 1, got {int(s)}", caller_loc())
     return tuple(int(s) for s in dims)
+
+
+_I32_MAX = 2**31 - 1
 
 
 def _element_of(dtype) -> tuple[_dt.DType, tuple[int, ...]]:

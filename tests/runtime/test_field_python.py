@@ -4,6 +4,8 @@ Expected values are numpy's on the same data; errors must be qd errors located a
 calling line of this file.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -199,3 +201,31 @@ def test_quadrants_field_options():
         qd.Vector.field(3, qd.f32, shape=2, layout="soa")
     with pytest.raises(TypeError):
         qd.field(qd.f32, shape=3, packed=True)
+
+
+@pytest.mark.parametrize("shape", [2**31, 1.5, 0, (1, 0), (1, 0.5), (1, 2**31), -3, "4", None])
+@pytest.mark.parametrize("make", ["ndarray", "field", "dense"])
+def test_invalid_shapes_are_refused_as_quadrants_refuses_them(make, shape):
+    """Every dimension an int in 1..2**31-1: a QdShapeError, a ValueError of qd's and the
+    RuntimeError quadrants raises, located at the caller's line."""
+    qd.init(arch=qd.cpu)
+    if shape is None and make == "field":
+        return  # a field made without a shape is placed later: nothing to refuse
+    where = {"ndarray": "ndarray", "field": "field", "dense": "dense()"}[make]
+    with pytest.raises(qd.QdShapeError, match=rf"is not a valid shape for {re.escape(where)}") as e:
+        if make == "ndarray":
+            qd.ndarray(qd.i32, shape)
+        elif make == "field":
+            qd.field(qd.i32, shape=shape)
+        else:
+            qd.root.dense(qd.i, shape)
+    assert isinstance(e.value, RuntimeError) and isinstance(e.value, ValueError)
+    assert e.value.loc is not None and e.value.loc.file == __file__
+
+
+@pytest.mark.parametrize("shape", [1, np.int32(1), (1, np.int32(1), 4096)])
+def test_valid_shapes(shape):
+    qd.init(arch=qd.cpu)
+    want = tuple(int(s) for s in (shape if isinstance(shape, tuple) else (shape,)))
+    assert qd.ndarray(qd.i32, shape).shape == want
+    assert qd.field(qd.i32, shape=shape).shape == want
