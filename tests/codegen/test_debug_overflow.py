@@ -9,10 +9,10 @@ the same operations wrap silently and the generated code has no checks.
 
 import numpy as np
 import pytest
+from _support.ir_spy import collect_ir
 from _support.located import check_located, check_located_text
 
 import qd
-from qd.targets.cpu import jit
 
 SIGNED = [qd.i8, qd.i16, qd.i32, qd.i64]
 UNSIGNED = [qd.u8, qd.u16, qd.u32, qd.u64]
@@ -239,14 +239,7 @@ def test_index_arithmetic_is_exact_and_not_an_overflow(debug_mode):
 
 
 def test_code_without_debug_has_no_checks(monkeypatch):
-    texts = []
-    real = jit.optimize
-
-    def spy(text):
-        texts.append(text)
-        return real(text)
-
-    monkeypatch.setattr(jit, "optimize", spy)
+    texts = collect_ir(monkeypatch)
     for _op, make, t, args in CASES:
         make(t)(*args)
     assert len(texts) == len(CASES)

@@ -6,9 +6,9 @@ import re
 
 import numpy as np
 import pytest
+from _support.ir_spy import collect_ir
 
 import qd
-from qd.targets.cpu import jit
 
 I32_MAX = 2**31 - 1
 I32_MIN = -(2**31)
@@ -17,15 +17,7 @@ I32_MIN = -(2**31)
 @pytest.fixture
 def ir_texts(monkeypatch):
     qd.init(arch=qd.cpu, offline_cache=False)
-    texts = []
-    real = jit.optimize
-
-    def spy(text):
-        texts.append(text)
-        return real(text)
-
-    monkeypatch.setattr(jit, "optimize", spy)
-    return texts
+    return collect_ir(monkeypatch)
 
 
 def _adds(text: str) -> list[str]:
