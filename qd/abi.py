@@ -61,6 +61,7 @@ class ArgSlot:
     slot: int
     element_shape: tuple = ()  # the shape its last dimensions must have (an array of vectors or matrices)
     perm: tuple = ()  # the layout the code indexes it with (`ir.ArrayLeaf.perm`); () canonical
+    offset: tuple = ()  # the field index offset the code shifts indices by (`ir.ArrayLeaf.offset`); () none
 
     @property
     def is_array(self) -> bool:
@@ -101,13 +102,13 @@ def return_slot(i: int) -> int:
 
 
 def pack(leaves: Iterable[tuple], returns: tuple, ret_shape: tuple | None = None) -> ArgLayout:
-    """The layout of (path, kind, dtype, ndim[, element shape[, perm]]) leaves packed in order
-    after the header."""
+    """The layout of (path, kind, dtype, ndim[, element shape[, perm[, offset]]]) leaves packed
+    in order after the header."""
     slots = []
     n = ARG_HEADER
     for path, kind, dtype, ndim, *rest in leaves:
         slots.append(ArgSlot(path, kind, dtype, ndim, n, tuple(rest[0]) if rest else (),
-                             tuple(rest[1]) if len(rest) > 1 else ()))
+                             tuple(rest[1]) if len(rest) > 1 else (), tuple(rest[2]) if len(rest) > 2 else ()))
         n += leaf_width(kind, ndim)
     return ArgLayout(slots, n, tuple(returns), ret_shape)
 
@@ -116,8 +117,8 @@ def layout(kernel: ir.Inst, kept: Iterable[str]) -> ArgLayout:
     """The layout of a kernel instantiation whose plan keeps the leaves `kept` (in order)."""
     by_path = {lf.path: lf for lf in kernel.params}
     leaves = [by_path[p] for p in kept]
-    return pack(((lf.path, lf.kind, lf.dtype, lf.ndim, getattr(lf, "element_shape", ()), getattr(lf, "perm", ()))
-                 for lf in leaves),
+    return pack(((lf.path, lf.kind, lf.dtype, lf.ndim, getattr(lf, "element_shape", ()), getattr(lf, "perm", ()),
+                  getattr(lf, "offset", ())) for lf in leaves),
                 kernel.returns, kernel.ret_shape)
 
 

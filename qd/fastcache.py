@@ -326,16 +326,16 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
     extra = dict(spec_key[len(kernel.key_paths):])  # layouts, numpy dtypes of arrays typed by their annotation
     typed_perms = dict(extra.get("layouts", ()))
     typed_dtypes = {p: _dt.BY_NAME[n] for p, n in extra.get("dtypes", ())}
-    leaves: dict[str, tuple] = {}  # path -> (kind, dtype, ndim, element shape, layout)
+    leaves: dict[str, tuple] = {}  # path -> (kind, dtype, ndim, element shape, layout, offset)
     for path, spec in walk_specs(kernel.specs):
         if isinstance(spec, ScalarSpec):
-            leaves[path] = ("scalar", spec.dtype, 0, (), ())
+            leaves[path] = ("scalar", spec.dtype, 0, (), (), ())
         elif isinstance(spec, VecSpec):
             count = 1
             for d in spec.shape:
                 count *= d
             for k in range(count):
-                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, (), ())
+                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, (), (), ())
         elif isinstance(spec, ArraySpec):
             part = open_arrays.get(path)
             if part == ():  # an optional tensor slot given None: a compile-time None, no leaf
@@ -343,14 +343,14 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
             if part is None:  # fixed by the annotation: its ndim counts outer dimensions
                 elem = tuple(spec.element_shape or ())
                 leaves[path] = ("array", typed_dtypes.get(path, spec.dtype), spec.ndim + len(elem), elem,
-                                tuple(typed_perms.get(path, ())))
+                                tuple(typed_perms.get(path, ())), ())
             else:
-                leaves[path] = ("array", *leaf_type(part, spec), tuple(part[3]) if len(part) == 4 else ())
+                leaves[path] = ("array", *leaf_type(part, spec), tuple(part[3]) if len(part) == 4 else (), ())
         elif not isinstance(spec, (ConstSpec, StructSpec)):
             raise ValueError(f"unexpected parameter spec {spec!r}")
     for (path, kind, _s), part in zip(kernel.key_paths, spec_key):  # a field as a template is an array leaf
         if kind == "ct" and isinstance(part, tuple) and len(part) in (5, 6) and part[0] == "field":
-            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]), layout_of(part, 5))
+            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]), layout_of(part, 5), tuple(part[4]))
         elif kind == "ct" and isinstance(part, tuple) and len(part) == 4 and part[0] == "do":
             leaves.update(object_leaves(path, part))  # a data-oriented object's arrays
     m = _dict(header["module"])
@@ -365,12 +365,12 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
         path, kind, dname, ndim, slot, elem = _list(row)
         _need(path in leaves and path not in seen, f"{path!r} is not a leaf of the kernel")
         seen.add(path)
-        want_kind, want_dt, want_nd, want_elem, want_perm = leaves[path]
+        want_kind, want_dt, want_nd, want_elem, want_perm, want_offset = leaves[path]
         dt = _dt.BY_NAME[_str(dname)]
         elem = tuple(_int(e) for e in _list(elem))
         _need(kind == want_kind and dt == want_dt and _int(ndim) == want_nd and _int(slot) == n
               and elem == want_elem, f"slot of {path!r} does not match the kernel's parameter")
-        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot, elem, want_perm))
+        slots.append(abi.ArgSlot(path, kind, dt, ndim, slot, elem, want_perm, want_offset))
         n += abi.leaf_width(kind, ndim)
     _need(_int(m["n_slots"]) == n, "bad argument buffer size")
     returns = tuple(_dt.BY_NAME[_str(t)] for t in _list(m["returns"]))

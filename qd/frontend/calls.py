@@ -199,8 +199,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         leaf = ir.leaf_like(lf, name)
         site.leaves.append(leaf)
         site.binds.append((lf.path, name))
-        return LeafV(leaf), ("a", lf.dtype.name, lf.ndim) + ((lf.offset,) if lf.offset else ()) + \
-            ((("perm", lf.perm),) if lf.perm else ())
+        return LeafV(leaf), _array_key(lf)
     if isinstance(spec, StructSpec):
         _check_struct(low, where, spec, value, node)
         return value if inplace else _rebase_struct(low, value, name, site, node)
@@ -304,6 +303,14 @@ def _check_struct(low, where: str, spec: StructSpec, value, node) -> StructV:
     return value
 
 
+def _array_key(lf: ir.ArrayLeaf) -> tuple:
+    """The part of a callee's instantiation key for an array it is passed: everything of the
+    leaf's type its code depends on (dtype, dimensions, element shape, offset, layout), so two
+    call sites share an instantiation only when the same code serves both."""
+    return ("a", lf.dtype.name, lf.ndim, tuple(lf.element_shape)) + ((lf.offset,) if lf.offset else ()) + \
+        ((("perm", lf.perm),) if lf.perm else ())
+
+
 def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
     """The caller's struct `sv` seen as the callee's parameter `path`: every leaf renamed under
     `path` and bound to the caller's leaf; compile-time members kept (and keyed)."""
@@ -317,7 +324,7 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
             site.leaves.append(leaf)
             site.binds.append((lf.path, sub))
             members.append((mname, LeafV(leaf)))
-            key.append((mname, lf.kind, lf.dtype.name, lf.ndim))
+            key.append((mname, _array_key(lf) if lf.is_array else ("s", lf.dtype.name)))
         elif isinstance(mv, StructV):
             v, k = _rebase_struct(low, mv, sub, site, node)
             members.append((mname, v))

@@ -213,18 +213,18 @@ def _float_bits(v: float) -> int:
 
 
 def object_leaves(path: str, key: tuple) -> Iterator[tuple[str, tuple]]:
-    """(leaf path, ("array", dtype, ndim, element shape, layout)) of every array leaf an object
-    keyed `key` (`ct_keys.object_key`) has at `path`."""
+    """(leaf path, ("array", dtype, ndim, element shape, layout, offset)) of every array leaf an
+    object keyed `key` (`ct_keys.object_key`) has at `path`."""
     for name, mk in key[3]:
         sub = f"{path}.{name}"
         if mk[0] == "do":
             yield from object_leaves(sub, mk)
         elif mk[0] == "nd":
-            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 4))
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 4), ())
         elif mk[0] == "p":
-            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, (), ())
+            yield sub, ("scalar", _dt.BY_NAME[mk[1]], 0, (), (), ())
         elif mk[0] == "field" and len(mk) in (5, 6):
-            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 5))
+            yield sub, ("array", _dt.BY_NAME[mk[1]], mk[2], tuple(mk[3]), layout_of(mk, 5), tuple(mk[4]))
 
 
 def layout_of(type_key: tuple, at: int) -> tuple:

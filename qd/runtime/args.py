@@ -73,6 +73,8 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     if v is None and optional_slot(spec):
         return ABSENT
     if isinstance(v, Ndarray):
+        if getattr(v, "offset", None):
+            raise QdArgumentError(_offset_message(path, v), loc_of(path))
         dt, nd, value_elem = v._dtype, v._ndim, v.element_shape
     elif isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
@@ -139,14 +141,18 @@ def _elem_text(elem) -> str:
 
 
 def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable: bool = True,
-              device_ok: bool = False, elem: tuple = (), perm: tuple = ()) -> tuple[int, int, tuple]:
+              device_ok: bool = False, elem: tuple = (), perm: tuple = (), offset: tuple = ()) -> tuple[int, int, tuple]:
     """(data pointer, end pointer, shape of the components) of an array argument, with full
     checks; `elem`: the element shape its last dimensions must have; `perm`: the layout the
     code was compiled for; `device_ok`: the kernel runs on the CUDA device, so a device
     `qd.ndarray` is passed as it is. An argument of another layout is a `LayoutMismatch`: the
-    launch goes back to the dispatch, which compiles (or finds) the variant for its layout."""
+    launch goes back to the dispatch, which compiles (or finds) the variant for its layout.
+    `offset`: the field index offset the code shifts indices by; a field of another offset is
+    refused (an ndarray parameter indexes from 0)."""
     if (v._perm if isinstance(v, Ndarray) else ()) != tuple(perm):
         raise LayoutMismatch(path)
+    if isinstance(v, Ndarray) and tuple(getattr(v, "offset", None) or ()) != tuple(offset):
+        raise QdArgumentError(_offset_message(path, v), loc_of(path))
     if isinstance(v, Ndarray):
         if v._dtype != dtype or v._ndim != ndim or (elem and tuple(v._dims[ndim - len(elem):]) != tuple(elem)):
             raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
@@ -174,6 +180,11 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
         return p, p + v.nbytes, v.shape
     raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
                           loc_of(path))
+
+
+def _offset_message(path: str, v) -> str:
+    return (f"argument {path!r} is a qd.field with offset {tuple(v.offset)}, but an ndarray parameter indexes "
+            "from 0: annotate the parameter qd.template() to index the field with its offset")
 
 
 class LayoutMismatch(TypeError):

@@ -84,8 +84,8 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
                         "Fd": Field if array_type is Ndarray else array_type,  # fields live in host memory
-                        "arr": lambda v, d, nd, path, w, es=(), perm=(): array_arg(v, d, nd, path, loc_of, w, device_ok,
-                                                                                    es, perm),
+                        "arr": lambda v, d, nd, path, w, es=(), perm=(), off=(): array_arg(v, d, nd, path, loc_of, w,
+                                                                                            device_ok, es, perm, off),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
                         "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": _as_matrix,
@@ -120,14 +120,21 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
                 np_elem += " and False"
             nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
             name = f"@path{k}"
+            # a field's offset shifts the code's indices: only the offset compiled in may pass
+            if array_type is not Ndarray:  # device arrays: fields take the checked path
+                arrays_ok = "False" if s.offset else "@type(@v) is @Nd"
+            elif s.offset:
+                arrays_ok = f"(@type(@v) is @Fd and @v.offset == {tuple(s.offset)!r})"
+            else:
+                arrays_ok = "(@type(@v) is @Nd or (@type(@v) is @Fd and not @v.offset))"
             body += [f"  @v = {acc}",
-                     f"  if (@type(@v) is @Nd or @type(@v) is @Fd) and @v._dtype is @dt{k} and @v._ndim == {s.ndim}"
-                     f"{nd_elem}:",
+                     f"  if {arrays_ok} and @v._dtype is @dt{k} and @v._ndim == {s.ndim}{nd_elem}:",
                      f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v._dims",
                      f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
                      f"    @p{k} = @nptr(@v, {name}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
                      "  else:",
-                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}, {tuple(s.perm)!r}); "
+                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}, {tuple(s.perm)!r}, "
+                     f"{tuple(s.offset)!r}); "
                      "@nd = False",
                      f"  @i[{k}] = @p{k}"]
             body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
