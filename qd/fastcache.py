@@ -108,7 +108,8 @@ def _leaves(specs) -> list:
             out.append([path, "s", spec.dtype.name])
         elif isinstance(spec, ArraySpec):
             out.append([path, "a", spec.dtype.name if spec.dtype else None, spec.ndim,
-                        None if spec.element_shape is None else list(spec.element_shape)])
+                        None if spec.element_shape is None else list(spec.element_shape)]
+                       + (["clamp"] if spec.clamp else []))
         elif isinstance(spec, ConstSpec):
             out.append([path, "c"])
         elif isinstance(spec, VecSpec):

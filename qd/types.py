@@ -22,6 +22,7 @@ class NDArrayType:
     dtype: _dt.DType | type | None = None  # `int` / `float` are resolved when a kernel compiles
     ndim: int | None = None
     element_shape: tuple | None = None
+    boundary: str = "unsafe"  # "clamp": every index is clamped into the array's extent
 
     def __repr__(self) -> str:
         es = self.element_shape
@@ -39,7 +40,7 @@ def _dtype_str(d) -> str:
 # quadrants' other ndarray-type options, with the value that means "off": qd accepts an option
 # only at that value, so a program that relies on one (bounds clamping, gradients) is refused
 # instead of silently computing something else.
-_OPTION_DEFAULTS = {"boundary": ("unsafe",), "needs_grad": (None, False)}
+_OPTION_DEFAULTS = {"boundary": ("unsafe", "clamp"), "needs_grad": (None, False)}
 
 
 def _element_options(dtype, element_dim, element_shape) -> tuple:
@@ -101,7 +102,7 @@ class _NDArrayAnnotation:
                               caller_loc())
         if ndim is not None and (not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 0):
             raise QdTypeError(f"qd.types.NDArray: ndim must be a non-negative int, got {show(ndim)}", caller_loc())
-        return NDArrayType(dtype if dtype in _dt.PLACEHOLDERS else d, ndim, es)
+        return NDArrayType(dtype if dtype in _dt.PLACEHOLDERS else d, ndim, es, options.get("boundary", "unsafe"))
 
     def __repr__(self) -> str:
         return "qd.types.NDArray"

@@ -34,12 +34,15 @@ class ExprGen(Emitter):
         idx = [self.index(e) for e in indices]
         if not idx:  # the one element of a 0-d array
             return fn.ins(f"getelementptr inbounds {mem(self.leaf_dtype(path))}, ptr {ptr}, i64 0"), None, []
+        clamp = self.leaf(path).clamp
+        if clamp:  # `boundary="clamp"`: each index (components' too, as quadrants) into 0..extent-1
+            idx = [self.clamped(x, shape[d]) for d, x in enumerate(idx)]
         lin = idx[0]
         for d in range(1, len(idx)):
             m = fn.ins(f"mul i64 {lin}, {shape[d]}")
             lin = fn.ins(f"add i64 {m}, {idx[d]}")
         ok = None
-        if self.mg.debug and idx:
+        if self.mg.debug and idx and not clamp:
             fits = [fn.ins(f"icmp ult i64 {x}, {shape[d]}") for d, x in enumerate(idx)]
             bad = idx[-1]  # the index to report: the first one that is out of range
             for d in range(len(idx) - 2, -1, -1):
@@ -51,11 +54,23 @@ class ExprGen(Emitter):
         p = fn.ins(f"getelementptr inbounds {elem}, ptr {ptr}, i64 {lin}")
         return p, ok, idx
 
-    def leaf_dtype(self, path: str) -> _dt.DType:
+    def leaf(self, path: str) -> ir.Leaf:
         for lf in self.inst.params:
             if lf.path == path:
-                return lf.dtype
+                return lf
         raise QdInternalError(f"codegen: unknown leaf {path!r}")
+
+    def leaf_dtype(self, path: str) -> _dt.DType:
+        return self.leaf(path).dtype
+
+    def clamped(self, x: str, extent: str) -> str:
+        """The i64 index `x` clamped into 0..extent-1."""
+        fn = self.fn
+        hi = fn.ins(f"sub i64 {extent}, 1")
+        neg = fn.ins(f"icmp slt i64 {x}, 0")
+        low = fn.ins(f"select i1 {neg}, i64 0, i64 {x}")
+        big = fn.ins(f"icmp sgt i64 {low}, {hi}")
+        return fn.ins(f"select i1 {big}, i64 {hi}, i64 {low}")
 
     def guarded(self, ok: str | None, idx: list[str], loc, emit, result_ty: str | None):
         """Run `emit()` only when the access is in bounds; record the failure otherwise."""

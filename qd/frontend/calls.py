@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from analysis.records import field, record
+from analysis.records import field, record, replace
 
 from ..errors import QdError, QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
 from . import fields, ids, ir, structs, vectors
@@ -197,9 +197,11 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         if inplace:
             return value
         leaf = ir.leaf_like(lf, name)
+        if spec.clamp and not leaf.clamp:  # the func's own `boundary="clamp"`
+            leaf = replace(leaf, clamp=True)
         site.leaves.append(leaf)
         site.binds.append((lf.path, name))
-        return LeafV(leaf), _array_key(lf)
+        return LeafV(leaf), _array_key(leaf)
     if isinstance(spec, StructSpec):
         _check_struct(low, where, spec, value, node)
         return value if inplace else _rebase_struct(low, value, name, site, node)
@@ -308,7 +310,7 @@ def _array_key(lf: ir.ArrayLeaf) -> tuple:
     leaf's type its code depends on (dtype, dimensions, element shape, offset, layout), so two
     call sites share an instantiation only when the same code serves both."""
     return ("a", lf.dtype.name, lf.ndim, tuple(lf.element_shape)) + ((lf.offset,) if lf.offset else ()) + \
-        ((("perm", lf.perm),) if lf.perm else ())
+        ((("perm", lf.perm),) if lf.perm else ()) + (("clamp",) if lf.clamp else ())
 
 
 def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):

@@ -60,6 +60,7 @@ class ArrayLeaf(Leaf):
     # quadrants' `layout=`: the canonical axis stored at each physical nesting level, outermost
     # first; () for the canonical order. Indices and extents are canonical in kernel code.
     perm: tuple[int, ...] = ()
+    clamp: bool = False  # quadrants' `boundary="clamp"`: every index clamped into its extent
 
     is_array: ClassVar[bool] = True
 
@@ -73,7 +74,7 @@ class ArrayLeaf(Leaf):
 def leaf_like(leaf: Leaf, path: str) -> Leaf:
     """A leaf of `leaf`'s type under `path`, without a location (a callee's parameter)."""
     if isinstance(leaf, ArrayLeaf):
-        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape, leaf.offset, leaf.perm)
+        return ArrayLeaf(path, leaf.dtype, None, leaf.ndim, leaf.element_shape, leaf.offset, leaf.perm, leaf.clamp)
     return ScalarLeaf(path, leaf.dtype)
 
 

@@ -48,7 +48,7 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             dt, nd, elem = arrays[path]
             v = _value_at(args, path)
             perm = v._perm if isinstance(v, Ndarray) else ()  # numpy arrays are canonical
-            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem, perm=perm)
+            lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem, perm=perm, clamp=spec.clamp)
             leaves.append(lf)
             k = ("a", dt.name, nd, elem) if elem else ("a", dt.name, nd)
             return LeafV(lf), k + (("perm", perm),) if perm else k

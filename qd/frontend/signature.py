@@ -42,6 +42,7 @@ class ArraySpec:
     dtype: _dt.DType | None
     ndim: int | None
     element_shape: tuple | None = None
+    clamp: bool = False  # `boundary="clamp"`: indices are clamped into the extents (`ir.ArrayLeaf.clamp`)
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def spec_of(ann, allow_any: bool = True):
         if isinstance(dtype, (VectorType, MatrixType)):
             dtype, elem = dtype.resolved_dtype(), dtype.shape
         return ArraySpec(None if dtype is None else _dt.as_dtype(dtype), ann.ndim,
-                         tuple(elem) if elem is not None else None)
+                         tuple(elem) if elem is not None else None, getattr(ann, "boundary", "unsafe") == "clamp")
     if isinstance(ann, (VectorType, MatrixType)):
         return VecSpec(ann.shape, ann.resolved_dtype())
     if isinstance(ann, StructType):

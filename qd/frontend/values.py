@@ -72,6 +72,9 @@ class MatV:
     shape: tuple
     entries: tuple
     vars: tuple | None = None
+    # an element read from a `boundary="clamp"` array: a run-time component index is clamped
+    # as quadrants clamps it, on the element's flattened (row-major) component index
+    clamp: bool = False
 
     @property
     def dtype(self):

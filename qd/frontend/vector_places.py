@@ -52,7 +52,8 @@ class Place:
             low.access(self.leaf.path, node, "read")
             entries = tuple(ir.Load(self.leaf.dtype, self.leaf.path, self.outer + list(c), low.loc(node))
                             for c in self.comps)
-        return entries[0] if not self.shape else MatV(self.shape, entries)
+        clamp = self.leaf is not None and self.leaf.clamp
+        return entries[0] if not self.shape else MatV(self.shape, entries, clamp=clamp)
 
 
 def element_shape(leaf) -> tuple:

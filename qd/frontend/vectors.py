@@ -556,6 +556,14 @@ def _flat(v: MatV, combo) -> int:
 
 def _dynamic_index(low, v: MatV, axes, node):
     """Components picked by run-time indices: a chain of selects over the candidates."""
+    if v.clamp and v.ndim == 2 and not any(isinstance(a, list) for a in axes):
+        # one component of a clamped array's matrix: its flattened index, clamped into the
+        # element (the select tree picks the first or last component beyond either end)
+        dyn = next(a for a in axes if isinstance(a, ir.Expr))
+        row, col = (a if isinstance(a, ir.Expr) else ir.Const(dyn.dtype, a) for a in axes)
+        t = _dt.promote(row.dtype, col.dtype)
+        flat = ir.BinOp(t, "add", ir.BinOp(t, "mul", low.cast(row, t), ir.Const(t, v.m)), low.cast(col, t))
+        return _select_tree(low, flat, [(k, low.scalar(e, node)) for k, e in enumerate(v.entries)])
     choices = [a if isinstance(a, list) else list(range(v.shape[d])) for d, a in enumerate(axes)]
     keep = [d for d, a in enumerate(axes) if isinstance(a, list)]
     dyn = [d for d, a in enumerate(axes) if isinstance(a, ir.Expr)]

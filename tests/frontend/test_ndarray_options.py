@@ -21,7 +21,7 @@ def _check(err: qd.QdError, text: str) -> None:
     assert text in msg.splitlines()[1] and "^" in msg.splitlines()[2], msg
 
 
-@pytest.mark.parametrize("option", ["boundary='clamp'", "needs_grad=True", "field_dim=2", "layout=1"])
+@pytest.mark.parametrize("option", ["boundary='wrap'", "needs_grad=True", "field_dim=2", "layout=1"])
 def test_unimplemented_option_is_refused(option):
     with pytest.raises(qd.QdTypeError) as e:
         eval(compile(f"qd.types.ndarray(dtype=qd.f32, ndim=1, {option})", __file__, "eval"))
@@ -30,21 +30,21 @@ def test_unimplemented_option_is_refused(option):
 
 def test_refusal_points_at_the_annotation():
     with pytest.raises(qd.QdTypeError) as e:
-        def k(x: qd.types.ndarray(dtype=qd.f32, ndim=1, boundary="clamp")):  # the annotation
+        def k(x: qd.types.ndarray(dtype=qd.f32, ndim=1, boundary="wrap")):  # the annotation
             pass
-    _check(e.value, 'boundary="clamp"')
+    _check(e.value, 'boundary="wrap"')
     assert "not supported" in str(e.value)
 
 
 def test_refusal_of_a_postponed_annotation_points_at_the_function():
     @qd.kernel
-    def k(x: "qd.types.ndarray(dtype=qd.f32, ndim=1, boundary='clamp')"):  # evaluated at the first call
+    def k(x: "qd.types.ndarray(dtype=qd.f32, ndim=1, boundary='wrap')"):  # evaluated at the first call
         pass
 
     with pytest.raises(qd.QdTypeError) as e:
         k(np.zeros(2, np.float32))
     _check(e.value, "def k(x:")
-    assert "boundary='clamp'" in str(e.value)
+    assert "boundary='wrap'" in str(e.value)
 
 
 def test_extra_subscript_items_are_refused():
