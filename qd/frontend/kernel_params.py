@@ -9,8 +9,10 @@ digest), so it must stay exactly as it is for ids to stay stable.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..data_oriented import taken_apart
-from ..errors import QdInternalError
+from ..errors import QdInternalError, warn_at
 from ..field import Field
 from ..ndarray import Ndarray
 from . import ir
@@ -35,6 +37,11 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             leaves.append(lf)
             return LeafV(lf), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec) and taken_apart(v):  # its arrays are leaves (see objects.py)
+            if "." not in path and dataclasses.is_dataclass(v) and not isinstance(v, type):
+                # quadrants deprecates it too (once per compiled variant, never at a launch)
+                warn_at(f"a dataclass instance ({type(v).__qualname__}) passed to the qd.Template-annotated kernel "
+                        f"parameter {path!r} is deprecated: annotate the parameter with the dataclass type "
+                        f"({type(v).__qualname__}) instead", kernel.param_loc(path), DeprecationWarning)
             return object_value(path, v, leaves, kernel.param_loc), ("ct", ct_key(v))
         if isinstance(spec, ConstSpec):
             return CT(v), ("ct", ct_key(v))
