@@ -339,7 +339,8 @@ def test_a_dataclass_template_holding_arrays_is_taken_apart():
             s.z[i] = 2 * i
 
     o = Outer(Inner(), qd.ndarray(qd.i32, (4,)), 11)
-    run(o)
+    with pytest.warns(DeprecationWarning, match="qd.Template-annotated"):  # as quadrants warns
+        run(o)
     np.testing.assert_array_equal(o.inner.y.to_numpy(), np.arange(4) + 11)
     np.testing.assert_array_equal(o.z.to_numpy(), 2 * np.arange(4))
     assert qd.launch_info(run).kept == ("s.inner.y", "s.z")
