@@ -44,7 +44,7 @@ class Emitter:
         self.vars: dict[int, str] = {}  # id(var) -> pointer
         self.shadow: dict[int, str] = {}  # id(loop var) -> i64 value (index widening)
         # id(loop var) -> (start, step) of its range, as LLVM operands: `var + c` that provably
-        # does not wrap is emitted `nsw` (`Exprs.no_signed_wrap`); kept as long as `shadow`'s entry
+        # does not wrap is emitted `nsw` (`ExprGen.no_signed_wrap`); kept as long as `shadow`'s entry
         self.loop_ranges: dict[int, tuple[str, str]] = {}
 
     def var_ptr(self, var: ir.Var) -> str:
