@@ -264,8 +264,8 @@ def field(dtype, shape=None, order=None, name: str = "", offset=None, needs_grad
 
 def _companions(f: Field, shape, order, needs_grad, needs_dual, written=None) -> Field:
     _check_order(order, shape)
-    with_grad(f, needs_grad, written, "grad")
-    return with_grad(f, needs_dual, written, "dual")
+    with_companion(f, needs_grad, "grad", written)
+    return with_companion(f, needs_dual, "dual", written)
 
 
 def _check_order(order, shape) -> None:
@@ -278,7 +278,7 @@ def _check_order(order, shape) -> None:
                               f"{show(order)}", caller_loc())
 
 
-def with_grad(f: Field, wanted, written=None, kind: str = "grad") -> Field:
+def with_companion(f: Field, wanted, kind: str, written=None) -> Field:
     """`f` with its gradient (`kind` "grad", quadrants' adjoint) or dual field when `wanted`:
     same shape, dtype and offset, placed with it, zero-filled. qd has no automatic
     differentiation, so nothing but the program writes it; a kernel's `.grad()` is refused and
@@ -296,7 +296,7 @@ def with_grad(f: Field, wanted, written=None, kind: str = "grad") -> Field:
     return f
 
 
-def _element_options(layout, ndim, want: int) -> None:
+def _check_element_options(layout, ndim, want: int) -> None:
     if layout is not None and not isinstance(layout, Layout):
         raise QdArgumentError(f"layout must be qd.Layout.AOS or qd.Layout.SOA, got {show(layout)}", caller_loc())
     if ndim is not None and ndim != want:
@@ -307,14 +307,14 @@ def _element_options(layout, ndim, want: int) -> None:
 def vector_field(n: int, dtype, shape=None, order=None, name: str = "", offset=None, needs_grad: bool = False,
                  needs_dual: bool = False, layout=None, ndim=None) -> Field:
     """`qd.Vector.field(n, dtype, shape)`."""
-    _element_options(layout, ndim, 1)
+    _check_element_options(layout, ndim, 1)
     return _companions(Field(dtype, shape, (_elem_dim(n),), name, offset), shape, order, needs_grad, needs_dual)
 
 
 def matrix_field(n: int, m: int, dtype, shape=None, order=None, name: str = "", offset=None,
                  needs_grad: bool = False, needs_dual: bool = False, layout=None, ndim=None) -> Field:
     """`qd.Matrix.field(n, m, dtype, shape)`."""
-    _element_options(layout, ndim, 2)
+    _check_element_options(layout, ndim, 2)
     return _companions(Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset), shape, order, needs_grad,
                        needs_dual)
 
@@ -363,16 +363,17 @@ class SNode:
 
     def lazy_grad(self) -> None:
         """quadrants' `qd.root.lazy_grad()`: every real field placed so far under this root gets
-        its gradient field (`with_grad`), placed as the field is."""
-        for f in list(self._tree):
-            if f.dtype.is_float:
-                with_grad(f, True, None, "grad")
+        its gradient field (`with_companion`), placed as the field is."""
+        self._lazy("grad")
 
     def lazy_dual(self) -> None:
         """`qd.root.lazy_dual()`: likewise, the dual fields."""
+        self._lazy("dual")
+
+    def _lazy(self, kind: str) -> None:
         for f in list(self._tree):
             if f.dtype.is_float:
-                with_grad(f, True, None, "dual")
+                with_companion(f, True, kind)
 
     @property
     def shape(self) -> tuple[int, ...]:

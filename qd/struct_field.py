@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import structs as _structs
 from .errors import QdArgumentError, QdTypeError, caller_loc, show
-from .field import Field, _check_order, _element_options, field, with_grad
+from .field import Field, _check_element_options, _check_order, field, with_companion
 from .structs import StructType
 
 __all__ = ["StructField", "struct_field"]
@@ -146,16 +146,16 @@ def _member_of(value, name: str):
 def struct_field(stype, shape=None, order=None, name: str = "", offset=None, needs_grad: bool = False,
                  needs_dual: bool = False, layout=None) -> StructField:
     """`qd.Struct.field(members, shape)` / `mystruct.field(shape)`."""
-    _element_options(layout, None, 0)
+    _check_element_options(layout, None, 0)
     _check_order(order, shape)
     sf = StructField(stype, shape, offset, name)
     for kind, wanted in (("grad", needs_grad), ("dual", needs_dual)):
         if wanted:  # every member gets one: a member that is not real is refused, as in quadrants
             members = sf._fields()
             for m in members:
-                with_grad(m, bool(m.dtype.is_float), None, kind)
+                with_companion(m, bool(m.dtype.is_float), kind)
             for m in members:
-                with_grad(m, True, None, kind)
+                with_companion(m, True, kind)
     return sf
 
 
