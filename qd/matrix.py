@@ -12,8 +12,10 @@ A type's `dtype` may be the Python `int` / `float`: it then means `qd.init`'s de
 default_fp at the time the type is used (`qd.math.vec3` is `vector(3, float)`).
 
 Comparisons are component-wise, as in quadrants: `v == w` is a vector of u1, so `(v == w).all()`
-asks whether two vectors are equal. Unlike quadrants (where any non-empty matrix is true), the
-truth value of a vector is an error: `if v == w:` would otherwise always take its branch.
+asks whether two vectors are equal. quadrants' truth value of any non-empty matrix is True, so
+there `if v == w:` always takes its branch. qd gives the result of `==` the truth value of
+Python's sequence equality instead (all components equal; `!=`: any differs), and the truth value
+of every other vector is an error, so no test of a vector is silently vacuous.
 """
 
 from __future__ import annotations
@@ -213,6 +215,14 @@ def _result(c: Comp):
         return _wrap(np.array(c.flat, dtype=c.dtype.np).reshape(c.shape), c.dtype)
 
 
+def _equality(r, reduce: str):
+    """Marks the component-wise result of `==` / `!=` so that its truth value is sequence equality
+    (`all` components equal / `any` differs); arithmetic on it gives ordinary vectors."""
+    if isinstance(r, Matrix):
+        r._equality = reduce
+    return r
+
+
 def _comp(x) -> Comp | None:
     """An operand's components; None for something that is not a number, vector or matrix."""
     if isinstance(x, Matrix):
@@ -275,7 +285,7 @@ class Matrix:
     of components (shape (n,) or (n, m)), `dtype` their qd dtype. `qd.Matrix([...])` of a flat
     list makes a `qd.Vector` (a subclass), so `ndim` always says which it is."""
 
-    __slots__ = ("entries", "dtype")
+    __slots__ = ("entries", "dtype", "_equality")  # _equality: "all" / "any" on results of == / !=
     __array_priority__ = 1000
     __hash__ = object.__hash__  # by identity, as quadrants (== is component-wise)
 
@@ -366,6 +376,9 @@ class Matrix:
         return iter([list(row) for row in self.entries])
 
     def __bool__(self):
+        reduce = getattr(self, "_equality", None)
+        if reduce is not None:
+            return bool(getattr(self.entries, reduce)())
         raise QdTypeError("the truth value of a qd.Vector / qd.Matrix is ambiguous: use (v == w).all() or .any()",
                           caller_loc())
 
@@ -398,7 +411,12 @@ class Matrix:
     __lshift__, __rlshift__ = _operator("shl"), _operator("shl", True)
     __rshift__, __rrshift__ = _operator("shr"), _operator("shr", True)
     __lt__, __le__, __gt__, __ge__ = _operator("lt"), _operator("le"), _operator("gt"), _operator("ge")
-    __eq__, __ne__ = _operator("eq"), _operator("ne")
+
+    def __eq__(self, other):
+        return _equality(_binop("eq", self, other), "all")
+
+    def __ne__(self, other):
+        return _equality(_binop("ne", self, other), "any")
 
     def __neg__(self):
         with _AtCaller():

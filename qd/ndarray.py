@@ -131,7 +131,8 @@ class TensorBase:
 class _TensorType(type):
     """What makes `qd.Tensor` quadrants' name for every qd ndarray and field: `isinstance(x,
     qd.Tensor)` and `issubclass` ask `TensorBase`, and `qd.Tensor(impl)` (quadrants' wrapper
-    constructor) is `impl` itself, as `qd.wrap` (qd has no wrapper)."""
+    constructor) is `impl` itself, as `qd.wrap` (qd has no wrapper). What `qd.tensor(...)` made
+    stands for quadrants' wrapper, so wrapping it again is refused, as quadrants refuses it."""
 
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, TensorBase)
@@ -144,7 +145,15 @@ class _TensorType(type):
             what = type(args[0]).__name__ if len(args) == 1 else f"{len(args)} arguments"
             raise TypeError(f"qd.Tensor(impl) takes one qd.ndarray or qd.field, which it returns (in qd they are "
                             f"tensors already); got {what}. Allocate one with qd.tensor(dtype, shape, backend=...)")
+        refuse_rewrap(args[0], "qd.Tensor")
         return args[0]
+
+
+def refuse_rewrap(t: TensorBase, name: str) -> None:
+    """quadrants' wrapper refuses to wrap a wrapper: what `qd.tensor(...)` returned is one."""
+    if getattr(t, "_from_tensor", False):
+        raise TypeError(f"{name}(impl) takes a bare qd.ndarray or qd.field; this one was made by qd.tensor(...) and "
+                        "is a qd.Tensor already: use it as it is")
 
 
 class Tensor(metaclass=_TensorType):
@@ -157,7 +166,7 @@ class Tensor(metaclass=_TensorType):
 
 class Ndarray(TensorBase):
     __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key",
-                 "_perm", "_ptr", "_end", "_grad", "__weakref__")
+                 "_perm", "_ptr", "_end", "_grad", "_from_tensor", "__weakref__")
     on_device = False
 
     @property

@@ -167,7 +167,7 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
     array_type = DeviceNdarray if tgt.name == "cuda" else Ndarray  # what a launch passes without a copy
     fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
     with timed("launcher"):
-        launch = make_launcher(kernel, km, entry, written if noalias else set(), on_alias, info, array_type, fields,
+        launch = make_launcher(kernel, km, entry, written, on_alias if noalias else None, info, array_type, fields,
                                launcher_code)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the

@@ -17,7 +17,7 @@ from . import matrix as _matrix
 from .errors import QdValueError, caller_loc
 from .field import field, matrix_field, vector_field
 from .matrix import MatrixType, VectorType
-from .ndarray import Tensor, TensorBase, ndarray, permute
+from .ndarray import Tensor, TensorBase, ndarray, permute, refuse_rewrap
 
 __all__ = ["Backend", "MatrixTensor", "Tensor", "VectorTensor", "matrix_tensor", "tensor", "vector_tensor", "wrap"]
 
@@ -43,6 +43,7 @@ def wrap(impl):
     """quadrants' `qd.wrap(impl)`: a qd ndarray or field is its own tensor, so it is returned."""
     if not isinstance(impl, TensorBase):
         raise TypeError(f"qd.wrap() takes a qd.ndarray or a qd.field, got {type(impl).__name__}")
+    refuse_rewrap(impl, "qd.wrap")
     return impl
 
 
@@ -107,6 +108,7 @@ def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **options):
             raise QdValueError(f"qd.tensor(layout={perm!r}): permuted layouts of CUDA device arrays are not "
                                "supported yet; use the canonical layout (layout=None)", caller_loc())
         permute(t, perm)
+    t._from_tensor = True
     return t
 
 
@@ -115,8 +117,11 @@ def vector_tensor(n: int, dtype, shape, *, backend=Backend.NDARRAY, **options):
     _check_options(options, "qd.Vector.tensor", _ELEMENT_OPTIONS)
     needs_grad = options.get("needs_grad", False)
     if _backend(backend) is Backend.FIELD:
-        return vector_field(n, dtype, shape, needs_grad=needs_grad)
-    return ndarray(VectorType(n, dtype), shape, needs_grad=needs_grad)
+        t = vector_field(n, dtype, shape, needs_grad=needs_grad)
+    else:
+        t = ndarray(VectorType(n, dtype), shape, needs_grad=needs_grad)
+    t._from_tensor = True
+    return t
 
 
 def matrix_tensor(n: int, m: int, dtype, shape, *, backend=Backend.NDARRAY, **options):
@@ -124,8 +129,11 @@ def matrix_tensor(n: int, m: int, dtype, shape, *, backend=Backend.NDARRAY, **op
     _check_options(options, "qd.Matrix.tensor", _ELEMENT_OPTIONS)
     needs_grad = options.get("needs_grad", False)
     if _backend(backend) is Backend.FIELD:
-        return matrix_field(n, m, dtype, shape, needs_grad=needs_grad)
-    return ndarray(MatrixType(n, m, dtype), shape, needs_grad=needs_grad)
+        t = matrix_field(n, m, dtype, shape, needs_grad=needs_grad)
+    else:
+        t = ndarray(MatrixType(n, m, dtype), shape, needs_grad=needs_grad)
+    t._from_tensor = True
+    return t
 
 
 _matrix._TENSOR_MAKERS.update(vector=vector_tensor, matrix=matrix_tensor)

@@ -141,14 +141,17 @@ def _elem_text(elem) -> str:
 
 
 def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable: bool = True,
-              device_ok: bool = False, elem: tuple = (), perm: tuple = (), offset: tuple = ()) -> tuple[int, int, tuple]:
+              device_ok: bool = False, elem: tuple = (), perm: tuple = (), offset: tuple = (),
+              staged: list | None = None) -> tuple[int, int, tuple]:
     """(data pointer, end pointer, shape of the components) of an array argument, with full
     checks; `elem`: the element shape its last dimensions must have; `perm`: the layout the
     code was compiled for; `device_ok`: the kernel runs on the CUDA device, so a device
     `qd.ndarray` is passed as it is. An argument of another layout is a `LayoutMismatch`: the
     launch goes back to the dispatch, which compiles (or finds) the variant for its layout.
     `offset`: the field index offset the code shifts indices by; a field of another offset is
-    refused (an ndarray parameter indexes from 0)."""
+    refused (an ndarray parameter indexes from 0). A Fortran-ordered numpy array (a transpose)
+    is passed as a C-ordered copy, as quadrants passes it, when `staged` is given: the pair
+    (array, copy) is appended to it, for the launch to copy back once the kernel has run."""
     if (v._perm if isinstance(v, Ndarray) else ()) != tuple(perm):
         raise LayoutMismatch(path)
     if isinstance(v, Ndarray) and tuple(getattr(v, "offset", None) or ()) != tuple(offset):
@@ -170,16 +173,40 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
             raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
                                   f"components{_elem_text(elem)}, got a numpy array of dtype {v.dtype} and shape "
                                   f"{v.shape}", loc_of(path))
-        if not v.flags.c_contiguous:
-            raise QdValueError(f"Non contiguous numpy arrays are not supported: argument {path!r} is not "
-                               "C-contiguous; pass np.ascontiguousarray(a)", loc_of(path))
         if writable and not v.flags.writeable:
             raise QdArgumentError(f"argument {path!r}: numpy array is read-only, but the kernel writes to it",
                                   loc_of(path))
+        if not v.flags.c_contiguous:
+            if not v.flags.f_contiguous or staged is None:
+                raise QdValueError(f"Non contiguous numpy arrays are not supported: argument {path!r} is neither "
+                                   "C- nor Fortran-contiguous; pass np.ascontiguousarray(a)", loc_of(path))
+            v = _stage(v, writable, staged)
         p = v.ctypes.data
         return p, p + v.nbytes, v.shape
     raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
                           loc_of(path))
+
+
+def _stage(v: np.ndarray, writable: bool, staged: list) -> np.ndarray:
+    """The C-ordered copy a Fortran-ordered argument is passed as: one per array, so the same
+    array given for two parameters is one buffer in the kernel too (aliasing is kept)."""
+    for i, (orig, copy, w) in enumerate(staged):
+        if orig is v or (orig.__array_interface__ == v.__array_interface__ and orig.dtype == v.dtype):
+            staged[i] = (orig, copy, w or writable)
+            return copy
+    copy = np.ascontiguousarray(v)
+    staged.append((v, copy, writable))
+    return copy
+
+
+def _staged_overlap(spans: list) -> str | None:
+    """The parameter whose staged (copied) array overlaps another argument's memory that is not
+    the same copy (the kernel would see two buffers where the caller has one), else None."""
+    for i, (a0, a1, ca, pa) in enumerate(spans):
+        for b0, b1, cb, pb in spans[i + 1:]:
+            if (ca is not None or cb is not None) and ca is not cb and a0 < b1 and b0 < a1:
+                return pa if ca is not None else pb
+    return None
 
 
 def _offset_message(path: str, v) -> str:
@@ -249,22 +276,39 @@ def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written:
     ibuf, fbuf = bufs
     bound = bind(args, kwargs)
     spans = []
+    staged: list = []  # (Fortran-ordered array, its C-ordered copy, whether the kernel writes it)
     for s in km.slots:
         v = fields[s.path]() if fields and s.path in fields else get_path(bound, s.path, loc_of, vec_shapes)
         if s.is_array:
             p, end, shape = array_arg(v, s.dtype, s.ndim, s.path, loc_of, s.path in written, device_ok,
-                                      s.element_shape, s.perm)
+                                      s.element_shape, s.perm, staged=staged)
             ibuf[s.slot] = p
             for d in range(s.ndim):
                 ibuf[s.extent_slot(d)] = shape[d]
-            spans.append((p, end))
+            # aliasing is a property of the caller's memory, not of the copies passed
+            copy = next((c for o, c, _ in staged if c.ctypes.data == p), None)
+            spans.append((v.ctypes.data, v.ctypes.data + v.nbytes, copy, s.path) if copy is not None
+                         else (p, end, None, s.path))
         elif s.dtype.is_float:
             fbuf[s.slot] = scalar_arg(v, s.dtype, s.path, loc_of)
         else:
             ibuf[s.slot] = scalar_arg(v, s.dtype, s.path, loc_of)
-    if alias_checked(km, written) and (overlaps(spans) or len({p for p, _ in spans}) < len(spans)):
+    shared = _staged_overlap(spans) if staged else None
+    if shared is not None:
+        raise QdValueError(f"argument {shared!r} is a Fortran-ordered numpy array that shares memory with another "
+                           "argument; qd passes it as a C-ordered copy, which would split that memory in two: pass "
+                           "np.ascontiguousarray(a) instead", loc_of(shared))
+    if on_alias is not None and alias_checked(km, written) and \
+            (overlaps([x[:2] for x in spans]) or len({x[0] for x in spans}) < len(spans)):
         return on_alias(*args, **kwargs)
-    return finish()
+    if not staged:
+        return finish()
+    try:
+        return finish()
+    finally:
+        for orig, copy, w in staged:
+            if w:
+                np.copyto(orig, copy)
 
 
 def overlaps(spans) -> bool:

@@ -33,7 +33,7 @@ from .status import check_error, overflow_report
 
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
-                  on_alias: Callable[..., object], info: LaunchInfo,
+                  on_alias: Callable[..., object] | None, info: LaunchInfo,
                   array_type: type = Ndarray, fields: dict | None = None,
                   compile_code: Callable[[str, str], object] | None = None) -> Callable[..., object]:
     """The launch function of one compiled variant, run through the target's `entry`:
@@ -44,7 +44,10 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     maps each field leaf's path to the function that fetches the field at launch (see
     `frontend/fields.py`); generated code calls it by a bound name, never spelling the path.
     `compile_code(source, filename)` compiles the launcher's text (by default `compile`; the
-    disk cache passes one that keeps the code object with its entries)."""
+    disk cache passes one that keeps the code object with its entries). `written`: the array
+    leaves the code stores to; `on_alias` launches the variant compiled for aliased arrays,
+    which a launch whose written arrays overlap others calls instead; None for that variant
+    itself, which checks no aliasing."""
     fields = fields or {}
     try:
         _check_module(kernel, km, fields)
@@ -149,7 +152,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             lo, hi = int_range(s.dtype)
             body += [f"  @t = {acc}", f"  if not {lo} <= @t < {hi + 1}:", "    raise @OverflowError",
                      f"  @i[{k}] = @t"]
-    if alias_checked(km, written):
+    if on_alias is not None and alias_checked(km, written):
         ps = [f"@p{a.slot}" for a in arrays]
         spans = ", ".join(f"(@p{a.slot}, @e{a.slot})" for a in arrays)
         if len(arrays) == 2:

@@ -293,17 +293,26 @@ def test_mixed_operand_types():
         i + "a"
 
 
-def test_comparisons_are_component_wise_and_have_no_truth_value():
+def test_comparisons_are_component_wise_and_only_equality_has_a_truth_value():
     v, w = qd.Vector([1, 2, 3]), qd.Vector([1, 5, 3])
     assert (v == w).to_list() == [True, False, True] and (v != w).to_list() == [False, True, False]
     assert (v == qd.Vector([1, 2, 3])).all() and not (v == w).all() and (v == w).any()
     assert (v == [1, 2, 3]).all() and (v <= w).all() and not (v > w).any()
     assert (v == None) is False  # noqa: E711 - not a vector: plain identity
     assert len({v, w, v}) == 2  # hashed by identity
+    # == and != have the truth value of sequence equality: all components equal / any differs
+    assert v == qd.Vector([1, 2, 3]) and not (v == w) and v != w and not (v != qd.Vector([1, 2, 3]))
+    assert bool(qd.Matrix([[1, 2], [3, 4]]) == qd.Matrix([[1, 2], [3, 4]])) is True
+    assert bool(qd.Matrix([[1, 2], [3, 4]]) == qd.Matrix([[1, 2], [3, 5]])) is False
+    assert bool(qd.Vector([0.5, 0.5]) == 0.5) and not bool(qd.Vector([0.5, 0.25]) == 0.5)
+    assert not bool(qd.Vector([1.0, float("nan")]) == qd.Vector([1.0, float("nan")]))
     with pytest.raises(qd.QdTypeError) as e:
-        if v == w:  # at:truth
+        if v < w:  # at:truth
             pass
-    check_located(e.value, qd.QdTypeError, HERE, "truth", "v == w")
+    check_located(e.value, qd.QdTypeError, HERE, "truth", "v < w")
+    for derived in ((v == w) + 0, ~(v == w), qd.Vector([1, 2])):
+        with pytest.raises(qd.QdTypeError, match="truth value"):
+            bool(derived)
 
 
 @pytest.mark.parametrize("op", ["+", "-", "*", "//", "%", "/", "<"])

@@ -50,7 +50,8 @@ def test_vector_and_matrix_tensors():
     assert isinstance(v, qd.VectorTensor) and isinstance(u, qd.VectorTensor) and not isinstance(v, qd.MatrixTensor)
     assert isinstance(m, qd.MatrixTensor) and not isinstance(m, qd.VectorTensor)
     assert not isinstance(qd.tensor(qd.f32, shape=(2,)), (qd.VectorTensor, qd.MatrixTensor))
-    assert qd.wrap(v) is v
+    raw = qd.Vector.ndarray(3, qd.f32, shape=(4,))
+    assert qd.wrap(raw) is raw and qd.Tensor(raw) is raw and qd.wrap(qd.wrap(raw)) is raw
 
     @qd.kernel
     def fill(x: qd.Tensor):
@@ -84,6 +85,23 @@ def test_bad_options_are_refused_as_quadrants_refuses_them():
     with pytest.raises(qd.QdRuntimeError, match="needs_grad=True"):
         qd.Vector.tensor(3, qd.i32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True)
     assert qd.Vector.tensor(3, qd.f32, shape=(2,), backend=qd.Backend.FIELD, needs_grad=True).grad.shape == (2,)
+
+
+def test_what_qd_tensor_made_is_not_wrapped_again():
+    # quadrants' qd.tensor returns its wrapper, which qd.Tensor(...) and qd.wrap(...) refuse to wrap
+    made = (qd.tensor(qd.i32, shape=(4,)), qd.tensor(qd.i32, shape=(4,), backend=qd.Backend.FIELD),
+            qd.tensor(qd.i32, shape=(2, 3), layout=(1, 0)), qd.Vector.tensor(2, qd.f32, shape=(3,)),
+            qd.Matrix.tensor(2, 2, qd.f32, shape=(3,), backend=qd.Backend.FIELD))
+    for t in made:
+        with pytest.raises(TypeError, match="made by qd.tensor"):
+            qd.Tensor(t)
+        with pytest.raises(TypeError, match="made by qd.tensor"):
+            qd.wrap(t)
+        assert isinstance(t, qd.Tensor)
+    x = made[2]
+    x.from_numpy(np.arange(6, dtype=np.int32).reshape(2, 3))
+    scale(x, 2.0)  # and it is a kernel argument as it is
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(6).reshape(2, 3) * 2 + [[0, 1, 2], [10, 11, 12]])
 
 
 def test_tensor_of_a_tensor_is_itself_and_keys_as_it():
