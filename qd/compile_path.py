@@ -23,7 +23,7 @@ from .abi import layout as arg_layout
 from .codegen.lower_llvm import ModuleGen
 from .compile_stats import timed
 from .errors import QdError, QdInternalError
-from .frontend import ir
+from .frontend import ir, purity
 from .frontend.lower import lower_kernel
 from .frontend.registry import InstRegistry
 from .frontend.signature import ArraySpec, walk_specs
@@ -131,6 +131,8 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     with timed("frontend"):
         inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
         insts = ir.reachable(inst, reg.insts)
+        if kernel.fastcache:
+            purity.check(kernel.fn.__qualname__, insts)
     with timed("analysis"):
         plan = pruning.plan(inst, insts, reg.analysed, cfg.prune, rule_store(cfg))
     # symbol names must be unique across processes too: a cached object keeps the names it was

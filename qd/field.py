@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .errors import QdArgumentError, QdIndexError, QdRuntimeError, QdTypeError, QdValueError, caller_loc, show
-from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, _wrap
+from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, wrap_entries
 from .ndarray import Ndarray, _set_layout, _shape_of
 
 __all__ = ["Axis", "Field", "Layout", "SNode", "field", "i_axes", "matrix_field", "root", "vector_field"]
@@ -117,7 +117,7 @@ class Field(Ndarray):
         v = self._arr[self._key(key)]
         if not self.element_shape:
             return v.item()
-        return _wrap(v, self.dtype)
+        return wrap_entries(v, self.dtype)
 
     def __setitem__(self, key, value) -> None:
         k = self._key(key)

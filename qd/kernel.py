@@ -372,8 +372,12 @@ def _key_paths(specs) -> list[tuple[str, str, object]]:
     return out
 
 
-def kernel(fn=None, *, fastcache: bool = False, **_options):
-    """Decorator: `@qd.kernel` or `@qd.kernel(fastcache=True)`."""
+def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, **_options):
+    """Decorator: `@qd.kernel` or `@qd.kernel(fastcache=True)`. quadrants' deprecated
+    `pure=True` means `fastcache=True` (and warns, as there)."""
+    if pure is not None:
+        warn_at("@qd.kernel parameter `pure` is deprecated (as in quadrants): write fastcache=True", caller_loc())
+        fastcache = fastcache or bool(pure)
     if fn is None:
         def wrap(f):
             check_decorated(f, "kernel")

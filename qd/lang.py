@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes as _dt
 from .errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError, caller_loc
 from .frontend import semantics as _semantics
-from .matrix import Vector
+from .matrix import Matrix, Vector, wrap_entries
 from .targets.cuda import driver as _cuda_driver
 
 
@@ -246,7 +246,13 @@ def _py_dtype(x) -> _dt.DType:
     raise QdTypeError(f"expected a number, got {type(x).__name__}", caller_loc())
 
 
-def _scalar_out(r, like):
+def _scalar_out(r, like, *more):
+    """numpy's result as a builtin returns it: a scalar for scalar operands, a qd.Vector /
+    qd.Matrix when an operand is one (as quadrants), else the numpy array."""
+    if isinstance(r, np.ndarray) and r.ndim in (1, 2) and any(isinstance(v, Matrix) for v in (like, *more)):
+        d = _dt.from_numpy(r.dtype)
+        if d is not None:
+            return wrap_entries(np.ascontiguousarray(r), d)
     return r[()] if isinstance(r, np.ndarray) and r.ndim == 0 and not isinstance(like, np.ndarray) else r
 
 
@@ -292,7 +298,7 @@ def one(x):
 @_checked
 def select(cond, a, b):
     """`a` where `cond` is true, else `b` (both are evaluated)."""
-    return _scalar_out(np.where(cond, a, b), cond)
+    return _scalar_out(np.where(cond, a, b), cond, a, b)
 
 
 @_checked
@@ -302,11 +308,11 @@ def raw_div(a, b):
     x, y = np.asarray(a), np.asarray(b)
     if x.dtype.kind in "fc" or y.dtype.kind in "fc":
         with np.errstate(divide="ignore", invalid="ignore"):
-            return _scalar_out(np.true_divide(x, y), a)
+            return _scalar_out(np.true_divide(x, y), a, b)
     with np.errstate(divide="ignore"):
         q = np.where(y == 0, 0, np.abs(x) // np.where(y == 0, 1, np.abs(y)))
     q = np.where((x < 0) != (y < 0), -q, q)
-    return int(q) if isinstance(a, int) and isinstance(b, int) else _scalar_out(q.astype(np.result_type(x, y)), a)
+    return int(q) if isinstance(a, int) and isinstance(b, int) else _scalar_out(q.astype(np.result_type(x, y)), a, b)
 
 
 @_checked
@@ -318,8 +324,8 @@ def raw_mod(a, b):
         r = np.fmod(x, y)
     if x.dtype.kind not in "fc" and y.dtype.kind not in "fc":
         r = np.where(y == 0, 0, r)
-        return int(r) if isinstance(a, int) and isinstance(b, int) else _scalar_out(r.astype(np.result_type(x, y)), a)
-    return _scalar_out(r, a)
+        return int(r) if isinstance(a, int) and isinstance(b, int) else _scalar_out(r.astype(np.result_type(x, y)), a, b)
+    return _scalar_out(r, a, b)
 
 
 @_checked

@@ -199,7 +199,7 @@ def _parse(arr) -> tuple[list, tuple, _dt.DType | None]:
     return flat, shape, None
 
 
-def _wrap(entries: np.ndarray, d: _dt.DType) -> Matrix:
+def wrap_entries(entries: np.ndarray, d: _dt.DType) -> Matrix:
     """A Vector (1-d entries) or Matrix holding `entries` as they are (no copy, no conversion)."""
     obj = object.__new__(Vector if entries.ndim == 1 else Matrix)
     obj.entries = entries
@@ -212,15 +212,7 @@ def _result(c: Comp):
     if c.shape == ():
         return _ops.scalar(c.flat[0], c.dtype)
     with np.errstate(all="ignore"):
-        return _wrap(np.array(c.flat, dtype=c.dtype.np).reshape(c.shape), c.dtype)
-
-
-def _equality(r, reduce: str):
-    """Marks the component-wise result of `==` / `!=` so that its truth value is sequence equality
-    (`all` components equal / `any` differs); arithmetic on it gives ordinary vectors."""
-    if isinstance(r, Matrix):
-        r._equality = reduce
-    return r
+        return wrap_entries(np.array(c.flat, dtype=c.dtype.np).reshape(c.shape), c.dtype)
 
 
 def _comp(x) -> Comp | None:
@@ -242,7 +234,14 @@ def _binop(op: str, a, b):
         ca, cb = _comp(a), _comp(b)
         if ca is None or cb is None:
             return NotImplemented
-        return _result(_ops.math2(op, ca, cb) if op == "atan2" else _ops.binary(op, ca, cb))
+        r = _result(_ops.math2(op, ca, cb) if op == "atan2" else _ops.binary(op, ca, cb))
+        if op in _EQUALITY and isinstance(r, Matrix):
+            r._equality = _EQUALITY[op]  # see the module docstring
+        return r
+
+
+# the truth value of a result of `==` / `!=` (by operator, `np.equal` or `qd.math`): sequence equality
+_EQUALITY = {"eq": "all", "ne": "any"}
 
 
 def apply2(op: str, a, b):
@@ -301,14 +300,14 @@ class Matrix:
         except (OverflowError, ValueError) as e:
             raise QdTypeError(f"cannot convert the components to {d}: {e}", caller_loc()) from None
         with np.errstate(all="ignore"):
-            return _wrap(np.array(values, dtype=d.np).reshape(shape), d)
+            return wrap_entries(np.array(values, dtype=d.np).reshape(shape), d)
 
     def __init__(self, arr=None, dt=None):
         pass  # built by __new__
 
     def __reduce__(self):
         """Copies and pickles rebuild the value from its entries (`__new__` needs the components)."""
-        return _wrap, (self.entries.copy(), self.dtype)
+        return wrap_entries, (self.entries.copy(), self.dtype)
 
     @property
     def ndim(self) -> int:
@@ -346,7 +345,7 @@ class Matrix:
             v = self.entries[t]
         except IndexError as e:
             raise QdIndexError(f"index {show(idx)}: {e}", caller_loc()) from None
-        return _wrap(v.copy(), self.dtype) if isinstance(v, np.ndarray) else v
+        return wrap_entries(v.copy(), self.dtype) if isinstance(v, np.ndarray) else v
 
     def __setitem__(self, idx, value) -> None:
         t = self._index(idx)
@@ -411,12 +410,7 @@ class Matrix:
     __lshift__, __rlshift__ = _operator("shl"), _operator("shl", True)
     __rshift__, __rrshift__ = _operator("shr"), _operator("shr", True)
     __lt__, __le__, __gt__, __ge__ = _operator("lt"), _operator("le"), _operator("gt"), _operator("ge")
-
-    def __eq__(self, other):
-        return _equality(_binop("eq", self, other), "all")
-
-    def __ne__(self, other):
-        return _equality(_binop("ne", self, other), "any")
+    __eq__, __ne__ = _operator("eq"), _operator("ne")
 
     def __neg__(self):
         with _AtCaller():
@@ -456,7 +450,7 @@ class Matrix:
             if any(c is None for c in comps):
                 return NotImplemented
             out, d = _ops.other_ufunc(ufunc, comps)
-            return _wrap(out, d) if d is not None else out
+            return wrap_entries(out, d) if d is not None else out
 
     # ------------------------------------------------------------ methods
 
@@ -532,7 +526,7 @@ class Matrix:
         if self.ndim != 2:
             raise QdTypeError("transpose() cannot apply to a vector; for `a @ b.transpose()` write "
                               "a.outer_product(b)", caller_loc())
-        return _wrap(self.entries.T.copy(), self.dtype)
+        return wrap_entries(self.entries.T.copy(), self.dtype)
 
     def trace(self):
         if self.ndim != 2 or self.n != self.m:
@@ -628,7 +622,7 @@ class Vector(Matrix):
 def _stack(values: list) -> Matrix:
     """A Vector / Matrix of typed numpy scalars (rule results, all of one dtype)."""
     arr = np.array(values)
-    return _wrap(arr, _dt.from_numpy(arr.dtype))
+    return wrap_entries(arr, _dt.from_numpy(arr.dtype))
 
 
 def _need(x, what: str, vector: bool = False) -> Matrix:
@@ -660,4 +654,4 @@ def _matmul(a, b):
         return _result(_ops.matmul(ca, cb))
 
 
-swizzle.install(Matrix, lambda v, idx: _wrap(v.entries[idx].copy(), v.dtype))
+swizzle.install(Matrix, lambda v, idx: wrap_entries(v.entries[idx].copy(), v.dtype))

@@ -272,7 +272,7 @@ class Ndarray(TensorBase):
         if self.element_shape:
             key = self._element_key(idx)
             try:
-                return _matrix._wrap(self._arr[key], self.dtype)
+                return _matrix.wrap_entries(self._arr[key], self.dtype)
             except Exception as e:
                 raise _item_error(e, idx, None) from None
         if idx is None and not self.shape:
@@ -425,7 +425,7 @@ class DeviceNdarray(Ndarray):
             return v.item() if isinstance(v, np.generic) else v
         one = np.empty(self.element_shape, dtype=self.dtype.np)
         self._arr.download(one.ctypes.data, one.nbytes, off)
-        return _matrix._wrap(one, self.dtype) if self.element_shape else one.item()
+        return _matrix.wrap_entries(one, self.dtype) if self.element_shape else one.item()
 
     def __setitem__(self, idx, value) -> None:
         off = self._element(idx)

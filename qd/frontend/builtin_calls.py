@@ -66,7 +66,8 @@ def _print(low, f, node, args, kwargs):
 
 
 def _static(low, f, node, args, kwargs):
-    v = low.expr(node.args[0])
+    with low.in_static():
+        v = low.expr(node.args[0])
     return v if isinstance(v, CT) else low.wrap_static(low.static_of(v, node.args[0]))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 
 from .. import dtypes as _dt
 from .. import lang
@@ -40,6 +41,7 @@ from . import (
     ir,
     ir_folding,
     objects,
+    purity,
     semantics,
     struct_fields,
     structs,
@@ -105,6 +107,7 @@ class ExprLowerer:
         self.task = -1  # task index while lowering a parallel loop body
         self.loops: list[str] = []  # "task" | "serial" | "static"
         self.runtime_depth = 0  # nesting inside runtime `if` arms
+        self.static_scope = 0  # nesting inside `qd.static(...)` arguments
         self.return_ann = return_ann
         self.inst = ir.Inst(id=inst_id, qualname=fn.__qualname__, is_kernel=is_kernel, params=leaves,
                             body=None, blocks=[], returns=(), accesses=[], calls=[], dead_calls=[],
@@ -181,12 +184,11 @@ class ExprLowerer:
                 raise QdNameError(f"variable {name!r} belongs to another parallel loop and is not visible here",
                                   self.loc(node))
             return v
-        if name in self.freevars:
-            return fields.wrap(self, captures.name(self.inst, self.func, "free", self.func.fn.__module__, name,
-                                                   self.freevars[name]), node)
-        if name in self.globals:
-            return fields.wrap(self, captures.name(self.inst, self.func, "global", self.func.fn.__module__, name,
-                                                   self.globals[name]), node)
+        if name in self.freevars or name in self.globals:
+            kind, value = ("free", self.freevars[name]) if name in self.freevars else ("global", self.globals[name])
+            purity.record_name(self, name, value, node)
+            return fields.wrap(self, captures.name(self.inst, self.func, kind, self.func.fn.__module__, name, value),
+                               node)
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         if name in self.ended:  # quadrants' block scope (`lower.in_block`)
@@ -244,8 +246,10 @@ class ExprLowerer:
                 v = getattr(base.value, name)
             except AttributeError:
                 raise QdNameError(f"{self.describe(base)} has no attribute {name!r}") from None
-            return v if isinstance(v, (LeafV, StructV, TupleV)) else \
-                fields.wrap(self, captures.attribute(self.inst, base, name, v), node)
+            if isinstance(v, (LeafV, StructV, TupleV)):
+                return v
+            purity.record_attribute(self, base, name, v, node)
+            return fields.wrap(self, captures.attribute(self.inst, base, name, v), node)
         raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}")
 
     def expr_Subscript(self, node):
@@ -679,8 +683,19 @@ class ExprLowerer:
             return node.args[0]
         return None
 
+    @contextlib.contextmanager
+    def in_static(self):
+        """Lowering the argument of `qd.static(...)` (the purity rule only warns there)."""
+        self.static_scope += 1
+        try:
+            yield
+        finally:
+            self.static_scope -= 1
+
     def static_value(self, node):
-        return self.static_of(self.expr(node), node)
+        with self.in_static():
+            v = self.expr(node)
+        return self.static_of(v, node)
 
     def static_of(self, v, node):
         if isinstance(v, CT):

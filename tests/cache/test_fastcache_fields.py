@@ -13,12 +13,12 @@ PROGRAM = """
     import numpy as np
     import qd
 
-    g = qd.field(qd.f32, shape=4)
+    G = qd.field(qd.f32, shape=4)  # UPPERCASE: a pure kernel may read it, with a [PURE.VIOLATION] warning
 
     @qd.kernel(fastcache=True)
     def from_global(v: qd.f32):
-        for i in g:
-            g[i] = v * i
+        for i in G:
+            G[i] = v * i
 
     @qd.kernel(fastcache=True)
     def from_template(x: qd.template(), v: qd.f32):
@@ -32,7 +32,7 @@ PROGRAM = """
         first = qd.launch_info(from_template).source
         b = qd.field(qd.f32, shape=5, offset=-1)
         from_template(b, 10.0)
-        return {"g": g.to_numpy().tolist(), "a": a.to_numpy().tolist(), "b": b.to_numpy().tolist(),
+        return {"g": G.to_numpy().tolist(), "a": a.to_numpy().tolist(), "b": b.to_numpy().tolist(),
                 "sources": [first, qd.launch_info(from_template).source]}
 """
 
@@ -55,5 +55,5 @@ def test_global_fields_stay_in_memory_and_template_fields_load_from_disk(project
     assert second["results"]["sources"] == ["disk", "disk"]
     for run in (first, second):
         memory_only = [w for w, _, _ in run["warnings"] if "memory only" in w]
-        assert len(memory_only) == 1 and "from_global" in memory_only[0] and "global g" in memory_only[0]
+        assert len(memory_only) == 1 and "from_global" in memory_only[0] and "global G" in memory_only[0]
     assert not [w for w, _, _ in second["warnings"] if "corrupt" in w]
