@@ -452,3 +452,16 @@ def test_numpy_functions_of_vectors_give_vectors():
     np.testing.assert_allclose(qd.cos(qd.Vector([2.0, 3.0])).to_numpy(), np.cos([2.0, 3.0]), rtol=1e-6)
     assert qd.floor(qd.Vector([1.5, -1.5])).to_list() == [1.0, -2.0] and qd.floor(qd.Vector([3])).dtype == qd.i32
     assert qd.abs(qd.Vector([-3, 3])).to_list() == [3, 3]
+
+
+def test_python_scope_builtins_of_vectors_give_vectors():
+    cond, a, b = qd.Vector([1, 0, 1]), qd.Vector([2, 3, 4]), qd.Vector([5, 6, 7])
+    r = qd.select(cond, a, b)
+    assert isinstance(r, qd.Vector) and r.to_list() == [2, 6, 4] and r.dtype == qd.i32
+    assert r == qd.Vector([2, 6, 4]) and qd.select(qd.Vector([1, 0, 1]), a, b) != b
+    d = qd.raw_div(qd.Vector([7, -7, 9]), 2)
+    assert isinstance(d, qd.Vector) and d.to_list() == [3, -3, 4]
+    m = qd.raw_mod(qd.Vector([7, -7]), qd.Vector([3, 3]))
+    assert isinstance(m, qd.Vector) and m.to_list() == [1, -1]
+    assert isinstance(qd.select(qd.Matrix([[1, 0], [0, 1]]), 1.0, 0.0), qd.Matrix)
+    assert qd.select(1, 2, 3) == 2 and not isinstance(qd.select(1, 2, 3), qd.Matrix)
