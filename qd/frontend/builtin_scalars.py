@@ -20,12 +20,12 @@ import operator
 
 import numpy as np
 
+from .. import bit_funcs, lang
 from .. import dtypes as _dt
-from .. import lang
 from .. import math as _qdmath
 from ..errors import QdError, QdStaticError, QdTypeError
 from . import builtin_calls as bc
-from . import ir, vectors
+from . import calls, ir, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, TupleV
 
@@ -180,6 +180,17 @@ def _bit_count(low, f, node, args, kwargs):
     if e.dtype.is_float or e.dtype.is_bool:
         raise QdTypeError(f"qd.math.{name} takes integral inputs only (an integer operand), got a {e.dtype} value")
     return ir.Intrinsic(_dt.i32, name, [e])
+
+
+def _fns(low, f, node, args, kwargs):
+    """`qd.math.fns(mask, base, offset)`: folded for constants, else a call of its kernel-language
+    implementation (`qd/bit_funcs.py`)."""
+    if all(isinstance(a, CT) for a in args):
+        return CT(f(*(a.value for a in args)))
+    for a, n in zip(args, node.args):
+        if vectors.is_mat(a) or (not isinstance(a, CT) and not low.scalar(a, n).dtype.is_int):
+            raise QdTypeError("qd.math.fns(mask, base, offset) takes integer scalars", low.loc(n))
+    return calls.call_func(low, bit_funcs.fns_k, node, given=(list(args), {}))
 
 
 # `operator.add(a, b)` and friends (a program may pick an operator from a list of them): lowered
@@ -350,6 +361,9 @@ _reg([lang.atomic_cas], bc.Builtin("qd.atomic_cas", _swap, "atomic compare-and-s
                                    arity_error="qd.atomic_cas(target, expected, desired) takes three arguments"))
 _reg(list(_BIT_COUNTS), bc.Builtin("qd.math.popcnt", _bit_count, "bit counts of an integer, as an i32",
                                    arity=(1, 1), arity_error="this function takes one argument", no_keywords=True))
+_reg([_qdmath.fns], bc.Builtin("qd.math.fns", _fns, "the position of the n-th set bit of a 32-bit mask",
+                              arity=(3, 3), arity_error="qd.math.fns(mask, base, offset) takes three arguments",
+                              no_keywords=True))
 _reg([*_OPERATOR_BINARY, *_OPERATOR_COMPARE, *_OPERATOR_UNARY],
      bc.Builtin("operator", _operator, "an operator of the `operator` module, as its expression", raw=True))
 _reg([builtins.all, builtins.any], bc.Builtin("all", _all_any, "all / any of a vector's components", arity=(1, 1),

@@ -368,6 +368,17 @@ def test_bit_counts_assemble(dt):
     assert_ptxas_ok(ptx)
 
 
+def test_fns_assembles():
+    @qd.kernel
+    def scan(m: qd.types.NDArray[qd.u32, 1], out: qd.types.NDArray[qd.u32, 1]):
+        for i in range(m.shape[0]):
+            out[i] = qd.math.fns(m[i], qd.u32(i), i - 2)
+
+    ptx = compile_ptx(scan, np.zeros(4, np.uint32), np.zeros(4, np.uint32)).module.ptx
+    assert "shr.u32" in ptx
+    assert_ptxas_ok(ptx)
+
+
 def test_data_oriented_and_struct_field_kernels_assemble():
     """A kernel method of a data-oriented object (its member arrays are leaves) and a kernel
     over a struct field lower to PTX that `ptxas` accepts; only the used members are read."""

@@ -321,6 +321,37 @@ def test_bit_counts_in_the_operands_width(dt):
     assert [int(qd.math.popcnt(v)) for v in vals[:5]] == want[:5, 0].tolist()  # the Python-scope functions agree
 
 
+def _fns_reference(mask: int, base: int, offset: int) -> int:
+    """The |offset|-th set bit of a 32-bit mask from `base` up (offset > 0) or down, from the
+    list of its set bits; 0xFFFFFFFF when there is none."""
+    bits = [p for p in range(32) if (mask >> p) & 1]
+    if offset == 0:
+        return base if base in bits else 0xFFFFFFFF
+    cand = [p for p in bits if p >= base] if offset > 0 else [p for p in reversed(bits) if p <= base]
+    return cand[abs(offset) - 1] if abs(offset) <= len(cand) else 0xFFFFFFFF
+
+
+def test_fns_finds_the_nth_set_bit():
+    masks = [0, 0xFFFFFFFF, 1, 0x80000000, 0xF0F0, 0xAAAAAAAA, *RNG.integers(0, 2**32, size=6).tolist()]
+    cases = np.array([(m, b, o) for m in masks for b in (0, 1, 7, 16, 31, 32, 500) for o in (-33, -4, -1, 0, 1, 3, 33)],
+                     dtype=np.int64)
+
+    @qd.kernel
+    def scan(c: qd.types.NDArray[qd.i64, 2], out: qd.types.NDArray[qd.u32, 1]):
+        for i in range(c.shape[0]):
+            out[i] = qd.math.fns(qd.u32(c[i, 0]), qd.u32(c[i, 1]), qd.i32(c[i, 2]))
+
+    @qd.kernel
+    def folded() -> qd.u32:
+        return qd.math.fns(0b1011, 0, 3)
+
+    out = np.zeros(len(cases), np.uint32)
+    scan(cases, out)
+    want = [_fns_reference(int(m), int(b), int(o)) for m, b, o in cases]
+    np.testing.assert_array_equal(out, np.array(want, np.uint32))
+    assert folded() == 3 and [int(qd.math.fns(*c)) for c in cases[:20].tolist()] == want[:20]
+
+
 def test_bit_counts_refuse_floats():
     @qd.kernel
     def bad(x: qd.f32) -> qd.i32:
