@@ -170,11 +170,35 @@ class MatrixType(_ElementType):
         return f"qd.types.matrix({self.n}, {self.m}, {_dtype_name(self.dtype)})"
 
 
-def vector(n: int, dtype=None) -> VectorType:
-    return VectorType(n, dtype)
+class OpenElementType:
+    """`qd.types.vector()` / `qd.types.matrix()` without sizes: as the element of an ndarray
+    annotation (`NDArray[qd.types.vector(), 1]`), any vector (matrix), its sizes and, unless
+    given, its dtype taken from the argument, as quadrants. It is no value's type."""
+
+    def __init__(self, ndim: int, dtype=None):
+        self.ndim = ndim
+        self.dtype = _type_dtype(dtype, "qd.types.vector" if ndim == 1 else "qd.types.matrix")
+
+    @property
+    def shape(self) -> tuple[None, ...]:
+        return (None,) * self.ndim
+
+    def __repr__(self) -> str:
+        kind = "vector" if self.ndim == 1 else "matrix"
+        return f"qd.types.{kind}({'' if self.dtype is None else _dtype_name(self.dtype)})"
+
+    def __call__(self, *args):
+        raise QdTypeError(f"{self!r} has no sizes: it only describes the elements of an ndarray annotation",
+                          caller_loc())
 
 
-def matrix(n: int, m: int, dtype=None) -> MatrixType:
+def vector(n: int | None = None, dtype=None) -> VectorType | OpenElementType:
+    return OpenElementType(1, dtype) if n is None else VectorType(n, dtype)
+
+
+def matrix(n: int | None = None, m: int | None = None, dtype=None) -> MatrixType | OpenElementType:
+    if n is None and m is None:
+        return OpenElementType(2, dtype)
     return MatrixType(n, m, dtype)
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from . import dtypes as _dt
 from .errors import QdTypeError, caller_loc, show
-from .matrix import MatrixType, VectorType, matrix, vector  # noqa: F401 - qd.types.vector / matrix
+from .matrix import MatrixType, OpenElementType, VectorType, matrix, vector  # noqa: F401 - qd.types.vector / matrix
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class _NDArrayAnnotation:
         es = None
         if element_dim is not None or element_shape is not None:
             dtype, es = _element_options(dtype, element_dim, element_shape)
-        elif isinstance(dtype, (VectorType, MatrixType)):
+        elif isinstance(dtype, (VectorType, MatrixType, OpenElementType)):
             dtype, es = dtype.dtype, dtype.shape
         elif dtype is not None:
             es = ()

@@ -219,6 +219,38 @@ def test_annotations_with_vector_and_matrix_dtypes():
     assert repr(qd.types.NDArray[qd.math.vec3, 1]) == "qd.types.NDArray[qd.types.vector(3, float), 1]"
 
 
+def test_vector_and_matrix_types_without_sizes_take_any_element_of_their_rank():
+    assert qd.types.NDArray[qd.types.vector(), 1] == NDArrayType(None, 1, (None,))
+    assert qd.types.NDArray[qd.types.matrix(dtype=qd.f32), 2] == NDArrayType(qd.f32, 2, (None, None))
+
+    @qd.kernel
+    def fill(x: qd.types.NDArray[qd.types.vector(), 1]):
+        for I in qd.grouped(x):
+            x[I] = x[I] * 2 + 1
+
+    @qd.kernel
+    def trace_sum(x: qd.types.NDArray[qd.types.matrix(), 1]) -> qd.f64:
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += x[i].trace()
+        return s
+
+    rng = np.random.default_rng(5)
+    for a in (rng.random((4, 3)).astype(np.float32), rng.integers(-9, 9, (5, 2)).astype(np.int32)):
+        before = a.copy()
+        fill(a)
+        np.testing.assert_array_equal(a, before * 2 + 1)
+    for n in (2, 3):
+        m = rng.random((6, n, n))
+        assert trace_sum(m) == pytest.approx(np.trace(m, axis1=1, axis2=2).sum())
+    with pytest.raises(qd.QdArgumentError, match="1-dimensional elements"):
+        fill(qd.ndarray(qd.math.mat2, 3))
+    with pytest.raises(qd.QdTypeError, match="has no sizes"):
+        qd.types.vector()(1.0, 2.0)
+    with pytest.raises(qd.QdTypeError, match="dimension must be a positive int"):
+        qd.types.matrix(3)
+
+
 def test_element_dim_and_element_shape_options():
     nd = qd.types.ndarray
     assert nd(dtype=qd.f32, ndim=1, element_dim=1) == NDArrayType(qd.f32, 1, (None,))
