@@ -225,8 +225,8 @@ def test_vector_and_matrix_types_without_sizes_take_any_element_of_their_rank():
 
     @qd.kernel
     def fill(x: qd.types.NDArray[qd.types.vector(), 1]):
-        for I in qd.grouped(x):
-            x[I] = x[I] * 2 + 1
+        for idx in qd.grouped(x):
+            x[idx] = x[idx] * 2 + 1
 
     @qd.kernel
     def trace_sum(x: qd.types.NDArray[qd.types.matrix(), 1]) -> qd.f64:
