@@ -173,7 +173,10 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     if isinstance(spec, RecSpec) or (isinstance(value, RecV) and open_spec):
         return structs.bind(low, where, spec, value, name, node, site)
     if isinstance(value, CT) and open_spec:
-        return value if inplace else (value, ("ct", _ct_key(low, value.value, node)))
+        if inplace:
+            return value
+        src = fields.argument_source(low, value)  # fields read through it: where the caller reached them
+        return value, ("ct", _ct_key(low, value.value, node)) + ((src,) if src is not None else ())
     if isinstance(value, TupleV) and (inplace or open_spec):
         raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
     if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in _assigned_names(f):

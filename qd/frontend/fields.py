@@ -32,7 +32,7 @@ from ..field import Field
 from . import ir
 from .values import CT, LeafV, RangeV
 
-__all__ = ["FieldSource", "bind_callee", "dead_arm_value", "fill", "grad_of", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
+__all__ = ["FieldSource", "argument_source", "bind_callee", "dead_arm_value", "fill", "grad_of", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
 
 
 @record(eq=False)
@@ -126,23 +126,69 @@ def _chain_steps(chain: str) -> tuple[str, tuple]:
     return name, tuple(steps)
 
 
+def _owner(low, origin, value):
+    """(function, holder) through which the code being lowered reached `value` by `origin`:
+    the globals dict or closure cell of the function that named it. That is the function
+    being lowered, or one of its callers when a func reads a field out of a `qd.template()`
+    argument (`x[l]` of the caller's list of fields); each candidate is checked by following
+    the chain to `value` itself. None when no function in the call chain holds it."""
+    kind, module, chain = origin
+    name, steps = _chain_steps(chain)
+    for fn in [low.func.fn, *(f.fn for f, _ in reversed(low.reg._in_progress))]:
+        if kind == "global":
+            holder = fn.__globals__ if fn.__module__ == module else None
+        else:
+            names = fn.__code__.co_freevars
+            holder = fn.__closure__[names.index(name)] if name in names else None
+        if holder is None:
+            continue
+        try:
+            v = holder[name] if isinstance(holder, dict) else holder.cell_contents
+            for a in steps:
+                v = getattr(v, a) if type(a) is str else v[a[0]]
+        except (KeyError, ValueError, AttributeError, IndexError, TypeError):
+            continue
+        if v is value:
+            return fn, holder
+    return None
+
+
 def _source(low, value: Field, origin) -> FieldSource | None:
     """Where the code read `value` (a CT's origin: ("global" | "free" | "hfree", module, chain))."""
     if origin is None or len(origin) != 3:
         return None
+    owner = _owner(low, origin, value)
+    if owner is None:
+        return None
     kind, module, chain = origin
     name, attrs = _chain_steps(chain)
-    fn = low.func.fn
+    fn, holder = owner
     if kind == "global":
-        holder, path, where = fn.__globals__, f"@{module}.{chain}", f"global {chain} of module {module}"
+        path, where = f"@{module}.{chain}", f"global {chain} of module {module}"
     else:
-        names = fn.__code__.co_freevars
-        if name not in names:
-            return None
-        holder = fn.__closure__[names.index(name)]
         path, where = f"@{module}.{fn.__qualname__}.{chain}", f"closure variable {chain} of {fn.__qualname__}"
     return FieldSource(path, holder, name, attrs, value._dtype, value._ndim, value.element_shape, value.offset,
                        value._perm, where)
+
+
+def argument_source(low, v: CT) -> tuple | None:
+    """The part of a func instantiation's key for a compile-time argument that holds fields (a
+    list or dict of them): where the caller reached it. The func's code reads those fields
+    through the argument, so an instantiation is shared only by calls that reach the same
+    holder by the same chain; two lists of fields of one type are two instantiations."""
+    if v.origin is None or len(v.origin) != 3 or not _holds_field(v.value):
+        return None
+    owner = _owner(low, v.origin, v.value)
+    return ("fields-from", *v.origin, id(owner[1]) if owner is not None else None)
+
+
+def _holds_field(v, depth: int = 0) -> bool:
+    if isinstance(v, Field):
+        return True
+    if depth > 4:
+        return False
+    items = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else ()
+    return any(_holds_field(x, depth + 1) for x in items)
 
 
 def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
