@@ -38,8 +38,8 @@ from .signature import (
 from .source import free_vars, get_source
 from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
 
-__all__ = ["CallSite", "arg_value", "bind_argument", "call_arguments", "call_func", "expand_call",
-           "expands_in_kernel"]
+__all__ = ["CallSite", "arg_value", "assigns_a_caller_variable", "bind_argument", "call_arguments", "call_func",
+           "expand_call", "expands_in_kernel"]
 
 
 @record
@@ -179,6 +179,9 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         return value, ("ct", _ct_key(low, value.value, node)) + ((src,) if src is not None else ())
     if isinstance(value, TupleV) and (inplace or open_spec):
         raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
+    if inplace and isinstance(spec, ConstSpec) and (
+            isinstance(value, ir.VarRead) or (isinstance(value, MatV) and value.vars is not None)):
+        return value.var if isinstance(value, ir.VarRead) else value  # the caller's variable: by reference
     if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in _assigned_names(f):
         raise QdTypeError(f"{where} is a qd.template() parameter given a run-time value, and {f.fn.__qualname__} "
                           f"assigns it: quadrants would write the new value back to the caller's variable, qd "
@@ -474,6 +477,27 @@ def expand_call(low, f, node: ast.Call, self_value=None) -> None:
     finally:
         low.scope, low.src, low.globals, low.freevars, low.func, low.block = saved
     low.emit(ir.Nested(low.loc(node), blk))
+
+
+def assigns_a_caller_variable(low, f, node: ast.Call) -> bool:
+    """Whether a call statement gives a caller's local variable to a `qd.template()` parameter
+    that `f` assigns. quadrants passes such a parameter by reference, so the call is expanded
+    in place with the parameter bound to the variable itself (`f` must not return)."""
+    if any(isinstance(n, ast.Return) for n in ast.walk(get_source(f.fn).tree)) \
+            or f.hints.get("return") not in (None, type(None)):
+        return False
+    assigned = _assigned_names(f)
+    if not assigned:
+        return False
+    try:
+        bound = f.signature.bind(*node.args, **{k.arg: k.value for k in node.keywords if k.arg is not None})
+    except TypeError:
+        return False
+    for name, arg in bound.arguments.items():
+        if name in assigned and isinstance(spec_of(f.hints.get(name)), ConstSpec) and isinstance(arg, ast.Name) \
+                and isinstance(low.scope.get(arg.id), (ir.Var, MatV)):
+            return True
+    return False
 
 
 def expands_in_kernel(f, seen: dict[int, bool] | None = None) -> bool:

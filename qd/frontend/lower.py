@@ -135,11 +135,15 @@ class Lowerer(ExprLowerer):
     def stmt_Expr(self, node):
         if isinstance(node.value, ast.Constant) and (isinstance(node.value.value, str) or node.value.value is ...):
             return  # a docstring, or `...` as a placeholder body: no-ops
-        if self.is_kernel and self.task < 0 and not self.loops_runtime() and isinstance(node.value, ast.Call) \
-                and not self._value_method(node.value.func):
-            f, self_value = self._called_func(node.value.func)
-            if f is not None and calls.expands_in_kernel(f):
-                calls.expand_call(self, f, node.value, self_value)
+        if isinstance(node.value, ast.Call) and not self._value_method(node.value.func):
+            call = node.value
+            at_top = self.is_kernel and self.task < 0 and not self.loops_runtime()
+            passes_var = any(isinstance(a, ast.Name) and isinstance(self.scope.get(a.id), (ir.Var, MatV))
+                             for a in [*call.args, *(k.value for k in call.keywords)])
+            f, self_value = self._called_func(call.func) if at_top or passes_var else (None, None)
+            if f is not None and ((at_top and calls.expands_in_kernel(f))
+                                  or (passes_var and calls.assigns_a_caller_variable(self, f, call))):
+                calls.expand_call(self, f, call, self_value)
                 return
         v = self.expr(node.value)
         if isinstance(v, ir.Expr):

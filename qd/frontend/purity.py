@@ -38,7 +38,7 @@ def _own_code(low) -> bool:
 def record_name(low, ident: str, value, node) -> None:
     """A global or closure variable `ident` read by name."""
     if isinstance(value, _VALUES) and not ident.startswith("_qd_") and not _own_code(low):
-        low.inst.impure.append((f"global variable {ident}", ident, low.static_scope > 0, low.loc(node)))
+        _add(low, (f"global variable {ident}", ident, low.static_scope > 0, low.loc(node)))
 
 
 def record_attribute(low, base: CT, attr: str, value, node) -> None:
@@ -50,8 +50,12 @@ def record_attribute(low, base: CT, attr: str, value, node) -> None:
     if base.value in (math, np) or (isinstance(base.value, types.ModuleType)
                                     and base.value.__name__.split(".")[0] in ("qd", "math", "numpy")):
         return
-    low.inst.impure.append((f"global var {attr} from outside function scope", attr, low.static_scope > 0,
-                            low.loc(node)))
+    _add(low, (f"global var {attr} from outside function scope", attr, low.static_scope > 0, low.loc(node)))
+
+
+def _add(low, entry: tuple) -> None:
+    if entry not in low.inst.impure:  # a callee expression may be read twice (see `Lowerer.stmt_Expr`)
+        low.inst.impure.append(entry)
 
 
 def check(kernel_name: str, insts) -> None:

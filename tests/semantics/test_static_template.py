@@ -171,37 +171,63 @@ def test_every_spelling_of_template_is_a_compile_time_parameter(ann):
     assert len(k.variants) == 2
 
 
-def test_template_parameter_assigned_with_a_runtime_value_is_refused():
-    """quadrants passes a local variable to a `qd.template()` parameter by reference (the func's
-    assignment changes the caller's variable); qd passes values, so that program is refused at the
-    call instead of computing something else. Reading such a parameter, or assigning an
-    unannotated one (a copy in quadrants too), is fine."""
+def test_template_parameter_given_a_local_variable_is_passed_by_reference():
+    """quadrants passes a local variable to a `qd.template()` parameter by reference: the func's
+    assignment changes the caller's variable. A call statement doing so is expanded in place with
+    the parameter bound to the variable (in a loop, in a parallel loop's body, for vectors too).
+    A func that also returns a value cannot be expanded, so that call is refused rather than
+    computing something else; an unannotated parameter is a copy, as in quadrants."""
     @qd.func
     def bump(x: qd.template()):
         x += 1
 
     @qd.func
-    def plus_one(x: qd.template()):
-        return x + 1
+    def scale_vec(v: qd.template(), k: qd.template()):
+        v *= k
+        v[0] += 1
+
+    @qd.func
+    def bump_and_return(x: qd.template()):
+        x += 1
+        return x
 
     @qd.func
     def local_copy(x):
         x = 7
         return x
 
-    @qd.kernel
-    def fine(n: qd.i32) -> qd.i32:
-        a = n
-        b = local_copy(a)
-        return a + plus_one(a) + b
+    @qd.func
+    def plus_one(x: qd.template()):
+        return x + 1
 
-    assert fine(3) == 3 + 4 + 7
+    @qd.kernel
+    def by_reference(n: qd.i32) -> qd.i32:
+        a = n
+        bump(a)
+        b = local_copy(a)
+        for _ in range(3):
+            bump(a)
+        w = qd.Vector([1.0, 2.0])
+        scale_vec(w, 3)
+        return a * 100 + b + plus_one(a) + qd.i32(w[0] * 10 + w[1])
+
+    @qd.kernel
+    def per_item(out: qd.types.NDArray[qd.i32, 1]):
+        for i in range(out.shape[0]):
+            t = i * i
+            bump(t)
+            out[i] = t
+
+    assert by_reference(3) == 7 * 100 + 7 + 8 + 46
+    out = np.zeros(6, np.int32)
+    per_item(out)
+    np.testing.assert_array_equal(out, np.arange(6) ** 2 + 1)
 
     @qd.kernel
     def refused(n: qd.i32) -> qd.i32:
         a = n
-        bump(a)
-        return a
+        return bump_and_return(a)
 
-    with pytest.raises(qd.QdTypeError, match="qd.template.. parameter given a run-time value, and .*bump assigns it"):
+    with pytest.raises(qd.QdTypeError, match="qd.template.. parameter given a run-time value, and .*bump_and_return "
+                                             "assigns it"):
         refused(3)
