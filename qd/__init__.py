@@ -65,7 +65,7 @@ from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .struct_field import StructField
 from .structs import Struct, dataclass
 from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
-from .types import Template, template
+from .types import Template, ref, template
 from .version import __version__
 from .warmup import compile_all
 
@@ -82,7 +82,7 @@ __all__ = [
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "grouped", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
-    "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ptx", "__version__",
+    "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ref", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
     "field", "Field", "Layout", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
     "compile_all", "compile_stats",

@@ -127,6 +127,21 @@ def template() -> Template:
     return Template()
 
 
+class Ref(Template):
+    """`qd.ref(dtype)`: a func parameter passed by reference, as a `qd.template()` parameter
+    given a local variable is (the func's assignments change the caller's variable)."""
+
+    def __init__(self, dtype=None):
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"qd.ref({self.dtype!r})"
+
+
+def ref(dtype=None) -> Ref:
+    return Ref(dtype)
+
+
 def is_template(annotation) -> bool:
     """`qd.Template`, `qd.template()`, and `qd.template` written without its call (quadrants
     takes all three)."""

@@ -274,7 +274,8 @@ _ASSIGNED: dict[int, tuple[object, frozenset]] = {}  # id(code) -> (code, names 
 
 
 def _assigned_names(f) -> frozenset:
-    """The names a func's body assigns (plain, augmented or annotated assignment, loop targets)."""
+    """The names a func's body assigns (plain, augmented or annotated assignment, loop targets)
+    or updates with an atomic (`qd.atomic_add(x, 1)`)."""
     code = f.fn.__code__
     hit = _ASSIGNED.get(id(code))
     if hit is None or hit[0] is not code:
@@ -284,6 +285,10 @@ def _assigned_names(f) -> frozenset:
                 n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
             for t in targets:
                 names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store))
+            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+                callee = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+                if callee.startswith("atomic_"):
+                    names.add(n.args[0].id)
         hit = _ASSIGNED[id(code)] = (code, frozenset(names))
     return hit[1]
 

@@ -231,3 +231,31 @@ def test_template_parameter_given_a_local_variable_is_passed_by_reference():
     with pytest.raises(qd.QdTypeError, match="qd.template.. parameter given a run-time value, and .*bump_and_return "
                                              "assigns it"):
         refused(3)
+
+
+def test_ref_parameters_and_atomics_on_a_template_parameter_change_the_callers_variable():
+    @qd.real_func
+    def set_seven(a: qd.ref(qd.f32)):
+        a = 7
+
+    @qd.func
+    def double(a: qd.ref(qd.f32)):
+        a += a
+
+    @qd.func
+    def add_atomically(x: qd.template(), k: qd.template()):
+        qd.atomic_add(x, k)
+
+    @qd.kernel
+    def run(start: qd.f32) -> qd.f32:
+        a = start
+        double(a)
+        b = a
+        set_seven(a)
+        c = 1
+        for i in range(4):
+            add_atomically(c, 2)
+        return a * 1000 + b * 10 + c
+
+    assert run(1.5) == 7 * 1000 + 3.0 * 10 + 9
+    assert repr(qd.ref(qd.f32)) == "qd.ref(qd.f32)"
