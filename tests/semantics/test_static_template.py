@@ -236,7 +236,7 @@ def test_template_parameter_given_a_local_variable_is_passed_by_reference():
 def test_ref_parameters_and_atomics_on_a_template_parameter_change_the_callers_variable():
     @qd.real_func
     def set_seven(a: qd.ref(qd.f32)):
-        a = 7
+        a = 7  # noqa: F841 - by reference: the caller sees it
 
     @qd.func
     def double(a: qd.ref(qd.f32)):
@@ -253,7 +253,7 @@ def test_ref_parameters_and_atomics_on_a_template_parameter_change_the_callers_v
         b = a
         set_seven(a)
         c = 1
-        for i in range(4):
+        for _ in range(4):
             add_atomically(c, 2)
         return a * 1000 + b * 10 + c
 
