@@ -90,7 +90,7 @@ __all__ = [
 __all__ += ["Struct", "dataclass"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
-from .config import cfg, reset  # noqa: E402
+from .config import cfg, extension, is_extension_enabled, reset  # noqa: E402
 from .dtypes import (  # noqa: E402
     f16,
     float16,
@@ -109,7 +109,7 @@ from .dtypes import (  # noqa: E402
 from .errors import QdAssertionError  # noqa: E402
 
 __all__ += [
-    "cfg", "reset", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "cfg", "reset", "extension", "is_extension_enabled", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint1", "uint8", "uint16", "uint32", "uint64",
 ]
 from .lang import (  # noqa: E402  # noqa: E402

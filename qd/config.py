@@ -7,6 +7,7 @@ generation number to drop compiled variants that were built under older settings
 from __future__ import annotations
 
 import difflib
+import enum
 import os
 from dataclasses import dataclass, field
 
@@ -245,3 +246,33 @@ class ConfigView:
 
 
 cfg = ConfigView()
+
+
+class extension(enum.Enum):  # noqa: N801 - quadrants' name
+    """quadrants' `qd.extension`: the optional features a target may support, for
+    `qd.is_extension_enabled`."""
+
+    sparse = "sparse"
+    quant = "quant"
+    quant_basic = "quant_basic"
+    data64 = "data64"
+    adstack = "adstack"
+    bls = "bls"
+    assertion = "assertion"
+    extfunc = "extfunc"
+    mesh = "mesh"
+
+
+# what qd implements on its targets: 64-bit data, and `assert` under debug=True; not sparse SNodes,
+# quantised types, automatic differentiation's stack, block-local storage, external functions or meshes
+_ENABLED = frozenset({"data64", "assertion"})
+
+
+def is_extension_enabled(ext) -> bool:
+    """quadrants' `qd.is_extension_enabled(qd.extension.X)` for the current target (qd's CPU and
+    CUDA targets support the same ones)."""
+    name = getattr(ext, "name", None) if not isinstance(ext, str) else ext
+    if name not in extension.__members__:
+        raise QdConfigError(f"qd.is_extension_enabled() takes a qd.extension member, got {ext!r}", caller_loc())
+    return name in _ENABLED
+

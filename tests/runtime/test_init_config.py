@@ -101,3 +101,18 @@ def test_raise_on_templated_floats_refuses_float_compile_time_values():
                     k(value)
             else:
                 assert k(value) == 1
+
+
+def test_extensions_qd_supports_are_enabled_and_the_others_not():
+    enabled = {e.name for e in qd.extension if qd.is_extension_enabled(e)}
+    assert enabled == {"data64", "assertion"}
+    assert not qd.is_extension_enabled(qd.extension.sparse) and not qd.is_extension_enabled(qd.extension.adstack)
+
+    @qd.kernel
+    def k():
+        pass
+
+    with pytest.raises(qd.QdCompileError):  # what a program that asked first expects of the missing adstack
+        k.grad()
+    with pytest.raises(qd.QdConfigError, match="qd.extension member"):
+        qd.is_extension_enabled("not-an-extension")
