@@ -291,6 +291,9 @@ class ExprLowerer:
         if base is None:
             base = self.expr(node.value)
         if not (isinstance(base, LeafV) and base.leaf.is_array):
+            if isinstance(base, CT) and getattr(base.value, "_qd_array", False):  # a qd.ndarray reached by name
+                raise QdTypeError("a qd.ndarray named by a global or closure variable cannot be read by a kernel: "
+                                  "pass it as an argument (fields can be named as globals)", self.loc(node.value))
             raise QdTypeError(f"{self.describe(base)} is not an array and cannot be subscripted", self.loc(node.value))
         sl = node.slice
         if isinstance(sl, ast.Slice):

@@ -703,3 +703,18 @@ def test_error_in_a_func_shows_the_chain_of_calls():
     k = lines.index(next(ln for ln in lines if ln.startswith("File") and "_middle" in ln))
     assert lines[k + 1].strip() == "_inner_bad()  # err:chain-middle"
     assert lines[k + 2] == " " * lines[k + 1].index("_inner_bad") + "^" * len("_inner_bad()")
+
+
+_GLOBAL_NDARRAYS = [qd.ndarray(qd.f32, 4)]
+
+
+@qd.kernel
+def _reads_a_global_ndarray():
+    for i in range(4):
+        _GLOBAL_NDARRAYS[0][i] = i  # err:global-ndarray
+
+
+def test_a_global_ndarray_is_refused_with_what_to_do():
+    with pytest.raises(qd.QdTypeError, match="pass it as an argument") as e:
+        _reads_a_global_ndarray()
+    check_error(e.value, qd.QdTypeError, "global-ndarray", node="_GLOBAL_NDARRAYS[0]")
