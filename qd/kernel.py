@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import typing
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from .frontend.ct_keys import ct_key
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import free_vars, get_source
 from .funcs import Decorated, check_decorated, func
+from .matrix import MatrixType, VectorType
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path, internal_names, param_list
@@ -57,6 +59,7 @@ class Kernel(Decorated):
         self.variants: dict = {}
         self.last: LaunchInfo | None = None
         self._ret_struct: StructType | None = None  # a struct result: built from the returned components
+        self._ret_items: tuple | None = None  # a tuple result holding vectors or structs: its item types
 
     # -- lazily computed signature facts -------------------------------------------------------
 
@@ -81,6 +84,7 @@ class Kernel(Decorated):
                 specs.append((p.name, spec))
             ret = hints.get("return")
             self._ret_struct = ret if isinstance(ret, StructType) else None
+            self._ret_items = _tuple_result_items(ret)
             self._specs = specs
             self.key_paths = _key_paths(specs)
             keyed = {path for path, _, _ in self.key_paths}
@@ -146,6 +150,8 @@ class Kernel(Decorated):
                 r = self._slow_call(args, kwargs)
         except QdError as e:
             raise e.with_traceback(None) from None
+        if self._ret_items is not None:
+            return _regroup(r, self._ret_items)
         return r if self._ret_struct is None else self._ret_struct.from_flat(r)
 
     def _reset(self) -> None:
@@ -292,6 +298,31 @@ def as_kernel(k) -> Kernel | None:
     if isinstance(k, BoundKernel):
         k = k.func
     return k if isinstance(k, Kernel) else None
+
+
+def _tuple_result_items(ret) -> tuple | None:
+    """The item types of a declared tuple result holding vectors or structs, else None."""
+    items = ret if isinstance(ret, tuple) else typing.get_args(ret) if typing.get_origin(ret) is tuple else None
+    if items is None or not any(isinstance(a, (StructType, VectorType, MatrixType)) for a in items):
+        return None
+    return tuple(items)
+
+
+def _regroup(flat, items: tuple) -> tuple:
+    """A kernel's flat result components as the declared tuple: numbers, vectors, structs."""
+    out, k = [], 0
+    for a in items:
+        if isinstance(a, StructType):
+            n = len(a.flat_dtypes())
+            out.append(a.from_flat(flat[k:k + n]))
+        elif isinstance(a, (VectorType, MatrixType)):
+            n = int(np.prod(a.shape))
+            out.append(a(*flat[k:k + n]))
+        else:
+            n = 1
+            out.append(flat[k])
+        k += n
+    return tuple(out)
 
 
 def _open_elements(spec) -> bool:

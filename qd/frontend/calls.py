@@ -19,6 +19,7 @@ import ast
 from analysis.records import field, record, replace
 
 from ..errors import QdError, QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
+from ..structs import StructType
 from . import fields, ids, ir, structs, vectors
 from .ct_keys import ct_key
 from .signature import (
@@ -29,6 +30,7 @@ from .signature import (
     ScalarSpec,
     StructSpec,
     VecSpec,
+    item_count,
     return_items,
     return_shape,
     return_struct,
@@ -417,13 +419,13 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
             return structs.from_flat(callee.ret_struct, list(items))
         if callee.ret_shape is not None:
             return MatV(callee.ret_shape, items)
-        if callee.ret_items is not None:  # regroup the components into the tuple's vectors
+        if callee.ret_items is not None:  # regroup the components into the tuple's vectors and structs
             out, k = [], 0
-            for shape in callee.ret_items:
-                count = 1
-                for d in shape:
-                    count *= d
-                out.append(MatV(shape, items[k:k + count]) if shape else items[k])
+            for item in callee.ret_items:
+                count = item_count(item)
+                part = items[k:k + count]
+                out.append(structs.from_flat(item, list(part)) if isinstance(item, StructType)
+                           else MatV(item, part) if item else part[0])
                 k += count
             return TupleV(tuple(out))
         return TupleV(items)

@@ -37,7 +37,7 @@ from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
 from .lower_expr import BINOPS, ExprLowerer, relocated
 from .registry import InstRegistry
-from .signature import return_shape, return_struct, return_types
+from .signature import return_items, return_shape, return_struct, return_types
 from .source import FuncSource, get_source
 from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, template_values
 
@@ -458,19 +458,9 @@ class Lowerer(ExprLowerer):
         elif self.inst.ret_shape is not None:
             raise QdTypeError(f"returns {self.describe(v)}, but the function returns a "
                               f"{vectors._shape_text(self.inst.ret_shape)} value")
-        elif isinstance(v, TupleV) and (self.inst.ret_items is not None or any(vectors.is_mat(x) for x in v.items)):
-            if self.is_kernel:
-                raise QdTypeError("kernels cannot return tuples holding vectors; return them one by one or write "
-                                  "them to ndarrays")
-            shapes, items = [], []
-            for x in v.items:
-                m = vectors.as_mat(self, x, node.value)
-                shapes.append(m.shape if m is not None else ())
-                items.extend(m.entries if m is not None else (x,))
-            if self.inst.ret_items is not None and self.inst.ret_items != tuple(shapes):
-                raise QdTypeError(f"returns items of shapes {tuple(shapes)}, but the function returns "
-                                  f"{self.inst.ret_items}")
-            self.inst.ret_items = tuple(shapes)
+        elif isinstance(v, TupleV) and (self.inst.ret_items is not None
+                                        or any(vectors.is_mat(x) or structs.is_rec(x) for x in v.items)):
+            items = self._tuple_result(v, node.value)
         else:
             items = v.items if isinstance(v, TupleV) else (v,)
         exprs = [self.scalar(x, node.value) for x in items]
@@ -485,6 +475,29 @@ class Lowerer(ExprLowerer):
         exprs = [self.cast(e, t) for e, t in zip(exprs, self.inst.returns)]
         value = exprs[0] if len(exprs) == 1 else ir.TupleReturn(exprs)
         self.emit(ir.Return(self.loc(node), value))
+
+    def _tuple_result(self, v: TupleV, node) -> list:
+        """The scalar components of a returned tuple holding vectors or structs, item by item;
+        records (or checks) each item's kind in `inst.ret_items`: a shape, () or a StructType."""
+        declared = self.inst.ret_items
+        if declared is not None and len(declared) != len(v.items):
+            raise QdTypeError(f"returns {len(v.items)} values, but the function returns {len(declared)}")
+        kinds, items = [], []
+        for i, x in enumerate(v.items):
+            want = declared[i] if declared is not None else None
+            if isinstance(want, structs.StructType) or (want is None and structs.is_rec(x)):
+                with self.at(node):
+                    st, comps = structs.flat_as(self, want, x, node)
+                kinds.append(st)
+                items.extend(comps)
+                continue
+            m = vectors.as_mat(self, x, node)
+            kinds.append(m.shape if m is not None else ())
+            items.extend(m.entries if m is not None else (x,))
+            if want is not None and kinds[-1] != want:
+                raise QdTypeError(f"returns items of shapes {tuple(kinds)}, but the function returns {declared}")
+        self.inst.ret_items = tuple(kinds)
+        return items
 
     def stmt_For(self, node):
         if node.orelse:
@@ -651,6 +664,7 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst
         low = Lowerer(reg, kernel, src, inst_id, True, params, leaves, ret)
         low.inst.ret_shape = return_shape(ann)
         low.inst.ret_struct = return_struct(ann)
+        low.inst.ret_items = return_items(ann)
         try:
             inst = low.run()
         except QdError:

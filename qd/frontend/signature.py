@@ -251,9 +251,9 @@ def return_types(ann, src) -> tuple[_dt.DType, ...]:
         return (ann.resolved_dtype(),) * n
     if isinstance(ann, StructType):
         return ann.flat_dtypes()
-    items = ann if isinstance(ann, tuple) else typing.get_args(ann) if typing.get_origin(ann) is tuple else None
-    if items is not None and any(isinstance(a, (VectorType, MatrixType)) for a in items):
-        out = tuple(d for a in items for d in (return_types(a, src) if isinstance(a, (VectorType, MatrixType))
+    items = _tuple_items(ann)
+    if items is not None and any(isinstance(a, _COMPOUND) for a in items):
+        out = tuple(d for a in items for d in (return_types(a, src) if isinstance(a, _COMPOUND)
                                                else (_dt.as_dtype(a),)))
     elif items is not None:
         out = tuple(_dt.as_dtype(a) for a in items)
@@ -269,13 +269,32 @@ def return_shape(ann) -> tuple | None:
     return ann.shape if isinstance(ann, (VectorType, MatrixType)) else None
 
 
+def item_count(item) -> int:
+    """How many scalar components a `return_items` item has."""
+    if isinstance(item, StructType):
+        return len(item.flat_dtypes())
+    n = 1
+    for d in item:
+        n *= d
+    return n
+
+
+_COMPOUND = (VectorType, MatrixType, StructType)  # result items of more than one component
+
+
+def _tuple_items(ann) -> tuple | None:
+    """The item annotations of a tuple result (`-> (qd.f32, s0)`, `tuple[...]`), else None."""
+    return ann if isinstance(ann, tuple) else typing.get_args(ann) if typing.get_origin(ann) is tuple else None
+
+
 def return_items(ann) -> tuple | None:
-    """Each item's shape (() for a scalar) of a declared tuple result holding vectors; None
-    otherwise."""
-    items = ann if isinstance(ann, tuple) else typing.get_args(ann) if typing.get_origin(ann) is tuple else None
-    if items is None or not any(isinstance(a, (VectorType, MatrixType)) for a in items):
+    """Each item of a declared tuple result holding vectors or structs: its shape (() for a
+    scalar) or its StructType; None otherwise."""
+    items = _tuple_items(ann)
+    if items is None or not any(isinstance(a, _COMPOUND) for a in items):
         return None
-    return tuple(a.shape if isinstance(a, (VectorType, MatrixType)) else () for a in items)
+    return tuple(a if isinstance(a, StructType) else a.shape if isinstance(a, (VectorType, MatrixType)) else ()
+                 for a in items)
 
 
 def return_struct(ann) -> StructType | None:

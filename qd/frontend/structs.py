@@ -493,18 +493,23 @@ def return_items(low, inst, value, node, declared: bool) -> list:
     """The scalar components a `return` of a struct gives (checked against the declared or
     first returned struct type, which `inst.ret_struct` records; `declared`: the result
     types are fixed already)."""
-    r = as_rec(low, value, node)
     want = inst.ret_struct
+    if want is None and declared and as_rec(low, value, node) is not None:
+        types = ", ".join(map(str, inst.returns)) or "nothing"
+        raise QdTypeError(f"returns {low.describe(value)}, but the function returns {types}")
+    inst.ret_struct, items = flat_as(low, want, value, node)
+    return items
+
+
+def flat_as(low, want: StructType | None, value, node) -> tuple[StructType, list]:
+    """(struct type, scalar components) of a returned struct `value`, converted to `want` when
+    that is declared (a struct of the same layout, or one built by `qd.Struct(...)`)."""
+    r = as_rec(low, value, node)
     if r is None:
         raise QdTypeError(f"returns {low.describe(value)}, but the function returns a {want.name} struct")
-    if want is None and declared:
-        types = ", ".join(map(str, inst.returns)) or "nothing"
-        raise QdTypeError(f"returns {low.describe(r)}, but the function returns {types}")
-    if want is None:
-        inst.ret_struct = r.stype
-    elif r.stype is not want:
+    if want is not None and r.stype is not want:
         if not (r.stype.same_layout(want) or r.stype.inferred):
             raise QdTypeError(f"returns a {r.stype.name} struct, but the function returns a {want.name} struct")
         with low.at(node):
             r = cast(low, want, r, node)
-    return flat(r)
+    return (want if want is not None else r.stype), flat(r)

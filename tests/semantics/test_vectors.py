@@ -490,6 +490,35 @@ def test_funcs_return_tuples_holding_vectors():
     np.testing.assert_allclose(o, (nx[:, 0] + nx[:, 1]) * 10 + nx[:, 2] + 0.2, rtol=1e-5)
 
 
+def test_tuples_of_numbers_vectors_and_structs_are_results_of_funcs_and_kernels():
+    body = qd.types.struct(pos=qd.math.vec3, tag=qd.i16)
+
+    @qd.func
+    def make(s: qd.f32) -> (qd.f32, body):
+        return s * 2, body(pos=qd.math.vec3([s, s + 1, 100.5]), tag=65537)  # the i16 tag wraps to 1
+
+    @qd.func
+    def inferred(s):
+        return body(pos=qd.math.vec3([s, 0.0, 0.0]), tag=7), s - 1
+
+    @qd.kernel
+    def k(s: qd.f32) -> (qd.f32, body, qd.math.mat2):
+        a, b = make(s)
+        c, d = inferred(a)
+        return a + d, b, qd.Matrix([[c.pos[0], c.tag], [b.pos.sum(), b.tag]])
+
+    @qd.kernel
+    def vectors_only(x: qd.f32) -> tuple[qd.math.vec2, qd.i32]:
+        return qd.Vector([x, x * x]), 3
+
+    a, b, m = k(1.25)
+    assert a == 2.5 + 1.5 and b.tag == 1 and isinstance(m, qd.Matrix)
+    np.testing.assert_allclose(b.pos.to_numpy(), [1.25, 2.25, 100.5])
+    np.testing.assert_allclose(m.to_numpy(), [[2.5, 7.0], [104.0, 1.0]])
+    v, n = vectors_only(3.0)
+    assert isinstance(v, qd.Vector) and v.to_list() == [3.0, 9.0] and n == 3
+
+
 def test_matrix_rows_and_components_at_runtime_indices():
     @qd.kernel
     def k(i: qd.i32, out: qd.types.NDArray[qd.i32, 2], a: V3):
