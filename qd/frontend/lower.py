@@ -81,10 +81,10 @@ class Lowerer(ExprLowerer):
             e.in_function(self.func.fn.__name__)
             raise
         if self.return_ann and not self.returned_value:  # else the caller would read a made-up 0
-            what = "kernel" if self.is_kernel else "func"
-            raise QdTypeError(f"Function has a return type but does not have a return statement: this {what} "
-                              "declares a return type but has no `return` with a value",
-                              self.src.loc(fdef.returns) or self.src.loc(fdef))
+            what = "Kernel" if self.is_kernel else "Function"  # quadrants' words and error class
+            raise QdSyntaxError(f"{what} has a return type but does not have a return statement: it declares a "
+                                "return type but has no `return` with a value",
+                                self.src.loc(fdef.returns) or self.src.loc(fdef))
         if self.is_kernel:
             self.inst.tasks = ir.split_tasks(self.inst.body)
         return self.inst

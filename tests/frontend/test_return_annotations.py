@@ -71,8 +71,8 @@ def test_func_with_a_return_type_but_no_return_is_an_error():
             x[i] = f(x[i])
 
     err = _error(k, np.zeros(3, np.int32))
-    assert isinstance(err, qd.QdTypeError)
-    assert "declares a return type" in str(err)
+    assert isinstance(err, qd.QdSyntaxError)  # quadrants' class and words
+    assert "Function has a return type but does not have a return statement" in str(err)
     assert "def f(v: qd.i32) -> qd.i32:" in str(err) and "^" in str(err)
 
 
@@ -83,7 +83,7 @@ def test_kernel_with_a_return_type_but_no_return_is_an_error():
             x[i] = 1
 
     err = _error(k, np.zeros(3, np.int32))
-    assert isinstance(err, qd.QdTypeError) and "declares a return type" in str(err)
+    assert isinstance(err, qd.QdSyntaxError) and "Kernel has a return type but does not have a return" in str(err)
 
 
 def test_return_only_in_a_dead_static_arm_is_an_error():
