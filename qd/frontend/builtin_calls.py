@@ -122,13 +122,30 @@ def _cast(low, f, node, args, kwargs):
     return low.convert(args[0], args[1], node)
 
 
+def _check_literal(v, d: _dt.DType) -> None:
+    """quadrants' rules for a Python number written with a dtype (`qd.u16(7)`): an int needs an
+    integer dtype it fits in, a float a float dtype (a conversion is spelled `qd.cast`), so that
+    `qd.u8(-1)` is an error, not 255. Typed values (numpy scalars, `qd.i8(3)`) convert as casts."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or d.is_bool:
+        return
+    if isinstance(v, int) and d.is_float:
+        raise QdTypeError("Integer literals must be annotated with a integer type. For type casting, use `qd.cast`.")
+    if isinstance(v, float) and not d.is_float:
+        raise QdTypeError("Floating-point literals must be annotated with a floating-point type. For type casting, "
+                          "use `qd.cast`.")
+    if isinstance(v, int) and not rules.fits(v, d):
+        raise QdTypeError(f"Integer literal {v} exceeded the range of specified dtype: {d}")
+
+
 def _conversion(low, f, node, args, kwargs):
     """`qd.f32(x)`, `int(x)`, `float(x)`, `bool(x)`: a typed constant or a cast; `int`/`float`
     of an untyped constant stay Python values (weak literals)."""
     target = {builtins.int: low.cfg.default_ip, builtins.float: low.cfg.default_fp,
               builtins.bool: _dt.u1}.get(f, f)
+    if isinstance(args[0], CT) and isinstance(f, _dt.DType):
+        _check_literal(args[0].value, f)
     if isinstance(args[0], CT) and (isinstance(f, _dt.DType) or rules.is_typed(args[0].value)):
-        return low.convert(args[0], CT(target), node)  # qd.i8(1000) wraps like a cast
+        return low.convert(args[0], CT(target), node)
     if isinstance(args[0], CT):
         with low.at(node):
             return CT(rules.py_convert(f, args[0].value, target))

@@ -189,6 +189,16 @@ def convert_const(value, d: str):
     return int(value) if fits(int(value), d) else wrap(int(value), d)
 
 
+def refused_literal(x, d: str) -> bool:
+    """Whether `qd.<d>(x)` of an untyped Python number is an error: an int needs an integer type
+    it fits in, a float a float type (u1 takes either)."""
+    if isinstance(x, bool) or d == "u1":
+        return False
+    if isinstance(x, float):
+        return not is_float(d)
+    return is_float(d) or not fits(int(x), d)
+
+
 def typed_ct(v: V) -> bool:
     """A typed compile-time value (`qd.i8(3)`): it folds by the run-time rules of its type."""
     return v.is_ct and isinstance(v.ct, np.generic)
@@ -586,7 +596,9 @@ class Gen:
         if e.is_ct:  # folded by Python: int/float/bool give literals, qd.i8(...) a numpy scalar
             if form == "qd.cast":  # qd.cast(<literal>, t): see test_cast_of_a_literal_has_the_target_type
                 form = "dtype_call"
-            if typed_ct(e.v) or form == "dtype_call":  # a typed result, converted by the run-time rules
+            if form == "dtype_call" and not typed_ct(e.v) and refused_literal(e.v.ct, target):
+                form = "qd.cast"  # `qd.f32(3)`, `qd.u8(-1)` are errors (quadrants' rule); the cast is not
+            if typed_ct(e.v) or form in ("dtype_call", "qd.cast"):  # a typed result, by the run-time rules
                 return _merge(self.cast_src(form, target, e.src), fold_typed(cast(scalar(e.v), target)), e)
             fold = {"int": int, "float": float, "bool": bool}[form]
             try:
