@@ -126,7 +126,7 @@ def _check_literal(v, d: _dt.DType) -> None:
     """quadrants' rules for a Python number written with a dtype (`qd.u16(7)`): an int needs an
     integer dtype it fits in, a float a float dtype (a conversion is spelled `qd.cast`), so that
     `qd.u8(-1)` is an error, not 255. Typed values (numpy scalars, `qd.i8(3)`) convert as casts."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or d.is_bool:
+    if isinstance(v, (bool, np.generic)) or not isinstance(v, (int, float)) or d.is_bool:
         return
     if isinstance(v, int) and d.is_float:
         raise QdTypeError("Integer literals must be annotated with a integer type. For type casting, use `qd.cast`.")

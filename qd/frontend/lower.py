@@ -171,9 +171,20 @@ class Lowerer(ExprLowerer):
         return isinstance(self.scope.get(func.value.id), (MatV, RecV))
 
     def stmt_Assign(self, node):
+        for target in node.targets:
+            self._refuse_argument_assignment(target)
         value = self.expr(node.value)
         for target in node.targets:
             self.assign(target, value, node)
+
+    def _refuse_argument_assignment(self, target) -> None:
+        """quadrants' rule: a kernel's parameters cannot be assigned in its body (a func's can)."""
+        if not (self.is_kernel and getattr(self.func, "is_qd_kernel", False)):
+            return
+        for t in ast.walk(target):
+            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store) and t.id in self.func.signature.parameters:
+                raise QdSyntaxError(f'Kernel argument "{t.id}" is immutable in the kernel: assign a local copy '
+                                    f"instead (`{t.id}_ = {t.id}`)", self.loc(t))
 
     def stmt_Assert(self, node):
         """`assert cond[, msg]`: checked at run time under `qd.init(debug=True)` only, as in
@@ -202,6 +213,7 @@ class Lowerer(ExprLowerer):
     def stmt_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):
             raise self.syntax(node, "an annotated assignment to anything but a name")
+        self._refuse_argument_assignment(node.target)
         ann = self.static_value(node.annotation)
         if isinstance(ann, structs.StructType):
             value = None if node.value is None else self.expr(node.value)
@@ -233,6 +245,7 @@ class Lowerer(ExprLowerer):
         if op is None:
             raise self.syntax(node, "this augmented assignment operator")
         t = node.target
+        self._refuse_argument_assignment(t)
         p = vector_places.place(self, t) if isinstance(t, (ast.Name, ast.Subscript, ast.Attribute)) else None
         if p is not None:
             rhs = self.expr(node.value)

@@ -138,7 +138,8 @@ class ExprLowerer:
         self.inst.accesses.append(ir.AccessRec(path, self.block.id, self.loc(node), kind))
 
     def syntax(self, node, what: str):
-        return QdSyntaxError(f"{what} is not supported inside a qd kernel or func", self.loc(node))
+        return QdSyntaxError(f'Unsupported node "{type(node).__name__}": {what} is not supported inside a qd kernel '
+                             "or func", self.loc(node))  # quadrants' words first
 
     def new_var(self, name: str | None, dtype: _dt.DType) -> ir.Var:
         home = self.task if self.is_kernel else -1
@@ -708,5 +709,6 @@ class ExprLowerer:
         if isinstance(v, TupleV) and not any(isinstance(x, (ir.Expr, MatV)) for x in v.items):
             return tuple(x.value if isinstance(x, CT) else self.static_of(x, node) if isinstance(x, TupleV) else x
                          for x in v.items)
+        what = f"a runtime kernel argument, {self.describe(v)}" if isinstance(v, ir.ParamRead) else self.describe(v)
         raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "
-                            f"runtime values ({self.describe(v)})", self.loc(node))
+                            f"runtime values ({what})", self.loc(node))

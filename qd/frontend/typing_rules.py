@@ -215,7 +215,9 @@ def static_compare(op: str, a: object, b: object) -> bool:
     if a is RUNTIME or b is RUNTIME:
         if op in ("is", "is not") and (a is None or b is None):
             return op == "is not"
-        raise QdTypeError("`is` / `in` comparisons need compile-time operands")
+        word = "In" if op in ("in", "not in") else "Is"
+        raise QdTypeError(f'"{word}" is only supported inside `qd.static`. `is` / `in` comparisons need '
+                          "compile-time operands")
     try:
         if op == "is":
             return a is b

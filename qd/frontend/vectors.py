@@ -201,7 +201,7 @@ def _pairs(low, a, b, node):
 
 def _check_scalar_operand(low, v) -> None:
     if isinstance(v, (TupleV,)) or (isinstance(v, LeafV) and v.leaf.is_array):
-        raise QdTypeError(f"cannot combine a vector with {low.describe(v)}")
+        raise QdTypeError(f"unsupported operand type(s): cannot combine a vector with {low.describe(v)}")
 
 
 def binop(low, op: str, a, b, node) -> MatV:

@@ -94,8 +94,8 @@ def _folded(a: qd.template(), b: qd.template(), out: qd.types.NDArray[qd.i32, 1]
     out[0] = qd.bit_shr(qd.i32(a), qd.i32(b))
     out[1] = qd.raw_div(qd.i32(a), qd.i32(b))
     out[2] = qd.raw_mod(qd.i32(a), qd.i32(b))
-    out[3] = qd.bit_cast(qd.f32(b), qd.i32)
-    f[0] = qd.round(qd.f32(a) / 2)
+    out[3] = qd.bit_cast(qd.cast(b, qd.f32), qd.i32)  # qd.f32(b) of an int is an error, as in quadrants
+    f[0] = qd.round(qd.cast(a, qd.f32) / 2)
     f[1] = qd.bit_cast(qd.i32(a), qd.f32)
 
 

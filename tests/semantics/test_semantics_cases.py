@@ -170,8 +170,8 @@ def divide_t(t: qd.template(), out: A[qd.f32, 1], iout: A[qd.i32, 1]):
     out[2] = t / t
     out[3] = 2.0 // t
     out[4] = 2.0 % t
-    iout[0] = 7 // qd.i32(t)
-    iout[1] = 7 % qd.i32(t)
+    iout[0] = 7 // qd.cast(t, qd.i32)  # qd.i32(t) of a float is an error, as in quadrants
+    iout[1] = 7 % qd.cast(t, qd.i32)
 
 
 @qd.kernel
