@@ -37,7 +37,8 @@ STATUS_SLOTS = 6
 WARN_SLOT = 3  # where the overflow record starts
 # the kinds of failed run-time checks a status block's first word holds (codegen writes them,
 # `runtime.status` turns them into errors), and the types an overflow record's value indexes
-BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT, ASSERT, NEG_POW = range(1, 10)
+BOUNDS, ADD, SUB, MUL, SHL, STEP, EXTENT, ASSERT, NEG_POW, RECURSION = range(1, 11)
+MAX_RECURSION = 10000  # calls of a recursive real func deep: a deeper one fails instead of overflowing the stack
 I32_MAX = 2**31 - 1
 INT_TYPES = (dtypes.i8, dtypes.i16, dtypes.i32, dtypes.i64, dtypes.u8, dtypes.u16, dtypes.u32, dtypes.u64)
 STATUS_SLOT = 0  # header slot holding the status block's address

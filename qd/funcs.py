@@ -40,6 +40,7 @@ class Func(Decorated):
     """A `@qd.func`: inlined into its callers, instantiated per static context."""
 
     is_qd_func = True
+    is_real = False  # `@qd.real_func` / `is_real_function=True`: it may call itself
 
     def __call__(self, *args, **kwargs):
         raise QdCallError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func; "
@@ -65,7 +66,9 @@ def func(fn=None, **_options):
     if fn is None:
         def wrap(f):
             check_decorated(f, "func")
-            return Func(f)
+            out = Func(f)
+            out.is_real = bool(_options.get("is_real_function", False))
+            return out
         return wrap
     check_decorated(fn, "func")
     return Func(fn)

@@ -420,8 +420,8 @@ def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, **_opt
 
 def real_func(fn):
     """quadrants' `@qd.real_func` (a func compiled once and called, not inlined). qd compiles
-    every `@qd.func` call as a call of an instantiation, so this is `@qd.func`; a recursive func
-    is refused as it is there. Its signature is checked as quadrants checks it: every parameter
+    every `@qd.func` call as a call of an instantiation, so this is `@qd.func` that may also call
+    itself (recursion, which a plain func may not). Its signature is checked as quadrants checks it: every parameter
     annotated, and a return annotation when it returns a value."""
     check_decorated(fn, "real_func")
     sig = inspect.signature(fn)
@@ -433,7 +433,9 @@ def real_func(fn):
             isinstance(n, ast.Return) and n.value is not None for n in ast.walk(get_source(fn).tree)):
         raise QdCompileError(f"real function {fn.__qualname__} returns a value, so its return value must be "
                              "annotated", caller_loc())
-    return func(fn)
+    f = func(fn)
+    f.is_real = True  # it may call itself (see `InstRegistry.instantiating`)
+    return f
 
 
 def pure(fn):

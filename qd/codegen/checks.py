@@ -20,6 +20,8 @@ Which checks exist, and when they are compiled in:
   would otherwise divide by zero. The check runs once per loop entry, not per iteration;
 - `assert cond[, msg]` in kernel code, debug only (quadrants' rule): a false condition is a
   `QdAssertionError` with the message, at the assert;
+- the depth of a recursive real func's calls, always: a call deeper than `MAX_RECURSION` records
+  the failure and returns 0 instead of overflowing the native stack (which would end the process);
 - array extents read as `a.shape[d]` / `len(a)`, always: those are i32 values (quadrants'
   type), so a launch whose extent exceeds 2**31 - 1 is refused before any code runs,
   instead of letting loop bounds and sizes wrap. Arrays are still addressed with 64-bit
@@ -28,7 +30,22 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
-from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, NEG_POW, SHL, STEP, SUB, WARN_SLOT  # noqa: F401
+from ..abi import (  # noqa: F401
+    ADD,
+    ASSERT,
+    BOUNDS,
+    EXTENT,
+    I32_MAX,
+    INT_TYPES,
+    MAX_RECURSION,
+    MUL,
+    NEG_POW,
+    RECURSION,
+    SHL,
+    STEP,
+    SUB,
+    WARN_SLOT,
+)
 from ..errors import SourceLoc
 from ..frontend import ir
 from .emitter import Emitter
@@ -117,6 +134,22 @@ def exponent_nonnegative(g: Emitter, d, e: str, loc: SourceLoc | None) -> None:
     fail_if(g, bad, NEG_POW, loc, wide)
 
 
+DEPTH = "%qd.depth"  # the call depth parameter of a recursive real func's function
+
+
+def recursion_depth(g: Emitter, loc: SourceLoc | None, ret: str) -> None:
+    """At a recursive function's entry: past `MAX_RECURSION` calls deep, record it and return
+    (`ret`: the function's return of a zero value)."""
+    fn = g.fn
+    bad = fn.ins(f"icmp ugt i32 {DEPTH}, {MAX_RECURSION}")
+    fail_l, cont_l = fn.new_label("deep"), fn.new_label("depthok")
+    fn.term(f"br i1 {bad}, label %{fail_l}, label %{cont_l}")
+    fn.label(fail_l)
+    record(g, RECURSION, loc, "0")
+    fn.term(ret)
+    fn.label(cont_l)
+
+
 def step_nonzero(g: Emitter, step: str, loc: SourceLoc | None) -> None:
     """Record a run-time `range()` step of 0 (the loop then runs no iterations)."""
     bad = g.fn.ins(f"icmp eq i64 {step}, 0")
@@ -133,6 +166,7 @@ def shape_reads(root: ir.Inst, insts: dict[str, ir.Inst]) -> dict[tuple[str, int
         if hit is not None:
             return hit
         out: dict[tuple[str, int], SourceLoc | None] = {}
+        memo[inst.id] = out  # a recursive real func: its own reads, as far as they are known
         for st in ir.walk_stmts(inst.body):
             for x in ir.exprs(st):
                 if isinstance(x, ir.Shape):

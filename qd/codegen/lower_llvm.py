@@ -158,13 +158,17 @@ class ModuleGen:
                                            element_shape=getattr(lf, "element_shape", ()))
             params += ps
         rt = self.ret_type(inst)
-        fn = Fn(f"define internal {rt} @{name}({', '.join(params)}) #0")
-        g = StmtGen(self, fn, "%status", leaves, inst, Scope.FUNC, None)
-        g.block(inst.body)
         if rt == "void":
             default = "ret void"
         elif len(inst.returns) == 1:
             default = f"ret {rt} {const(inst.returns[0], 0)}"
         else:
             default = f"ret {rt} zeroinitializer"
+        if inst.recursive:  # a called function (not inlined) that counts its depth
+            params.append(f"i32 {checks.DEPTH}")
+        fn = Fn(f"define internal {rt} @{name}({', '.join(params)}) {'#1' if inst.recursive else '#0'}")
+        g = StmtGen(self, fn, "%status", leaves, inst, Scope.FUNC, None)
+        if inst.recursive:
+            checks.recursion_depth(g, inst.loc, default)
+        g.block(inst.body)
         self.func_text.append(fn.finish(default))

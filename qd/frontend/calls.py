@@ -18,7 +18,15 @@ import ast
 
 from analysis.records import field, record, replace
 
-from ..errors import QdError, QdInternalError, QdNameError, QdTypeError, QdValueError, signature_error
+from ..errors import (
+    QdCallError,
+    QdError,
+    QdInternalError,
+    QdNameError,
+    QdTypeError,
+    QdValueError,
+    signature_error,
+)
 from ..structs import StructType
 from . import fields, ids, ir, structs, vectors
 from .ct_keys import ct_key
@@ -236,7 +244,7 @@ def _bind_vector(low, where: str, spec, value, name: str, node, site: CallSite |
         raise QdTypeError(f"{where} expects a {spec.shape} vector, got {low.describe(value)}", low.loc(node))
     if isinstance(spec, VecSpec):
         if spec.shape != value.shape:
-            raise QdTypeError(f"{where} expects a {vectors._shape_text(spec.shape)} value, got "
+            raise QdTypeError(f"{where} expects a {vectors.shape_text(spec.shape)} value, got "
                               f"{low.describe(value)}", low.loc(node))
         dtype = spec.dtype
     else:
@@ -400,7 +408,11 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     reg = low.reg
     inst_id = ids.inst_id(f.fn.__qualname__, (reg.identity(f), tuple(key)))
     callee = reg.insts.get(inst_id)
-    if callee is None or fields.stale(callee):
+    if callee is None and getattr(f, "is_real", False):
+        callee = reg.lowering(inst_id)  # a real func calling itself: the instantiation being lowered
+        if callee is not None:
+            reg.mark_cycle(inst_id)
+    if callee is None or (not callee.recursive and fields.stale(callee)):
         callee = _instantiate(low, f, inst_id, params, site.leaves, node)
     fields.bind_callee(low, callee, site.binds)
     # A site is named by its source position and what it binds, so every instantiation of
@@ -446,11 +458,16 @@ def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
         callee.inst.ret_shape = return_shape(ret_ann)
         callee.inst.ret_items = return_items(ret_ann)
         callee.inst.ret_struct = return_struct(ret_ann)
+        reg.lowering_inst(inst_id, callee.inst)
         try:
             inst = callee.run()
         except QdError as e:
             e.called_from(low.loc(node), low.func.fn.__name__)
             raise
+    if inst.recursive and inst.fields:
+        raise QdCallError(f"the recursive real func {f.fn.__qualname__} reads fields by name ("
+                          f"{', '.join(sorted(p[1:] for p in inst.fields))}); pass them as qd.template() parameters",
+                          low.loc(node))
     inst.static = template_values(params)
     reg.insts[inst_id] = inst
     return inst

@@ -397,6 +397,7 @@ class Inst:
     written: set[str] = field(default_factory=set)  # array leaves stored to (directly)
     captures: list = field(default_factory=list)  # compile-time values read (see frontend/captures.py)
     impure: list = field(default_factory=list)  # reads a pure kernel may not make (see frontend/purity.py)
+    recursive: bool = False  # a real func's instantiation that calls itself (compiled as a called function)
     expanded: list = field(default_factory=list)  # (file, qualname, def line) of funcs lowered in place into this one
     static: tuple[tuple[str, str], ...] = ()  # (parameter path, repr) of its compile-time values, for explanations
     ret_shape: tuple | None = None  # the shape of a vector or matrix result (`returns` holds its components)

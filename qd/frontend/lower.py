@@ -465,12 +465,12 @@ class Lowerer(ExprLowerer):
         elif mat is not None:
             if self.inst.ret_shape is not None and self.inst.ret_shape != mat.shape:
                 raise QdTypeError(f"returns {self.describe(mat)}, but the function returns a "
-                                  f"{vectors._shape_text(self.inst.ret_shape)} value")
+                                  f"{vectors.shape_text(self.inst.ret_shape)} value")
             self.inst.ret_shape = mat.shape
             items = mat.entries
         elif self.inst.ret_shape is not None:
             raise QdTypeError(f"returns {self.describe(v)}, but the function returns a "
-                              f"{vectors._shape_text(self.inst.ret_shape)} value")
+                              f"{vectors.shape_text(self.inst.ret_shape)} value")
         elif isinstance(v, TupleV) and (self.inst.ret_items is not None
                                         or any(vectors.is_mat(x) or structs.is_rec(x) for x in v.items)):
             items = self._tuple_result(v, node.value)

@@ -51,7 +51,7 @@ from . import (
 from . import typing_rules as rules
 from .registry import InstRegistry
 from .source import FuncSource, free_vars
-from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV
+from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, describe
 
 __all__ = ["BINOPS", "ExprLowerer"]
 
@@ -533,23 +533,7 @@ class ExprLowerer:
     # -- typed helpers ---------------------------------------------------------------------
 
     def describe(self, v) -> str:
-        if isinstance(v, LeafV):
-            return f"array {v.leaf.path!r}" if v.leaf.is_array else f"scalar {v.leaf.path!r}"
-        if isinstance(v, StructV):
-            return f"dataclass {v.cls.__qualname__} ({v.path!r})"
-        if isinstance(v, MatV):
-            return f"a {vectors._shape_text(v.shape)} value"
-        if isinstance(v, RecV):
-            return f"a {v.stype.name} struct"
-        if isinstance(v, TupleV):
-            return "a tuple"
-        if isinstance(v, CT):
-            return f"compile-time value {v.value!r}"[:120]
-        if isinstance(v, ir.Expr):
-            return f"a {v.dtype} value" if v.dtype is not None else "a call that returns nothing"
-        if isinstance(v, RangeV):
-            return "a range"
-        return type(v).__name__
+        return describe(v)
 
     def member_place(self, node: ast.Attribute):
         """The place of a struct variable's scalar or vector member (for `vector_places.place`)."""

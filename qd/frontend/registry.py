@@ -24,6 +24,7 @@ class InstRegistry:
         self.insts: dict[str, ir.Inst] = {}
         self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
         self._in_progress: list[tuple[object, str]] = []  # (function, inst id) being lowered, outermost first
+        self._lowering: dict[str, object] = {}  # inst id -> its `ir.Inst` while it is lowered (real funcs' recursion)
         self._identities: dict[int, tuple[object, tuple]] = {}
 
     def identity(self, f) -> tuple:
@@ -47,11 +48,32 @@ class InstRegistry:
         finally:
             self._in_progress.clear()
 
+    def lowering(self, inst_id: str):
+        """The instantiation `inst_id` while it is being lowered (its declared results are
+        known), else None: what a real func's call of itself calls."""
+        return self._lowering.get(inst_id)
+
+    def lowering_inst(self, inst_id: str, inst) -> None:
+        self._lowering[inst_id] = inst
+
+    def mark_cycle(self, inst_id: str) -> None:
+        """`inst_id`, being lowered, is called again: it and every instantiation lowered since
+        (the rest of the cycle) are recursive, compiled as called functions counting their depth."""
+        ids = [iid for _, iid in self._in_progress]
+        for iid in ids[ids.index(inst_id):]:
+            inst = self._lowering.get(iid)
+            if inst is not None:
+                inst.recursive = True
+
     @contextlib.contextmanager
     def instantiating(self, f, inst_id: str, loc: SourceLoc | None) -> Iterator[None]:
         """Lowering of func instantiation `inst_id` of `f`, called at `loc`: refused when `f` or
-        that instantiation is already being lowered (the message shows the chain of calls)."""
+        that instantiation is already being lowered (the message shows the chain of calls),
+        except that a `qd.real_func` may call itself, as in quadrants, through other static
+        contexts too (a new instantiation) or in the same one (a call of the one being lowered)."""
         for fn_obj, iid in self._in_progress:
+            if getattr(f, "is_real", False) and fn_obj is f and iid != inst_id:
+                continue
             if fn_obj is f or iid == inst_id:
                 chain = " -> ".join(inst_name(i) for _, i in self._in_progress) + f" -> {f.fn.__qualname__}"
                 raise QdCallError(f"recursive call of {f.fn.__qualname__} ({chain}); qd funcs are inlined and "
@@ -61,6 +83,7 @@ class InstRegistry:
             yield
         finally:
             self._in_progress.pop()
+            self._lowering.pop(inst_id, None)
 
     def refuse_expansion_cycle(self, f, loc: SourceLoc | None) -> None:
         """A func expanded in place while it is being lowered would expand forever."""

@@ -136,3 +136,30 @@ def template_values(params, prefix: str = "") -> tuple[tuple[str, str], ...]:
         elif isinstance(v, StructV):
             out.extend(template_values(v.members, f"{path}."))
     return tuple(out)
+
+
+def shape_text(shape) -> str:
+    """How messages name a vector or matrix shape: `3-vector`, `2x3`."""
+    return "x".join(str(s) for s in shape) if len(shape) == 2 else f"{shape[0]}-vector"
+
+
+def describe(v) -> str:
+    """How messages name a value of the lowering."""
+    if isinstance(v, LeafV):
+        return f"array {v.leaf.path!r}" if v.leaf.is_array else f"scalar {v.leaf.path!r}"
+    if isinstance(v, StructV):
+        return f"dataclass {v.cls.__qualname__} ({v.path!r})"
+    if isinstance(v, MatV):
+        return f"a {shape_text(v.shape)} value"
+    if isinstance(v, RecV):
+        return f"a {v.stype.name} struct"
+    if isinstance(v, TupleV):
+        return "a tuple"
+    if isinstance(v, CT):
+        return f"compile-time value {v.value!r}"[:120]
+    if isinstance(v, ir.Expr):
+        return f"a {v.dtype} value" if v.dtype is not None else "a call that returns nothing"
+    if isinstance(v, RangeV):
+        return "a range"
+    return type(v).__name__
+

@@ -17,8 +17,8 @@ from analysis.records import record
 from .. import dtypes as _dt
 from ..errors import QdTypeError
 from . import ir
-from .values import CT, LeafV, MatV, TupleV
-from .vectors import _shape_text, as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
+from .values import CT, LeafV, MatV, TupleV, shape_text
+from .vectors import as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
 
 
 @record
@@ -172,14 +172,14 @@ def store(low, p: Place, value, node, stmt_loc) -> None:
     if isinstance(value, TupleV) and p.shape and p.dyn is None:  # `a[i] = [x, y, z]`: the components listed
         flat = _listed(value)
         if len(flat) != count:
-            raise QdTypeError(f"cannot assign {len(flat)} values to a {_shape_text(p.shape)} place")
+            raise QdTypeError(f"cannot assign {len(flat)} values to a {shape_text(p.shape)} place")
         value = MatV(p.shape, tuple(flat))
     m = as_mat(low, value, node)
     if p.shape == () and m is not None:
         raise QdTypeError("cannot assign a vector to one component")
     if m is not None:
         if m.shape != p.shape and not (len(m.entries) == count and len(m.shape) == 1 and len(p.shape) == 1):
-            raise QdTypeError(f"cannot assign a {_shape_text(m.shape)} value to a {_shape_text(p.shape)} place")
+            raise QdTypeError(f"cannot assign a {shape_text(m.shape)} value to a {shape_text(p.shape)} place")
         items = list(m.entries)
     else:
         items = [value] * count

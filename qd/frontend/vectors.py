@@ -20,7 +20,7 @@ from ..errors import QdTypeError
 from ..matrix import Matrix, MatrixType, Vector, VectorType
 from . import ir
 from . import typing_rules as rules
-from .values import CT, LeafV, MatV, TupleV
+from .values import CT, LeafV, MatV, TupleV, shape_text
 
 SWIZZLE_SETS = ("xyzw", "rgba", "stpq")
 
@@ -190,7 +190,7 @@ def _pairs(low, a, b, node):
             else None
     if ma is not None and mb is not None:
         if ma.shape != mb.shape:
-            raise QdTypeError(f"operands have different shapes {_shape_text(ma.shape)} and {_shape_text(mb.shape)}")
+            raise QdTypeError(f"operands have different shapes {shape_text(ma.shape)} and {shape_text(mb.shape)}")
         return ma.shape, list(zip(ma.entries, mb.entries))
     if ma is not None:
         _check_scalar_operand(low, b)
@@ -219,7 +219,7 @@ def elementwise(low, fn, args: list, node):
     shape = next(m.shape for m in mats if m is not None)
     for m in mats:
         if m is not None and m.shape != shape:
-            raise QdTypeError(f"operands have different shapes {_shape_text(shape)} and {_shape_text(m.shape)}")
+            raise QdTypeError(f"operands have different shapes {shape_text(shape)} and {shape_text(m.shape)}")
     count = len(mats[0].entries) if mats[0] is not None else len(next(m for m in mats if m is not None).entries)
     out = []
     for k in range(count):
@@ -243,7 +243,7 @@ def matmul(low, a, b, node) -> MatV:
     inner_a = ma.m if ma.ndim == 2 else ma.n
     inner_b = mb.n
     if inner_a != inner_b:
-        raise QdTypeError(f"`@` of shapes {_shape_text(ma.shape)} and {_shape_text(mb.shape)}: inner dimensions "
+        raise QdTypeError(f"`@` of shapes {shape_text(ma.shape)} and {shape_text(mb.shape)}: inner dimensions "
                           "differ")
     out = [_sum_products(low, row, col, node) for row in a_rows for col in b_cols]
     if ma.ndim == 2 and mb.ndim == 1:
@@ -270,7 +270,7 @@ def _reduce(low, op: str, v: MatV, node) -> ir.Expr:
 
 def dot(low, a: MatV, b: MatV, node) -> ir.Expr:
     if a.shape != b.shape:
-        raise QdTypeError(f"dot of shapes {_shape_text(a.shape)} and {_shape_text(b.shape)}")
+        raise QdTypeError(f"dot of shapes {shape_text(a.shape)} and {shape_text(b.shape)}")
     return _sum_products(low, a.entries, b.entries, node)
 
 
@@ -306,8 +306,8 @@ def cross(low, a: MatV, b: MatV, node):
                                         low.binop("mul", x[j], y[i], node), node), node)
 
         return MatV((3,), (c(1, 2), c(2, 0), c(0, 1)))
-    raise QdTypeError(f"cross product needs two 2- or 3-component vectors, got {_shape_text(a.shape)} and "
-                      f"{_shape_text(b.shape)}")
+    raise QdTypeError(f"cross product needs two 2- or 3-component vectors, got {shape_text(a.shape)} and "
+                      f"{shape_text(b.shape)}")
 
 
 def outer(low, a: MatV, b: MatV, node) -> MatV:
@@ -385,8 +385,7 @@ def cast(low, v: MatV, d: _dt.DType) -> MatV:
     return MatV(v.shape, tuple(low.cast(low.scalar(e, None), d) for e in v.entries))
 
 
-def _shape_text(shape) -> str:
-    return "x".join(str(s) for s in shape) if len(shape) == 2 else f"{shape[0]}-vector"
+
 
 
 # ---------------------------------------------------------------- components and methods
@@ -422,7 +421,7 @@ def attribute(low, v: MatV, name: str, node):
             if len(idx) == 1:
                 return v.entries[idx[0]]
             return MatV((len(idx),), tuple(v.entries[i] for i in idx))
-    raise QdTypeError(f"a {_shape_text(v.shape)} value has no attribute {name!r}")
+    raise QdTypeError(f"a {shape_text(v.shape)} value has no attribute {name!r}")
 
 
 def _other(low, name: str, args: list, node, i: int = 0) -> MatV:
@@ -487,7 +486,7 @@ assert set(_METHODS) == METHODS
 def method(low, v: MatV, name: str, args: list, kwargs: dict, node):
     handler = _METHODS.get(name)
     if handler is None:
-        raise QdTypeError(f"a {_shape_text(v.shape)} value has no method {name!r}")
+        raise QdTypeError(f"a {shape_text(v.shape)} value has no method {name!r}")
     return handler(low, v, args, kwargs, node)
 
 
@@ -496,7 +495,7 @@ def index(low, v: MatV, idx, node):
     among the components. As in quadrants, a matrix takes exactly two indices (`m[i]` is an
     error, not a row) and a vector one."""
     parts = index_parts(idx)
-    count_indices(v.ndim, len(parts), f"a {_shape_text(v.shape)} value")
+    count_indices(v.ndim, len(parts), f"a {shape_text(v.shape)} value")
     axes = []
     for d, p in enumerate(parts):
         size = v.shape[d]
@@ -505,7 +504,7 @@ def index(low, v: MatV, idx, node):
         elif isinstance(p, CT) and isinstance(p.value, (int,)) and not isinstance(p.value, bool):
             i = p.value
             if not -size <= i < size:
-                raise QdTypeError(f"index {i} is out of range for a {_shape_text(v.shape)} value")
+                raise QdTypeError(f"index {i} is out of range for a {shape_text(v.shape)} value")
             axes.append(i % size)
         elif isinstance(p, CT) and rules.is_typed(p.value):
             axes.append(int(p.value) % size)

@@ -10,7 +10,22 @@ writes the same values (`tests/runtime/test_check_status.py` holds them equal).
 
 from __future__ import annotations
 
-from ..abi import ADD, ASSERT, BOUNDS, EXTENT, I32_MAX, INT_TYPES, MUL, NEG_POW, SHL, STEP, SUB, WARN_SLOT  # noqa: F401
+from ..abi import (  # noqa: F401
+    ADD,
+    ASSERT,
+    BOUNDS,
+    EXTENT,
+    I32_MAX,
+    INT_TYPES,
+    MAX_RECURSION,
+    MUL,
+    NEG_POW,
+    RECURSION,
+    SHL,
+    STEP,
+    SUB,
+    WARN_SLOT,
+)
 from ..errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc, render
 
 _OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
@@ -42,6 +57,9 @@ def check_error(kind: int, value: int, loc: SourceLoc | None, message: str | Non
         return QdRuntimeError(f"{_OVERFLOW_WORD[kind]} overflow detected: {what}", loc)
     if kind == STEP:
         return QdRuntimeError("range() step must not be zero", loc)
+    if kind == RECURSION:
+        return QdRuntimeError(f"recursion deeper than {MAX_RECURSION} calls of this real func: the launch was stopped "
+                              "before it could overflow the stack", loc)
     if kind == NEG_POW:
         return QdRuntimeError(f"Negative exponent in pow(int, int) is not allowed (the exponent is {value})", loc)
     if kind == EXTENT:

@@ -379,6 +379,24 @@ def test_fns_assembles():
     assert_ptxas_ok(ptx)
 
 
+def test_recursive_real_funcs_assemble():
+    @qd.real_func
+    def fib(n: qd.i32) -> qd.i32:
+        r = n
+        if n >= 2:
+            r = fib(n - 1) + fib(n - 2)
+        return r
+
+    @qd.kernel
+    def fibs(out: qd.types.NDArray[qd.i32, 1]):
+        for i in range(out.shape[0]):
+            out[i] = fib(i)
+
+    ptx = compile_ptx(fibs, np.zeros(4, np.int32)).module.ptx
+    assert ptx.count("call.uni") + ptx.count("call ") >= 2  # fib calls itself: a real call, not inlined
+    assert_ptxas_ok(ptx)
+
+
 def test_data_oriented_and_struct_field_kernels_assemble():
     """A kernel method of a data-oriented object (its member arrays are leaves) and a kernel
     over a struct field lower to PTX that `ptxas` accepts; only the used members are read."""
