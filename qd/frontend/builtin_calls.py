@@ -107,7 +107,8 @@ def _atomic(low, f, node, args, kwargs):
             raise QdTypeError(f"qd.atomic_{op} needs an integer array")
         return vector_places.atomic(low, op, p, low.expr(node.args[1]), node)
     if not isinstance(tnode, ast.Subscript):
-        raise QdTypeError(f"the target of qd.atomic_{op} must be an array element like a[i]", low.loc(tnode))
+        raise QdSyntaxError(f"cannot use a non-writable target as the first operand of qd.atomic_{op}: the target "
+                            "must be an array element like a[i]", low.loc(tnode))
     arr, idx = low.subscript_parts(tnode)
     leaf = arr.leaf
     if op in ("and", "or", "xor") and leaf.dtype.is_float:

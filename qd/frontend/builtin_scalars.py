@@ -23,7 +23,7 @@ import numpy as np
 from .. import bit_funcs, lang
 from .. import dtypes as _dt
 from .. import math as _qdmath
-from ..errors import QdError, QdStaticError, QdTypeError
+from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
 from . import builtin_calls as bc
 from . import calls, ir, vectors
 from . import typing_rules as rules
@@ -248,8 +248,8 @@ def _atomic(low, f, node, args, kwargs):
         return bc._atomic(low, f, node, args, kwargs)
     var = low.lookup(tnode.id, tnode) if isinstance(tnode, ast.Name) else None
     if not isinstance(var, ir.Var):
-        raise QdTypeError(f"the target of qd.atomic_{op} must be an array element like a[i] or a local "
-                          "variable", low.loc(tnode))
+        raise QdSyntaxError(f"cannot use a non-writable target as the first operand of qd.atomic_{op}: the target "
+                            "must be an array element like a[i] or a local variable", low.loc(tnode))
     if var.dtype.is_bool or (op in ("and", "or", "xor") and var.dtype.is_float):
         raise QdTypeError(f"qd.atomic_{op} cannot update a {var.dtype} variable", low.loc(tnode))
     v = low.cast(low.scalar(args[1], node.args[1]), var.dtype)
@@ -279,8 +279,8 @@ def _swap(low, f, node, args, kwargs):
     else:
         var = low.lookup(tnode.id, tnode) if isinstance(tnode, ast.Name) else None
         if not isinstance(var, ir.Var):
-            raise QdTypeError(f"the target of {name} must be an array element like a[i] or a local variable",
-                              low.loc(tnode))
+            raise QdSyntaxError(f"cannot use a non-writable target as the first operand of {name}: the target "
+                                "must be an array element like a[i] or a local variable", low.loc(tnode))
         d = var.dtype
         if d.is_bool:
             raise QdTypeError(f"{name} cannot update a qd.u1 variable", low.loc(tnode))

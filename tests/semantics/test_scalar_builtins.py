@@ -229,7 +229,8 @@ def test_atomic_target_must_be_an_element_or_a_variable():
     def k(x: qd.i32):
         qd.atomic_add(x + 1, 1)
 
-    with pytest.raises(qd.QdTypeError, match="array element like a\\[i\\] or a local variable"):
+    with pytest.raises(qd.QdSyntaxError, match="non-writable target .* qd.atomic_add: the target must be an array "
+                                               "element like a\\[i\\] or a local variable"):
         k(1)
 
 
