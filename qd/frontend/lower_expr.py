@@ -187,6 +187,9 @@ class ExprLowerer:
             return v
         if name in self.freevars or name in self.globals:
             kind, value = ("free", self.freevars[name]) if name in self.freevars else ("global", self.globals[name])
+            if self.cfg.raise_on_templated_floats and type(value) is float and not purity.own_code(self):
+                raise QdCompileError(f"Not permitted to access floats as global values: {name} = {value!r}, under "
+                                     "qd.init(raise_on_templated_floats=True); pass it as a parameter", self.loc(node))
             purity.record_name(self, name, value, node)
             return fields.wrap(self, captures.name(self.inst, self.func, kind, self.func.fn.__module__, name, value),
                                node)

@@ -25,25 +25,26 @@ from ..errors import QdCompileError, SourceLoc, warn_at
 from ..field import Field
 from .values import CT
 
-__all__ = ["check", "record_attribute", "record_name"]
+__all__ = ["check", "own_code", "record_attribute", "record_name"]
 
 _VALUES = (int, float, str, Field)  # what quadrants checks (bool is an int)
 
 
-def _own_code(low) -> bool:
+def own_code(low) -> bool:
+    """Whether the code being lowered is qd's own (its kernel-language library)."""
     module = getattr(low.func.fn, "__module__", "") or ""
     return module == "qd" or module.startswith("qd.")
 
 
 def record_name(low, ident: str, value, node) -> None:
     """A global or closure variable `ident` read by name."""
-    if isinstance(value, _VALUES) and not ident.startswith("_qd_") and not _own_code(low):
+    if isinstance(value, _VALUES) and not ident.startswith("_qd_") and not own_code(low):
         _add(low, (f"global variable {ident}", ident, low.static_scope > 0, low.loc(node)))
 
 
 def record_attribute(low, base: CT, attr: str, value, node) -> None:
     """`base.attr`, where `base` was reached from a global or closure variable."""
-    if base.origin is None or base.origin == ("qd",) or _own_code(low):
+    if base.origin is None or base.origin == ("qd",) or own_code(low):
         return
     if not isinstance(value, _VALUES) or isinstance(value, enum.Enum):
         return

@@ -116,3 +116,27 @@ def test_extensions_qd_supports_are_enabled_and_the_others_not():
         k.grad()
     with pytest.raises(qd.QdConfigError, match="qd.extension member"):
         qd.is_extension_enabled("not-an-extension")
+
+
+def test_raise_on_templated_floats_refuses_float_globals_too():
+    scale = 1.5
+    count = 3
+
+    @qd.kernel
+    def reads_float() -> qd.f32:
+        return scale * 2
+
+    @qd.kernel
+    def reads_int() -> qd.i32:
+        return count
+
+    @qd.kernel
+    def decomposes() -> qd.f32:  # qd's own kernel-language code is not the user's globals
+        u, s, v = qd.svd(qd.Matrix([[2.0, 0.0], [0.0, 1.0]]))
+        return s[0, 0]
+
+    assert reads_float() == 3.0
+    qd.init(arch=qd.cpu, raise_on_templated_floats=True)
+    with pytest.raises(qd.QdCompileError, match="Not permitted to access floats as global values: scale = 1.5"):
+        reads_float()
+    assert reads_int() == 3 and decomposes() == pytest.approx(2.0)
