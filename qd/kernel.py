@@ -36,7 +36,7 @@ from .frontend.ct_keys import ct_key
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import free_vars, get_source
 from .funcs import Decorated, check_decorated, func
-from .matrix import MatrixType, VectorType
+from .matrix import MatrixType, OpenElementType, VectorType
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.args import array_signature, get_path
 from .runtime.hygiene import Namer, checked_path, internal_names, param_list
@@ -78,9 +78,14 @@ class Kernel(Decorated):
                     specs.append((p.name, ConstSpec()))
                     continue
                 spec = spec_of(ann, allow_any=False) if ann is not None else None
+                if spec is None and isinstance(ann, OpenElementType):
+                    raise QdArgumentError(f"kernel parameter {p.name!r}: {ann!r} has no sizes, so it only describes "
+                                          "the elements of an ndarray annotation; give its sizes "
+                                          "(qd.types.vector(3, qd.f32))", self.param_loc(p.name))
                 if spec is None:
-                    raise QdArgumentError(f"kernel parameter {p.name!r} needs a type annotation (a qd dtype, "
-                                          "qd.types.NDArray[...], qd.template() or a dataclass)", self.param_loc(p.name))
+                    what = "needs a type annotation" if ann is None else f"has an annotation qd does not know ({ann!r})"
+                    raise QdArgumentError(f"kernel parameter {p.name!r} {what}: use a qd dtype, "
+                                          "qd.types.NDArray[...], qd.template() or a dataclass", self.param_loc(p.name))
                 specs.append((p.name, spec))
             ret = hints.get("return")
             self._ret_struct = ret if isinstance(ret, StructType) else None

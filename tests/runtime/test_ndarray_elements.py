@@ -282,3 +282,12 @@ def test_vector_type_as_a_parameter_annotation_object():
     assert ann == qd.types.vector(3, qd.f32) and hash(ann) == hash(qd.types.vector(3, qd.f32))
     mat = qd.types.matrix(2, 3, float)
     assert isinstance(mat, qd.types.MatrixType) and (mat.n, mat.m) == (2, 3) and mat.resolved_dtype() == qd.f32
+
+
+def test_a_type_without_sizes_is_refused_as_a_kernel_parameter():
+    @qd.kernel
+    def k(v: qd.types.vector()):
+        pass
+
+    with pytest.raises(qd.QdArgumentError, match="has no sizes, so it only describes the elements"):
+        k(qd.Vector([1.0, 2.0]))
