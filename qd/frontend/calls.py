@@ -5,7 +5,10 @@ of its own, which the call site names with its Bind rows and values) or, as a st
 kernel level with a top-level loop, *expanded* in place into the caller (so that loop runs in
 parallel). Both read the call's arguments the same way and check them against the callee's
 annotations with the same binder, `bind_argument`; they differ only in what a bound argument
-becomes: a leaf of the callee under its own parameter name, or the caller's own value.
+becomes: a leaf of the callee under its own parameter name, or the caller's own value. A call
+statement that gives a local variable to a `qd.template()` (or `qd.ref`) parameter the func
+assigns is expanded too, wherever it is: bound to the variable itself, the parameter is passed
+by reference, as quadrants passes it.
 
 The functions take the caller's lowering (`low`, a `lower_expr.ExprLowerer`) and use its
 expression helpers; a callee's lowering is made with `type(low)`, so this module does not
