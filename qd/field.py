@@ -24,7 +24,7 @@ import numpy as np
 from . import dtypes as _dt
 from .errors import QdArgumentError, QdIndexError, QdRuntimeError, QdTypeError, QdValueError, caller_loc, show
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, wrap_entries
-from .ndarray import Ndarray, _set_layout, _shape_of
+from .ndarray import Ndarray, _set_layout, _shape_of, zeros
 
 __all__ = ["Axis", "Field", "Layout", "SNode", "field", "i_axes", "matrix_field", "root", "vector_field"]
 
@@ -65,7 +65,7 @@ class Field(Ndarray):
     def _allocate(self, shape: tuple, offset=None) -> None:
         self.offset = _offset_of(offset, shape)
         try:
-            self._arr = np.zeros(shape + self.element_shape, dtype=self.dtype.np)
+            self._arr = zeros(shape + self.element_shape, self.dtype.np)
         except (ValueError, MemoryError) as e:
             raise QdValueError(f"qd.field: cannot allocate shape {shape}: {e}", caller_loc()) from None
         self.shape = shape

@@ -99,7 +99,7 @@ def permute(a, perm: tuple) -> None:
     too: the frontend reorders indices and extents (`ArrayLeaf.perm`). The layout is part of
     the type key, so each layout compiles its own variant."""
     shape, es = a.shape, a.element_shape
-    phys = np.zeros(tuple(shape[p] for p in perm) + es, dtype=a._arr.dtype)
+    phys = zeros(tuple(shape[p] for p in perm) + es, a._arr.dtype)
     inverse = tuple(perm.index(k) for k in range(len(perm))) + tuple(range(len(perm), phys.ndim))
     key = a._type_key
     _set_layout(a, a._dtype, tuple(shape[p] for p in perm), es)
@@ -108,6 +108,24 @@ def permute(a, perm: tuple) -> None:
     a._end = a._ptr + phys.nbytes
     a._perm = tuple(perm)
     a._type_key = key + (("perm", a._perm),)
+
+
+_PAD_MAX = 1 << 20  # bytes of tail padding at most (and at least 4 KiB)
+
+
+def zeros(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A zero-filled C-ordered buffer of `shape` followed by unused zeroed padding as large as
+    itself (4 KiB to 1 MiB). Without `debug=True` an out-of-bounds access is not checked, as in
+    quadrants; where quadrants' fields share one buffer, so that a small overrun lands in another
+    field, each qd array has its own, and an overrun of a few elements would otherwise overwrite
+    the interpreter's heap and crash the process later. The padding (lazily zeroed by `calloc`,
+    so free until touched) absorbs those."""
+    dt = np.dtype(dtype)
+    n = 1
+    for k in shape:
+        n *= k
+    pad = max(4096, min(n * dt.itemsize, _PAD_MAX)) // dt.itemsize + 1
+    return np.zeros(n + pad, dtype=dt)[:n].reshape(shape)
 
 
 class TensorBase:
@@ -180,7 +198,7 @@ class Ndarray(TensorBase):
         d, es = _element_of(dtype)
         shape = _shape_of(shape)
         try:
-            self._arr = np.zeros(shape + es, dtype=d.np)
+            self._arr = zeros(shape + es, d.np)
         except (ValueError, MemoryError) as e:  # too large to allocate
             raise QdValueError(f"qd.ndarray: cannot allocate shape {shape}: {e}", caller_loc()) from None
         self._describe(d, shape, es)
