@@ -346,7 +346,9 @@ class ExprLowerer:
         for part in (node.lower, node.upper, node.step):
             v = None if part is None else self.expr(part)
             if v is not None and not (isinstance(v, CT) and isinstance(v.value, int)):
-                raise QdTypeError("slices of vectors need compile-time bounds", self.loc(part))
+                raise QdTypeError("Quadrants does not support variables in slice now, and neither does qd: the bounds "
+                                  "of a vector or matrix slice must be compile-time values (literals, qd.static(...) "
+                                  "or template arguments)", self.loc(part))  # quadrants' words first
             parts.append(None if v is None else v.value)
         return CT(slice(*parts))
 

@@ -718,3 +718,16 @@ def test_a_global_ndarray_is_refused_with_what_to_do():
     with pytest.raises(qd.QdTypeError, match="pass it as an argument") as e:
         _reads_a_global_ndarray()
     check_error(e.value, qd.QdTypeError, "global-ndarray", node="_GLOBAL_NDARRAYS[0]")
+
+
+@qd.kernel
+def _slices_with_a_variable(i: qd.i32) -> qd.i32:
+    a = qd.Vector([0, 1, 2, 3, 4, 5, 6])
+    b = a[i::2]  # err:slice-variable
+    return b[0]
+
+
+def test_a_slice_with_a_run_time_bound_is_refused_in_quadrants_words():
+    with pytest.raises(qd.QdCompileError, match="does not support variables in slice now") as e:
+        _slices_with_a_variable(1)
+    check_error(e.value, qd.QdTypeError, "slice-variable", node="i")
