@@ -42,8 +42,8 @@ def test_buffer_is_permuted_and_every_view_canonical(backend):
     fill_any(a)
     want = np.array([[i * 100 + j for j in range(5)] for i in range(3)], np.int32)
     np.testing.assert_array_equal(a.to_numpy(), want)
-    physical = a._arr.base  # the buffer kernels index: axis 1 outermost
-    assert physical.shape == (5, 3) and physical.flags.c_contiguous
+    physical = a._arr.T  # the buffer kernels index, axis 1 outermost (the same memory)
+    assert physical.shape == (5, 3) and physical.flags.c_contiguous and physical.ctypes.data == a._ptr
     np.testing.assert_array_equal(physical, want.T)
     assert a[2, 4] == 204
     a[1, 3] = -7
