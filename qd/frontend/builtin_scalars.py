@@ -25,7 +25,7 @@ from .. import dtypes as _dt
 from .. import math as _qdmath
 from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
 from . import builtin_calls as bc
-from . import calls, ir, vectors
+from . import calls, ir, vector_places, vectors
 from . import typing_rules as rules
 from .values import CT, LeafV, TupleV
 
@@ -244,6 +244,9 @@ def _atomic(low, f, node, args, kwargs):
         base = low.expr(tnode.value)
         if isinstance(base, LeafV) and base.leaf.is_array and base.leaf.dtype.is_bool:
             raise QdTypeError("qd.atomic_mul needs a numeric array, not a qd.u1 one")
+    p = vector_places.place(low, tnode) if isinstance(tnode, (ast.Name, ast.Subscript, ast.Attribute)) else None
+    if p is not None and p.leaf is None:  # a local vector, or components of one
+        return _local_vector_atomic(low, op, p, args[1], node)
     if isinstance(tnode, (ast.Subscript, ast.Attribute)):  # an array element, or components of a vector one
         return bc._atomic(low, f, node, args, kwargs)
     var = low.lookup(tnode.id, tnode) if isinstance(tnode, ast.Name) else None
@@ -264,6 +267,41 @@ def _atomic(low, f, node, args, kwargs):
         new = low.binop(op, cur, v, node)
     low.emit(ir.Assign(low.loc(node), var, low.cast(new, var.dtype)))
     return ir.VarRead(var.dtype, old)
+
+
+def _local_vector_atomic(low, op: str, p, value, node):
+    """`qd.atomic_<op>` on a local vector or some of its components (`v`, `v[1]`, `v.xy`), as
+    quadrants allows: the old value is kept, the new one stored. A kernel-scope vector updated
+    from a parallel loop is updated atomically per component, as `v += ...` is."""
+    count = len(p.vars) if p.vars is not None else len(p.dyn)
+    m = vectors.as_mat(low, value, node.args[1])
+    items = list(m.entries) if m is not None else [value] * count
+    if len(items) != count:
+        raise QdTypeError(f"the value of qd.atomic_{op} has another shape than its target", low.loc(node.args[1]))
+    loc = low.loc(node)
+    if any(d.is_bool or (op in ("and", "or", "xor") and d.is_float)
+           for d in ([v.dtype for v in p.vars] if p.vars is not None else [c[0][1].dtype for c in p.dyn])):
+        raise QdTypeError(f"qd.atomic_{op} cannot update this vector's components", low.loc(node.args[0]))
+    olds = []
+    if p.vars is not None and low.is_kernel and low.task >= 0 and any(v.home == -1 for v in p.vars):
+        for var, it in zip(p.vars, items):
+            tmp = low.new_var(None, var.dtype)
+            low.emit(ir.Assign(loc, tmp, ir.AtomicVar(var.dtype, op, var, low.cast(low.scalar(it, node), var.dtype))))
+            olds.append(ir.VarRead(tmp.dtype, tmp))
+    else:
+        cur = p.read(low, node)
+        entries = cur.entries if p.shape else (cur,)
+        news = []
+        for e, it in zip(entries, items):
+            tmp = low.new_var(None, e.dtype)
+            low.emit(ir.Assign(loc, tmp, e))
+            old = ir.VarRead(tmp.dtype, tmp)
+            olds.append(old)
+            v = low.cast(low.scalar(it, node), e.dtype)
+            new = bc.math(low, op, [old, v], node) if op in ("min", "max") else low.binop(op, old, v, node)
+            news.append(low.cast(new, e.dtype))
+        vector_places.store(low, p, vectors.MatV(p.shape, tuple(news)) if p.shape else news[0], node, loc)
+    return vectors.MatV(p.shape, tuple(olds)) if p.shape else olds[0]
 
 
 def _swap(low, f, node, args, kwargs):

@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     objects,
     struct_fields,
     structs,
+    value_parts,
     vector_places,
     vectors,
 )
@@ -76,6 +77,8 @@ class Lowerer(ExprLowerer):
     def run(self) -> ir.Inst:
         fdef = self.src.tree
         try:
+            if not self.is_kernel:
+                calls.own_assigned_params(self, self.func, dict(self.scope))
             self.lower_body(fdef.body)
         except QdError as e:
             e.in_function(self.func.fn.__name__)
@@ -138,7 +141,7 @@ class Lowerer(ExprLowerer):
         if isinstance(node.value, ast.Call) and not self._value_method(node.value.func):
             call = node.value
             at_top = self.is_kernel and self.task < 0 and not self.loops_runtime()
-            passes_var = any(isinstance(a, ast.Name) and isinstance(self.scope.get(a.id), (ir.Var, MatV))
+            passes_var = any(isinstance(a, ast.Name) and isinstance(self.scope.get(a.id), (ir.Var, MatV, RecV))
                              for a in [*call.args, *(k.value for k in call.keywords)])
             f, self_value = self._called_func(call.func) if at_top or passes_var else (None, None)
             if f is not None and ((at_top and calls.expands_in_kernel(f))
@@ -146,8 +149,11 @@ class Lowerer(ExprLowerer):
                 calls.expand_call(self, f, call, self_value)
                 return
         v = self.expr(node.value)
-        if isinstance(v, ir.Expr):
-            self.emit(ir.ExprStmt(self.loc(node), v))
+        # a value of several components (a vector, a tuple, a struct) is evaluated whole: any
+        # component may carry an effect
+        for e in value_parts.components(v):
+            if not isinstance(e, (ir.Const, ir.VarRead)):
+                self.emit(ir.ExprStmt(self.loc(node), e))
 
     def _called_func(self, func) -> tuple[object, object]:
         """(the `@qd.func` a call statement calls, the data-oriented object a method is called
@@ -317,13 +323,9 @@ class Lowerer(ExprLowerer):
             self.emit(ir.Store(self.loc(target), leaf.path, idx, self.cast(v, leaf.dtype)))
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self.unpack(value, len(target.elts), node)
-            stable = []
-            for it in items:  # evaluate the whole right side before assigning (a, b = b, a)
-                if isinstance(it, ir.Expr) and not isinstance(it, ir.Const):
-                    tmp = self.new_var(None, it.dtype)
-                    self.emit(ir.Assign(self.loc(node), tmp, it))
-                    it = ir.VarRead(tmp.dtype, tmp)
-                stable.append(it)
+            # evaluate the whole right side before assigning anything (`a, b = b, a`,
+            # `p, q = q, p + q` of vectors, structs and array elements)
+            stable = [value_parts.snapshot(self, it, node) for it in items]
             for t, it in zip(target.elts, stable):
                 self.assign(t, it, node)
         elif isinstance(target, ast.Attribute):
@@ -334,8 +336,15 @@ class Lowerer(ExprLowerer):
             raise self.syntax(target, "assignment to this target")
 
     def unpack(self, value, n, node):
+        """The items assigned to an `a, b = value` target list, checked against its length."""
         if isinstance(value, TupleV):
             items = value.items
+        elif vectors.is_mat(value):  # `x, y = v`: its components; `r0, r1 = m`: its rows
+            m = vectors.as_mat(self, value, node)
+            if len(m.shape) != 1 and m.shape[1] != 1:
+                raise QdTypeError("Matrices with more than one columns cannot be unpacked (quadrants' rule): "
+                                  "index its rows instead")
+            items = m.entries
         elif isinstance(value, CT) and isinstance(value.value, (tuple, list)):
             items = tuple(CT(x) for x in value.value)
         else:

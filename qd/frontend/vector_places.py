@@ -240,6 +240,15 @@ def atomic(low, op: str, p: Place, value, node):
     for c, it in zip(p.comps, items):
         olds.append(ir.AtomicRMW(leaf.dtype, op, leaf.path, p.outer + list(c),
                                  low.cast(low.scalar(it, node), leaf.dtype), low.loc(node)))
-    return olds[0] if not p.shape else MatV(p.shape, tuple(olds))
+    if not p.shape:
+        return olds[0]
+    # Every component's atomic happens here, once, whether or not the old value is read (a
+    # vector value is a tuple of expressions, and a statement or a swizzle keeps only some).
+    reads = []
+    for e in olds:
+        tmp = low.new_var(None, e.dtype)
+        low.emit(ir.Assign(low.loc(node), tmp, e))
+        reads.append(ir.VarRead(tmp.dtype, tmp))
+    return MatV(p.shape, tuple(reads))
 
 
