@@ -352,7 +352,7 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
     for (path, kind, _s), part in zip(kernel.key_paths, spec_key):  # a field as a template is an array leaf
         if kind == "ct" and isinstance(part, tuple) and len(part) in (5, 6) and part[0] == "field":
             leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]), layout_of(part, 5), tuple(part[4]))
-        elif kind == "ct" and isinstance(part, tuple) and len(part) == 4 and part[0] == "do":
+        elif kind == "ct" and isinstance(part, tuple) and len(part) in (4, 5) and part[0] == "do":  # 5: computed reads
             leaves.update(object_leaves(path, part))  # a data-oriented object's arrays
     m = _dict(header["module"])
     name = _str(m["name"])

@@ -32,7 +32,7 @@ from .errors import (
     signature_error,
     warn_at,
 )
-from .frontend.ct_keys import ct_key
+from .frontend.ct_keys import ct_key, reads_generation
 from .frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
 from .frontend.source import free_vars, get_source
 from .funcs import Decorated, check_decorated, func
@@ -236,8 +236,11 @@ class Kernel(Decorated):
         launches after releasing it."""
         with _variants.compile_lock():
             bound = self.bind_checked(args, kwargs)
+            reads = reads_generation()
             key = self.key_of(bound)
             variant, source = get_variant(self, key, bound)
+            if reads != reads_generation():  # the compile read values objects compute: keys hold them now
+                key = self._rekey(key, self.key_of(bound), variant)
             if not self.key_paths:
                 # a variant for numpy vectors of another dtype checks only numpy arrays: a
                 # qd.ndarray of that dtype must not reach it (the annotation's dtype binds those)
@@ -248,6 +251,14 @@ class Kernel(Decorated):
         result = variant.launch(*args, **kwargs)
         self.last = LaunchInfo(key, variant.kept, variant.pruned, source, variant.inst_id)
         return result
+
+    def _rekey(self, old, new, variant):
+        """Move a variant compiled under `old` to `new`, the key its arguments have now (no
+        later launch makes `old` again)."""
+        if new != old and self.variants.get(old) is variant:
+            del self.variants[old]
+            self.variants[new] = variant
+        return new
 
     def _make_dispatcher(self):
         """Generated code that maps the key-relevant arguments straight to a variant. Its

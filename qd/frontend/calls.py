@@ -33,7 +33,7 @@ from ..errors import (
 )
 from ..structs import StructType
 from . import fields, ids, ir, structs, vectors
-from .ct_keys import ct_key
+from .ct_keys import computed_reads, ct_key
 from .signature import (
     AnySpec,
     ArraySpec,
@@ -458,7 +458,8 @@ def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
         else:
             members.append((mname, mv))
             key.append((mname, "ct", _ct_key(low, mv.value, node)))
-    return StructV(path, sv.cls, tuple(members), sv.obj), ("st", sv.cls.__module__, sv.cls.__qualname__, tuple(key))
+    key = ("st", sv.cls.__module__, sv.cls.__qualname__, tuple(key))  # with what the object computed for the code
+    return StructV(path, sv.cls, tuple(members), sv.obj), key + (computed_reads(sv.obj) if sv.obj is not None else ())
 
 
 def _spec_of_value(v):

@@ -61,7 +61,7 @@ def attribute(inst, base: CT, attr: str, value) -> CT:
             what = getattr(v, "__qualname__", getattr(v, "__name__", type(v).__name__))
             inst.captures.append(("opaque", f"{what}.{attr} (read from a value qd cannot find again)"))
     elif _from_class(v, attr):
-        _class_attribute(inst, type(v), attr)
+        class_attribute(inst, type(v), attr)
     return CT(value)
 
 
@@ -74,8 +74,9 @@ def _from_class(v, attr: str) -> bool:
     return isinstance(own, dict) and attr not in own and not type(v).__module__.startswith(("qd.", "numpy"))
 
 
-def _class_attribute(inst, cls: type, attr: str) -> None:
-    """Record `cls.attr` as read through the class's module, where a later process finds it."""
+def class_attribute(inst, cls: type, attr: str) -> None:
+    """Record `cls.attr` (also read through an instance, `self.G`) as read through the class's
+    module, where a later process finds it."""
     if "<locals>" in cls.__qualname__ or cls.__module__ == "builtins":
         inst.captures.append(("opaque", f"{cls.__qualname__}.{attr} (a class qd cannot find again)"))
         return

@@ -9,9 +9,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import itertools
 import operator
 import struct
 import threading
+import types
 import weakref
 from collections.abc import Iterator
 
@@ -56,9 +58,9 @@ def ct_key(v):
         return ("dc", cls.__module__, cls.__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
     fn = getattr(v, "fn", None)
     if fn is not None and hasattr(v, "is_qd_func"):
-        return ("func", fn.__module__, fn.__qualname__, id(v))
+        return ("func", fn.__module__, fn.__qualname__, identity(v))
     if callable(v) or inspect.ismodule(v):
-        return ("obj", getattr(v, "__qualname__", getattr(v, "__name__", "?")), id(v))
+        return ("obj", getattr(v, "__qualname__", getattr(v, "__name__", "?")), identity(v))
     by_value = _attrs_key(v)
     if by_value is not None:
         return by_value
@@ -66,7 +68,47 @@ def ct_key(v):
         hash(v)
     except TypeError:
         raise TypeError(f"compile-time value of type {cls.__name__} is not hashable") from None
+    if cls.__eq__ is object.__eq__:  # equal only to itself: its repr (an address) could name a later object
+        return ("val", cls.__qualname__, identity(v))
     return ("val", cls.__qualname__, v)
+
+
+class Identity:
+    """An object's identity inside a key, where `id()` would not do: an id is reused by a new
+    object once the old one is gone, and a key holding it would hand the new object the old
+    one's variant (and its instantiation ids, which are digests of the key's repr). A token is
+    equal only to itself, there is one per live object, and its repr is a serial number never
+    given out twice in the process. It refers to its object weakly where it can (a dropped
+    numpy array is freed even while a variant's key names it) and strongly otherwise (a dict:
+    then the id cannot be reused while the key exists)."""
+
+    __slots__ = ("__weakref__", "held", "ref", "serial")
+
+    def __init__(self, obj, serial: int):
+        self.serial = serial
+        try:
+            self.ref, self.held = weakref.ref(obj), None
+        except TypeError:
+            self.ref, self.held = None, obj
+
+    def of(self, obj) -> bool:
+        """Whether this token stands for `obj` (still alive)."""
+        return (self.held if self.ref is None else self.ref()) is obj
+
+    def __repr__(self) -> str:
+        return f"<object #{self.serial}>"
+
+
+_IDENTITIES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(object) -> its token
+_SERIALS = itertools.count(1)
+
+
+def identity(obj) -> Identity:
+    """The identity token of `obj` (the same token for as long as some key holds it)."""
+    t = _IDENTITIES.get(id(obj))
+    if t is None or not t.of(obj):
+        t = _IDENTITIES[id(obj)] = Identity(obj, next(_SERIALS))
+    return t
 
 
 def object_key(v) -> tuple:
@@ -97,6 +139,7 @@ def object_key(v) -> tuple:
         members = members_of(v)
         key = ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
                tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted)) for name, m in members]))
+        key += computed_reads(v)
         if not _walking.cycle and is_data_oriented(v):
             _keep(v, key, members)
         return key
@@ -111,6 +154,8 @@ _IMMUTABLE = (bool, int, float, str, bytes, type(None), _dt.DType)
 
 
 def _keep(v, key: tuple, members) -> None:
+    if type(v) in _READS:  # what it computes may change while its members stay the same objects
+        return
     nested = []
     for _, m in members:
         if isinstance(m, TensorBase):
@@ -149,6 +194,68 @@ def _still(v, entry) -> bool:
     return all(_KEPT.get(id(m)) is e and _still(m, e) for m, e in entry[4])
 
 
+# class -> the names of attributes that code read through its instances at compile time and that
+# the instance computes (a property, a method called then): their values are part of the key
+_READS: dict[type, tuple[str, ...]] = {}
+_READS_GENERATION = [0]
+
+
+def computed_by_instance(obj, name: str) -> bool:
+    """Whether `obj.name`, which is not one of obj's members, is computed from obj (a property,
+    a method, another descriptor, `__getattr__`) rather than a constant of its class."""
+    for k in type(obj).__mro__:
+        if name in vars(k):
+            raw = vars(k)[name]
+            return not isinstance(raw, (staticmethod, classmethod)) and hasattr(type(raw), "__get__")
+    return True
+
+
+def note_computed_read(cls: type, name: str) -> None:
+    """Code read `name` of an instance of `cls` at compile time and the instance computed it:
+    from now on the keys of cls's instances hold its value (`object_key`). Their kept keys
+    lack it, so all are dropped; keys made before have another shape, so no launch matches
+    a variant compiled before with a key that says nothing about the value."""
+    names = _READS.get(cls, ())
+    if name not in names:
+        _READS[cls] = (*names, name)
+        _READS_GENERATION[0] += 1
+        _KEPT.clear()
+
+
+def reads_generation() -> int:
+    """Changes whenever `note_computed_read` adds a name (a compile may then re-key its variant)."""
+    return _READS_GENERATION[0]
+
+
+def computed_reads(v) -> tuple:
+    """The part of object `v`'s key (and of the instantiation key of a func it is passed to) for
+    the values its class computes that code has read (`note_computed_read`): () when none."""
+    names = _READS.get(type(v))
+    if names is None:
+        return ()
+    return (tuple([(name, _read_key(v, name)) for name in names]),)
+
+
+def _read_key(v, name: str) -> tuple:
+    """The key of a computed attribute's current value (`note_computed_read`). A method called
+    at compile time may read anything of its object, and a value with no key has no meaning
+    apart from it: both tie the key to the object itself, as quadrants keys every object."""
+    try:
+        x = getattr(v, name)
+    except Exception as e:  # noqa: BLE001 - the compile reports it where the code reads it
+        return ("raises", type(e).__qualname__)
+    if isinstance(x, types.MethodType) and x.__self__ is v:
+        return ("of", identity(v))
+    if isinstance(x, TensorBase):
+        return x._type_key
+    if is_walked(x):
+        return object_key(x)
+    try:
+        return ct_key(x)
+    except (TypeError, RecursionError):
+        return ("of", identity(v))
+
+
 def member_key(m, lifted: bool = False) -> tuple:
     """The key of one member of a data-oriented object (see `object_key`); `lifted`: its int,
     float and bool members are run-time scalars, keyed by their types."""
@@ -161,7 +268,7 @@ def member_key(m, lifted: bool = False) -> tuple:
     try:
         return ct_key(m)
     except TypeError:
-        return ("obj", type(m).__qualname__, id(m))
+        return ("obj", type(m).__qualname__, identity(m))
 
 
 def primitive_dtype(m) -> _dt.DType:

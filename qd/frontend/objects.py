@@ -19,8 +19,8 @@ from ..data_oriented import is_walked, members_of, runtime_primitives
 from ..errors import QdCallError, QdNameError, QdTypeError
 from ..field import Field
 from ..ndarray import Ndarray
-from . import ir
-from .ct_keys import layout_of, object_leaves, primitive_dtype
+from . import captures, ir
+from .ct_keys import computed_by_instance, layout_of, note_computed_read, object_leaves, primitive_dtype
 from .values import CT, LeafV, StructV
 
 __all__ = ["attribute", "layout_of", "method_of", "object_leaves", "object_value"]
@@ -64,8 +64,10 @@ def method_of(base, name: str):
 
 def attribute(low, base: StructV, name: str, node):
     """`obj.name` for a name that is not an instance member of data-oriented object `obj`: a
-    class attribute or a property, evaluated now (a compile-time value; the instance members it
-    may read are all in the key)."""
+    class attribute or a property, evaluated now (a compile-time value). A value the instance
+    computes (a property, a method) may read more than the members the key holds (an array's
+    shape, say), so its value joins the keys of the class's instances from now on; a class
+    constant is recorded for the disk cache, which checks it again on load."""
     try:
         v = getattr(base.obj, name)
     except AttributeError:
@@ -76,4 +78,9 @@ def attribute(low, base: StructV, name: str, node):
         raise QdTypeError(f"{base.path}.{name} is a method: call it")
     if getattr(v, "is_qd_kernel", False) or getattr(getattr(v, "func", None), "is_qd_kernel", False):
         raise QdCallError(f"cannot use kernel {name!r} inside a kernel or func; make it a @qd.func")
+    if computed_by_instance(base.obj, name):
+        note_computed_read(base.cls, name)
+        low.inst.captures.append(("opaque", f"{base.cls.__qualname__}.{name} (computed by the object at compile time)"))
+    else:
+        captures.class_attribute(low.inst, base.cls, name)
     return low.wrap_static(v)

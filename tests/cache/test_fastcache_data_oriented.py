@@ -68,3 +68,60 @@ def test_data_oriented_kernels_load_from_disk_and_miss_on_changes(project):
     assert second["results"]["sources"] == ["disk", "disk"]
     third = project.run(SCALE="5.0")["results"]  # a compile-time member's value changed
     assert third["x"] == [1.5, 11.5, 21.5, 31.5] and third["sources"] == ["compile", "compile"]
+
+
+CLASS_CONSTANTS = """
+    import os
+
+    import qd
+
+    G_VALUE = int(os.environ["G"])
+
+    @qd.data_oriented
+    class Inner:
+        K = G_VALUE * 10
+
+        def __init__(self):
+            self.unused = 1
+
+    @qd.data_oriented
+    class Sim:
+        G = G_VALUE
+
+        def __init__(self):
+            self.inner = Inner()
+            self.out = qd.ndarray(qd.i32, (2,))
+
+        @property
+        def n(self):
+            return self.out.shape[0]
+
+        @qd.kernel(fastcache=True)
+        def constants(self):
+            self.out[0] = self.G
+            self.out[1] = self.inner.K
+
+        @qd.kernel(fastcache=True)
+        def computed(self):
+            self.out[0] = self.n
+
+    def main():
+        s = Sim()
+        s.constants()
+        out = {"constants": s.out.to_numpy().tolist(), "source": qd.launch_info(s.constants).source}
+        s.computed()
+        out["computed"] = int(s.out.to_numpy()[0])
+        return out
+"""
+
+
+def test_class_constants_read_through_self_are_checked_on_load(project):
+    """`self.G` and `self.inner.K` are class constants the code reads: the entry records them, so
+    a later process whose constants differ compiles again instead of loading the old values. A
+    property is computed by the object, which another process cannot check: memory only."""
+    project.write("prog.py", CLASS_CONSTANTS)
+    runs = [project.run(G=g) for g in ("3", "3", "5", "5")]
+    got = [(r["results"]["constants"], r["results"]["source"]) for r in runs]
+    assert got == [([3, 30], "compile"), ([3, 30], "disk"), ([5, 50], "compile"), ([5, 50], "disk")]
+    assert all(r["results"]["computed"] == 2 for r in runs)
+    assert any("Sim.n (computed by the object" in w for w, _, _ in runs[0]["warnings"])
