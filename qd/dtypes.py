@@ -42,9 +42,15 @@ class DType:
     def wrapped(self, value):
         """`value` as an element of this type stores it in Python scope: a Python int into an
         integer element as a C cast does (quadrants stores -128 into a u8 as 128, where numpy
-        refuses it); anything else unchanged, for numpy to convert."""
+        refuses it); anything else unchanged, for numpy to convert. The cast is from 64 bits,
+        signed or unsigned: an int that fits in neither has no such cast (masking 2**70 + 5
+        would store 5) and is refused, as quadrants refuses it (a ValueError, which the
+        callers report as a located `QdValueError`, a TypeError too)."""
         if type(value) is not int or not self.is_int:
             return value
+        if not -(1 << 63) <= value < (1 << 64):
+            raise ValueError("it does not fit in 64 bits (an integer element is stored from an int in "
+                             f"-2**63 .. 2**64-1, wrapped to {self.name} as a C cast)")
         v = value & ((1 << self.bits) - 1)
         return v - (1 << self.bits) if self.is_signed and v >> (self.bits - 1) else v
 

@@ -269,7 +269,7 @@ class Ndarray(TensorBase):
         if self.element_shape:
             self._arr[...] = self._element_value(value)
         else:
-            self._arr.fill(value)
+            _fill(self._arr, self.dtype, value)
 
     def copy_from(self, other: Ndarray) -> None:
         if not isinstance(other, Ndarray):
@@ -331,6 +331,16 @@ class Ndarray(TensorBase):
 
     def __repr__(self) -> str:
         return f"qd.ndarray(dtype={_element_name(self.dtype, self.element_shape)}, shape={self.shape})"
+
+
+def _fill(arr: np.ndarray, dtype: _dt.DType, value) -> None:
+    """`arr.fill` with a Python int wrapped to an integer dtype as an element store wraps it
+    (`fill(-1)` of a u8 array is 255, as in quadrants; numpy refuses it); what cannot be stored
+    is a located error, raised before anything is written."""
+    try:
+        arr.fill(dtype.wrapped(value))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise QdValueError(f"fill: cannot fill an array of {dtype.name} with {show(value)}: {e}", caller_loc()) from None
 
 
 def _item_error(e: Exception, idx, value) -> Exception:
@@ -401,7 +411,7 @@ class DeviceNdarray(Ndarray):
         if self.element_shape:
             host[...] = self._element_value(value)
         else:
-            host.fill(value)
+            _fill(host, self.dtype, value)
         self._upload(host)
 
     def copy_from(self, other: Ndarray) -> None:

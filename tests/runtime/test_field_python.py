@@ -172,6 +172,8 @@ def test_python_ints_out_of_range_wrap_as_a_cast_does(dtype):
     128); numpy alone refuses it. Fields and ndarrays, one element and `fill`."""
     bits = dtype.bits
     values = [-1, -(1 << (bits - 1)) - 3, (1 << bits) + 5, 1 << (bits - 1), 7]
+    if bits == 64:  # the cast is from 64 bits: wider ints are refused (below)
+        values[1:3] = [-(1 << 63), (1 << 64) - 5]
     f = qd.field(dtype, shape=(len(values),))
     n = qd.ndarray(dtype, shape=(len(values),))
     for i, v in enumerate(values):
@@ -182,6 +184,40 @@ def test_python_ints_out_of_range_wrap_as_a_cast_does(dtype):
     np.testing.assert_array_equal(n.to_numpy(), expected)
     f.fill(-2)
     assert f[0] == np.array([(1 << bits) - 2], np.uint64).astype(dtype.np)[0]
+
+
+def _arrays(dtype):
+    return [qd.field(dtype, shape=(2,)), qd.ndarray(dtype, shape=(2,)),
+            qd.Struct.field({"a": dtype}, shape=(2,))]
+
+
+@pytest.mark.parametrize("dtype", [qd.i64, qd.u64, qd.i32, qd.u8])
+@pytest.mark.parametrize("value", [2**70 + 5, 2**64, -(2**63) - 1])
+def test_python_ints_wider_than_64_bits_are_refused_not_masked(dtype, value):
+    """A C cast is from 64 bits: 2**70 + 5 has none (masking it stored 5). quadrants raises a
+    TypeError for an element store (`f[0] = v`) and for `fill`; so does qd, located, and the
+    arrays keep what they held."""
+    for a in _arrays(dtype):
+        a.fill(3)
+        element = a.a if isinstance(a, qd.StructField) else a
+        with pytest.raises(qd.QdValueError, match="does not fit in 64 bits") as e:
+            element[0] = value
+        assert isinstance(e.value, TypeError) and e.value.loc is not None
+        with pytest.raises(qd.QdValueError, match="does not fit in 64 bits"):
+            a.fill(value)
+        assert element[0] == 3 and element[1] == 3
+
+
+@pytest.mark.parametrize("dtype, value, stored", [
+    (qd.u64, 2**64 - 1, 2**64 - 1), (qd.u64, -1, 2**64 - 1), (qd.i64, 2**63, -(2**63)),
+    (qd.i64, -(2**63), -(2**63)), (qd.i64, 2**40 + 3, 2**40 + 3), (qd.u8, -1, 255), (qd.i32, 2**32 + 5, 5)])
+def test_python_ints_within_64_bits_store_as_a_cast_from_64_bits(dtype, value, stored):
+    """quadrants' element store: the int's 64-bit pattern cast to the element type."""
+    for a in _arrays(dtype):
+        element = a.a if isinstance(a, qd.StructField) else a
+        element[0] = value
+        a.fill(value)
+        assert element[0] == stored and element[1] == stored
 
 
 def test_quadrants_field_options():
