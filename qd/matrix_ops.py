@@ -56,7 +56,7 @@ def scalar(v, d: _dt.DType):
         return d.np.type(v)
 
 
-def _resolve(a: Comp, b: Comp) -> tuple[_dt.DType, _dt.DType, tuple]:
+def _resolve(a: Comp, b: Comp, op: str | None = None) -> tuple[_dt.DType, _dt.DType, tuple]:
     """The types of both operands (a weak literal takes its partner's) and the result shape."""
     ip, fp = defaults()
     if a.shape and b.shape and a.shape != b.shape:
@@ -67,7 +67,7 @@ def _resolve(a: Comp, b: Comp) -> tuple[_dt.DType, _dt.DType, tuple]:
     if da is None:
         da = _tr.weak_literal(a.flat[0], db, ip, fp)[0]
     if db is None:
-        db = _tr.weak_literal(b.flat[0], da, ip, fp)[0]
+        db = _tr.weak_literal(b.flat[0], da, ip, fp, op)[0]
     return da, db, a.shape or b.shape
 
 
@@ -75,7 +75,7 @@ def binary(op: str, a: Comp, b: Comp) -> Comp:
     """`a op b` component by component: `op` is a typing_rules operator name (`add`, `truediv`,
     `lt`, `shl`, ...) or `min` / `max`; a scalar operand is broadcast."""
     ip, fp = defaults()
-    da, db, shape = _resolve(a, b)
+    da, db, shape = _resolve(a, b, op)
     t = _dt.promote(da, db)
     if op in ("min", "max"):
         irop, opt, rt = op, _tr.minmax_type(t, ip), _tr.minmax_type(t, ip)

@@ -143,6 +143,8 @@ def _conversion(low, f, node, args, kwargs):
     of an untyped constant stay Python values (weak literals)."""
     target = {builtins.int: low.cfg.default_ip, builtins.float: low.cfg.default_fp,
               builtins.bool: _dt.u1}.get(f, f)
+    if vectors.is_mat(args[0]):  # `float(I - J)`: each component converted, as in quadrants
+        return vectors.method(low, vectors.as_mat(low, args[0], node), "cast", [CT(target)], {}, node)
     if isinstance(args[0], CT) and isinstance(f, _dt.DType):
         _check_literal(args[0].value, f)
     if isinstance(args[0], CT) and (isinstance(f, _dt.DType) or rules.is_typed(args[0].value)):
@@ -238,6 +240,8 @@ def _grouped(low, f, node, args, kwargs):
 def _len(low, f, node, args, kwargs):
     if len(args) == 1 and isinstance(args[0], LeafV):
         low.access(args[0].leaf.path, node, "shape")
+        if low.static_scope and (shape := fields.static_shape(low, args[0].leaf)) is not None:
+            return CT(shape[0])
         return fields.extent(args[0].leaf, 0, low.loc(node))
     if len(args) == 1 and isinstance(args[0], TupleV):
         return CT(len(args[0].items))

@@ -193,6 +193,12 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
             return value
         src = fields.argument_source(low, value)  # fields read through it: where the caller reached them
         return value, ("ct", _ct_key(low, value.value, node)) + ((src,) if src is not None else ())
+    if isinstance(value, TupleV) and open_spec:
+        # a tuple (`f((F, G))`, `f((i, j))`): each item bound as a parameter of its own, `name[k]`
+        bound = [bind_argument(low, f, f"{name}[{k}]", spec, x, node, site) for k, x in enumerate(value.items)]
+        if inplace:
+            return TupleV(tuple(bound))
+        return TupleV(tuple(b[0] for b in bound)), ("tuple",) + tuple(b[1] for b in bound)
     if isinstance(value, TupleV) and (inplace or open_spec):
         raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
     if inplace and isinstance(spec, ConstSpec) and (
@@ -394,8 +400,9 @@ def own_assigned_params(low, f, params: dict[str, object]) -> None:
         elif isinstance(v, MatV) and v.vars is None:
             entries = tuple(low.read(e, at) for e in v.entries)
             vectors.new_vars(low, name, MatV(v.shape, entries), None, low.loc(at))
-        elif isinstance(v, RecV) and not v.is_var:
-            structs.new_vars(low, name, v, at)
+        elif isinstance(v, RecV) and not v.is_var and not (
+                getattr(f, "is_struct_method", False) and name == next(iter(f.signature.parameters), None)):
+            structs.new_vars(low, name, v, at)  # (a method's `self` is not copied: writes to it are refused)
 
 
 def _check_array(low, where: str, spec: ArraySpec, value, node, bare: str) -> LeafV:

@@ -49,6 +49,9 @@ class FieldSource:
     offset: tuple
     perm: tuple  # its layout (`ArrayLeaf.perm`)
     where: str  # how messages name it: "global x of module m"
+    # the shape, when the code read it at compile time (`qd.static(range(x.shape[0]))`): the
+    # code then holds only for fields of that shape
+    static_shape: tuple | None = None
 
     def same_place(self, other: FieldSource) -> bool:
         return self.holder is other.holder and self.name == other.name and self.attrs == other.attrs
@@ -63,7 +66,8 @@ class FieldSource:
 
     def matches(self, v) -> bool:
         return isinstance(v, Field) and v._placed and v._dtype is self.dtype and v._ndim == self.ndim \
-            and v.element_shape == self.element_shape and v.offset == self.offset and v._perm == self.perm
+            and v.element_shape == self.element_shape and v.offset == self.offset and v._perm == self.perm \
+            and (self.static_shape is None or tuple(v.shape) == self.static_shape)
 
     def fetcher(self, loc: SourceLoc | None):
         """The launch-time read: the field the name holds now, checked to be of the compiled type.
@@ -92,13 +96,29 @@ class FieldSource:
             if not self.matches(v):
                 raise QdArgumentError(f"the {self.where} that this kernel reads is now {_describe(v)}, but the "
                                       f"kernel was compiled for a field of {self.dtype} with {self.ndim} "
-                                      f"dimension(s) of components{_elem(self.element_shape)}; a field of another "
+                                      f"dimension(s) of components{_elem(self.element_shape)}"
+                                      f"{_shape_text(self.static_shape)}; a field of another "
                                       "type needs a new kernel (or pass such fields as qd.template() arguments)",
                                       loc)
             last = v
             return v
 
         return fetch
+
+
+def _shape_text(shape: tuple | None) -> str:
+    return f" and shape {shape} (read at compile time)" if shape is not None else ""
+
+
+def static_shape(low, leaf: ir.ArrayLeaf) -> tuple | None:
+    """The shape of the field behind `leaf` as a compile-time value, for `qd.static(...)`
+    (quadrants' fields have compile-time shapes); None when `leaf` is not a field. The code
+    compiled then holds only for a field of this shape, which its launches check."""
+    src = low.inst.fields.get(leaf.path)
+    if src is None:
+        return None
+    src.static_shape = tuple(src.current().shape)
+    return src.static_shape
 
 
 def _elem(es: tuple) -> str:
@@ -199,6 +219,8 @@ def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
         if not have.same_place(src):
             raise QdTypeError(f"two different fields are both named {src.path[1:]!r} in this kernel's call tree; "
                               "give one of them another name", loc)
+        if have.static_shape is None:
+            have.static_shape = src.static_shape
     else:
         inst.fields[src.path] = src
         inst.params.append(ir.ArrayLeaf(src.path, src.dtype, loc, src.ndim, src.element_shape, src.offset, src.perm))

@@ -233,6 +233,8 @@ class ExprLowerer:
             leaf = base.leaf
             if name == "shape":
                 self.access(leaf.path, node, "shape")
+                if self.static_scope and (shape := fields.static_shape(self, leaf)) is not None:
+                    return CT(shape)
                 return TupleV(tuple(fields.extent(leaf, d, self.loc(node)) for d in range(leaf.outer_ndim)))
             if name == "dtype":
                 return CT(leaf.dtype)
@@ -593,22 +595,22 @@ class ExprLowerer:
                 return CT(rules.cast_constant(value.value, d))
         return self.cast(self.scalar(value, node), d)
 
-    def operand_types(self, a, b, node):
-        """Apply weak typing for compile-time literals, then promote."""
+    def operand_types(self, a, b, node, op: str | None = None):
+        """Type compile-time literals by the other operand (`weak_literal`), then promote."""
         if isinstance(a, CT) and not isinstance(b, CT):
             b = self.scalar(b, node)
             a = self.weak(a, b.dtype, node)
         elif isinstance(b, CT) and not isinstance(a, CT):
             a = self.scalar(a, node)
-            b = self.weak(b, a.dtype, node)
+            b = self.weak(b, a.dtype, node, op)
         else:
             a = self.scalar(a, node)
             b = self.scalar(b, node)
         return a, b, _dt.promote(a.dtype, b.dtype)
 
-    def weak(self, c: CT, other: _dt.DType, node) -> ir.Expr:
+    def weak(self, c: CT, other: _dt.DType, node, op: str | None = None) -> ir.Expr:
         with self.at(node):
-            d, v = rules.weak_literal(c.value, other, self.cfg.default_ip, self.cfg.default_fp)
+            d, v = rules.weak_literal(c.value, other, self.cfg.default_ip, self.cfg.default_fp, op)
         return ir.Const(d, v)
 
     def binop(self, op: str, a, b, node):
@@ -628,7 +630,7 @@ class ExprLowerer:
             base = self.scalar(a, node)
             if rules.expands_pow(base.dtype, b.value):
                 return self._ipow_const(base, b.value)
-        x, y, t = self.operand_types(a, b, node)
+        x, y, t = self.operand_types(a, b, node, op)
         with self.at(node):
             ir_op, t, result = rules.binary_types(op, t, self.cfg.default_ip, self.cfg.default_fp)
         if ir_op == "pow":

@@ -68,7 +68,8 @@ def _expr(low, node):
         for name, value in fields.items():
             setattr(node, name, value)
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript) \
-            and named_struct_field(low, node.value.value) is not None:
+            and node.attr in getattr(named_struct_field(low, node.value.value), "_members", ()):
+        # a member (`x[i].a`); anything else (`x[i].method()`) is an attribute of the element
         sub = node.value
         return ast.copy_location(ast.Subscript(value=_member(sub.value, node.attr, node), slice=sub.slice,
                                                ctx=node.ctx), node)

@@ -33,7 +33,9 @@ def test_typing_rules_are_pure():
     with pytest.raises(qd.QdTypeError) as e:
         rules.binary_types("xor", f32, i32, f32)
     assert e.value.loc is None  # the lowering locates it
-    assert rules.weak_literal(3, dtypes.i8, i32, f32) == (dtypes.i8, 3)
+    assert rules.weak_literal(3, dtypes.i8, i32, f32) == (i32, 3)
+    assert rules.weak_literal(3, dtypes.i8, i32, f32, "shl") == (dtypes.i8, 3)
+    assert rules.weak_literal(0.5, f32, i32, f64) == (f64, 0.5)
     assert rules.weak_literal(1000, dtypes.i8, i32, f32) == (i32, 1000)
     assert rules.weak_literal(1.5, i32, i32, f64) == (f64, 1.5)
     assert rules.literal(2 ** 40, i32, f32) == (dtypes.i64, 2 ** 40)

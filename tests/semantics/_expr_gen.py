@@ -5,9 +5,10 @@ value, computed on the actual input arrays as the node is made.  The reference r
 scalar semantics independently of qd's code:
 
 - compile-time values (Python literals and what folds from them) are evaluated by Python
-  itself, as the frontend does, and stay *weak*: next to a typed operand an int literal takes
-  the operand's type when it fits (else it is an i32, or an i64 when it needs 64 bits), a float
-  literal takes a float operand's type or else f32;
+  itself, as the frontend does; next to a typed operand (quadrants' rule) an int literal is an
+  i32 (an i64 when it needs 64 bits) promoted with the operand's type, except next to a float
+  (it takes the float's type) and as a shift count (it takes the shifted value's type when it
+  fits); a float literal is an f32 promoted with a float operand's type, or else f32;
 - two typed operands promote by `promote` below: the wider float, a float over an int, an int
   over bool, the wider of two same-kind ints; for a signed/unsigned pair a strictly wider
   signed type wins, otherwise the unsigned one;
@@ -163,7 +164,7 @@ def scalar(v: V) -> V:
     return const(DEFAULT_FP, float(x))
 
 
-def weak(c: V, other: str) -> V:
+def weak(c: V, other: str, op: str | None = None) -> V:
     x = c.ct
     if isinstance(x, (bool, np.bool_)):
         return const("u1", bool(x))
@@ -172,10 +173,11 @@ def weak(c: V, other: str) -> V:
     if isinstance(x, int):
         if other == "u1":
             return scalar(c)
-        if is_float(other) or fits(x, other):
+        if is_float(other) or (op in ("shl", "shr") and fits(x, other)):
             return const(other, convert_const(x, other))
-        return scalar(c)
-    return const(other if is_float(other) else DEFAULT_FP, x)
+        d = promote(other, scalar(c).dtype)
+        return const(d, convert_const(x, d))
+    return const(promote(other, DEFAULT_FP) if is_float(other) else DEFAULT_FP, x)
 
 
 def convert_const(value, d: str):
@@ -227,11 +229,11 @@ def cast(v: V, d: str) -> V:
         return typed(d, a, valid)
 
 
-def operand_types(a: V, b: V) -> tuple[V, V, str]:
+def operand_types(a: V, b: V, op: str | None = None) -> tuple[V, V, str]:
     if a.is_ct and not b.is_ct:
         a = weak(a, b.dtype)
     elif b.is_ct and not a.is_ct:
-        b = weak(b, a.dtype)
+        b = weak(b, a.dtype, op)
     else:
         a, b = scalar(a), scalar(b)
     return a, b, promote(a.dtype, b.dtype)
@@ -275,7 +277,7 @@ def binop(op: str, a: V, b: V) -> V:
             return int_pow_chain(base, b.ct)
         if is_float(base.dtype) and b.ct in (0, 1, 2, 3, 4):
             return int_pow_chain(base, b.ct)
-    x, y, t = operand_types(a, b)
+    x, y, t = operand_types(a, b, op)
     if op in CMP:
         p, q, valid = _both(x, y, t)
         return typed("u1", PYOPS[op](p, q), valid)

@@ -114,12 +114,15 @@ def test_int_min_floordiv_minus_one_wraps(kernel_dir, dtype):
     np.testing.assert_array_equal(run(kernel_dir, "a[i] % b[i]", dtype, a=a, b=b), [0, 0, 0])
 
 
-def test_u8_arithmetic_wraps_in_u8(kernel_dir):
+def test_int_literal_promotes_a_narrow_int_to_i32(kernel_dir):
+    """quadrants' rule: an int literal is an i32, so `u8 + 10` computes in i32 (unary minus has
+    no literal and wraps in u8)."""
     a = arr("u8", [250, 3, 0, 255])
     # stored into i64 so that a result computed in a wider type would show
-    np.testing.assert_array_equal(run(kernel_dir, "a[i] + 10", "i64", a=a), [4, 13, 10, 9])
-    np.testing.assert_array_equal(run(kernel_dir, "a[i] - 5", "i64", a=a), [245, 254, 251, 250])
-    np.testing.assert_array_equal(run(kernel_dir, "a[i] * 2", "i64", a=a), [244, 6, 0, 254])
+    np.testing.assert_array_equal(run(kernel_dir, "a[i] + 10", "i64", a=a), [260, 13, 10, 265])
+    np.testing.assert_array_equal(run(kernel_dir, "a[i] - 5", "i64", a=a), [245, -2, -5, 250])
+    np.testing.assert_array_equal(run(kernel_dir, "a[i] * 2", "i64", a=a), [500, 6, 0, 510])
+    np.testing.assert_array_equal(run(kernel_dir, "a[i] << 1", "i64", a=a), [244, 6, 0, 254])
     np.testing.assert_array_equal(run(kernel_dir, "-a[i]", "i64", a=a), [6, 253, 0, 1])
 
 
@@ -185,9 +188,9 @@ def test_ternary_promotes_both_arms(kernel_dir):
     b = arr("u16", [7, 9])
     c = np.array([True, False])
     np.testing.assert_array_equal(run(kernel_dir, "a[i] if c[i] else b[i]", "i64", a=a, b=b, c=c), [65535, 9])
-    # a literal arm is weak: it takes the other arm's type, so the sum wraps in i8
+    # a literal arm is an i32, so the sum does not wrap in i8
     a = arr("i8", [100, 100])
-    np.testing.assert_array_equal(run(kernel_dir, "(a[i] if c[i] else 1) + 127", "i64", a=a, c=c), [-29, -128])
+    np.testing.assert_array_equal(run(kernel_dir, "(a[i] if c[i] else 1) + 127", "i64", a=a, c=c), [227, 128])
     np.testing.assert_array_equal(run(kernel_dir, "(a[i] if c[i] else b[i]) + 127", "i64", a=a, b=b, c=c),
                                   [227, 136])
     f = arr("f32", [0.5, 0.5])
@@ -242,7 +245,7 @@ def test_math_function_of_a_literal_does_not_widen(kernel_dir):
     expected = (a * np.float32(np.sqrt(2.0))).astype(np.float64)
     np.testing.assert_array_equal(run(kernel_dir, "a[i] * qd.sqrt(2.0)", "f64", a=a), expected)
     b = arr("i8", [127, 1])
-    np.testing.assert_array_equal(run(kernel_dir, "b[i] + qd.abs(-3)", "i64", b=b), [-126, 4])
+    np.testing.assert_array_equal(run(kernel_dir, "b[i] + qd.abs(-3)", "i64", b=b), [130, 4])
 
 
 def test_cast_of_a_literal_has_the_target_type(kernel_dir):

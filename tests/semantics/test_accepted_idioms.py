@@ -1,0 +1,107 @@
+"""Constructs quadrants runs that qd once refused: `float(v)` of a vector, a `@qd.func` method
+called on a struct-field element, tuples (of fields, of indices) given to funcs, and a field's
+shape read inside `qd.static(...)`. Expected values are plain Python's (and quadrants')."""
+
+import numpy as np
+import pytest
+
+import qd
+
+
+@qd.kernel
+def float_of_vector() -> qd.f32:
+    r = 0.0
+    for i, j in qd.ndrange(2, 2):
+        r += float(qd.Vector([i, j]) - qd.Vector([1, 0])).norm()
+    return r
+
+
+@qd.dataclass
+class Particle:
+    m: qd.f32
+    v: qd.math.vec2
+
+    @qd.func
+    def ke(self) -> qd.f32:
+        return 0.5 * self.m * self.v.dot(self.v)
+
+
+PS = None
+
+
+@qd.kernel
+def kinetic() -> qd.f32:
+    ps = PS
+    for i in range(3):
+        ps[i].m = 2.0
+        ps[i].v = qd.math.vec2(1.0, i)
+    s = 0.0
+    for i in range(3):
+        s += ps[i].ke()
+    return s
+
+
+@qd.func
+def first_of_each(fs: qd.template()) -> qd.f32:
+    s = 0.0
+    for k in qd.static(range(len(fs))):
+        s += fs[k][0, 0]
+    return s
+
+
+@qd.func
+def write_at(f: qd.template(), index, x: qd.f32):
+    f[index] = x + index[0] * 10 + index[1]
+
+
+@qd.kernel
+def tuples_to_funcs(f: qd.template(), g: qd.template()) -> qd.f32:
+    for i, j in qd.ndrange(3, 4):
+        write_at(f, (i, j), 0.5)
+    return first_of_each((f, g)) + first_of_each([g, g])
+
+
+def test_float_of_a_vector_converts_each_component(arch):
+    want = sum(float(np.hypot(i - 1, j)) for i in range(2) for j in range(2))
+    assert float_of_vector() == pytest.approx(want)
+
+
+def test_func_method_on_a_struct_field_element(arch):
+    global PS
+    PS = Particle.field(shape=3)
+    assert kinetic() == pytest.approx(sum(0.5 * 2.0 * (1.0 + i * i) for i in range(3)))
+
+
+def test_tuples_of_fields_and_of_indices_given_to_funcs(arch):
+    f = qd.field(qd.f32, shape=(3, 4))
+    g = qd.field(qd.f32, shape=(3, 4))
+    g.fill(2.0)
+    assert tuples_to_funcs(f, g) == pytest.approx(0.5 + 2.0 + 4.0)
+    want = np.array([[0.5 + 10 * i + j for j in range(4)] for i in range(3)], np.float32)
+    np.testing.assert_allclose(f.to_numpy(), want)
+
+
+F = None
+
+
+@qd.kernel
+def static_shape_of_global() -> qd.f32:
+    s = 0.0
+    for k in qd.static(range(F.shape[0])):
+        s += F[k]
+    return s
+
+
+def test_field_shape_inside_static_is_a_compile_time_value(arch):
+    global F
+    F = qd.field(qd.f32, shape=4)
+    F.fill(2.0)
+    assert static_shape_of_global() == pytest.approx(8.0)
+    F = qd.field(qd.f32, shape=6)  # the unrolled code holds for 4 elements only: never silently reused
+    F.fill(2.0)
+    try:
+        got = static_shape_of_global()
+    except qd.QdArgumentError as e:
+        assert "shape (4,)" in str(e)
+    else:
+        assert got == pytest.approx(12.0)
