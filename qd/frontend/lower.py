@@ -244,7 +244,7 @@ class Lowerer(ExprLowerer):
             return
         value = self.scalar(self.expr(node.value), node.value)
         var = self.new_var(node.target.id, d)
-        self.emit(ir.Assign(self.loc(node), var, self.cast(value, d)))
+        self.emit(ir.Assign(self.loc(node), var, self.store_cast(value, d, node)))
 
     def stmt_AugAssign(self, node):
         op = BINOPS.get(type(node.op))
@@ -320,7 +320,7 @@ class Lowerer(ExprLowerer):
             v = self.scalar(value, node.value if hasattr(node, "value") else node)
             self.access(leaf.path, target, "write")
             self.inst.written.add(leaf.path)
-            self.emit(ir.Store(self.loc(target), leaf.path, idx, self.cast(v, leaf.dtype)))
+            self.emit(ir.Store(self.loc(target), leaf.path, idx, self.store_cast(v, leaf.dtype, target)))
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self.unpack(value, len(target.elts), node)
             # evaluate the whole right side before assigning anything (`a, b = b, a`,
@@ -383,7 +383,7 @@ class Lowerer(ExprLowerer):
             return
         v = self.scalar(value, node)
         if isinstance(cur, ir.Var) and self.visible(cur):
-            self.emit(ir.Assign(self.loc(node), cur, self.cast(v, cur.dtype)))
+            self.emit(ir.Assign(self.loc(node), cur, self.store_cast(v, cur.dtype, node)))
             return
         var = self.new_var(name, v.dtype)
         self.emit(ir.Assign(self.loc(node), var, v))

@@ -30,6 +30,7 @@ from ..errors import (
     QdSyntaxError,
     QdTypeError,
     SourceLoc,
+    warn_at,
 )
 from ..field import Field
 from . import (
@@ -108,6 +109,7 @@ class ExprLowerer:
         self.loops: list[str] = []  # "task" | "serial" | "static"
         self.runtime_depth = 0  # nesting inside runtime `if` arms
         self.static_scope = 0  # nesting inside `qd.static(...)` arguments
+        self.warned_narrowing: set[tuple[int, int]] = set()  # stores already warned about
         self.return_ann = return_ann
         self.inst = ir.Inst(id=inst_id, qualname=fn.__qualname__, is_kernel=is_kernel, params=leaves,
                             body=None, blocks=[], returns=(), accesses=[], calls=[], dead_calls=[],
@@ -585,6 +587,20 @@ class ExprLowerer:
         if isinstance(e, ir.Const):
             return ir.Const(d, semantics.convert(e.value, d, e.dtype))
         return ir.Cast(d, e)
+
+    def store_cast(self, e: ir.Expr, d: _dt.DType, node) -> ir.Expr:
+        """`e` converted for a store into a `d` variable or element; a conversion that may lose
+        precision (to a narrower float or int, or from a float to an int) is warned about in
+        quadrants' words, once per place, as quadrants does."""
+        src = e.dtype
+        if not isinstance(e, ir.Const) and src != d and not src.is_bool and not d.is_bool and (
+                (d.is_float and src.is_float and d.bits < src.bits) or (not d.is_float and src.is_float)
+                or (not d.is_float and not src.is_float and d.bits < src.bits)):
+            loc = self.loc(node)
+            if loc is not None and (loc.line, loc.col) not in self.warned_narrowing:
+                self.warned_narrowing.add((loc.line, loc.col))
+                warn_at(f"Assign may lose precision: {d.name} <- {src.name}", loc)
+        return self.cast(e, d)
 
     def convert(self, value, dtype_v, node):
         d = _dt.as_dtype(dtype_v.value) if isinstance(dtype_v, CT) else None
