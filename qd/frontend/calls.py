@@ -172,7 +172,8 @@ def call_arguments(low, f, node: ast.Call, self_value=None, given=None) -> list[
 # ---------------------------------------------------------------- the binder
 
 
-def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call, site: CallSite | None) -> object:
+def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call, site: CallSite | None,
+                  inout: bool = False) -> object:
     """Bind one caller value to parameter `name` of `f`, checked against its annotation.
 
     With a `site`, the call is instantiated: the result is (callee value, key part), the
@@ -208,7 +209,8 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         raise QdSyntaxError(f"{where} is a qd.template() parameter that {f.fn.__qualname__} assigns, given a "
                             f"kernel argument: cannot use a non-writable target (kernel arguments are immutable; "
                             f"pass a local copy)", low.loc(node))
-    if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in _assigned_names(f):
+    if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in _assigned_names(f) \
+            and not inout:
         raise QdTypeError(f"{where} is a qd.template() parameter given a run-time value, and {f.fn.__qualname__} "
                           f"assigns it: quadrants would write the new value back to the caller's variable, qd "
                           f"passes it by value; return the new value instead (or annotate the parameter with its "
@@ -504,8 +506,13 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     site = CallSite()
     params: list[tuple[str, object]] = []
     key = []
+    inout: list[tuple[str, object]] = []  # (parameter, the caller's variable) passed by reference
     for name, spec, value in call_arguments(low, f, node, self_value, given):
-        v, k = bind_argument(low, f, name, spec, value, node, site)
+        by_ref = isinstance(spec, ConstSpec) and _is_variable(value) and name in _assigned_names(f)
+        v, k = bind_argument(low, f, name, spec, value, node, site, inout=by_ref)
+        if by_ref:
+            inout.append((name, value))
+            k = ("inout", k)
         params.append((name, v))
         key.append((name, k))
     reg = low.reg
@@ -516,7 +523,7 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
         if callee is not None:
             reg.mark_cycle(inst_id)
     if callee is None or (not callee.recursive and fields.stale(callee)):
-        callee = _instantiate(low, f, inst_id, params, site.leaves, node)
+        callee = _instantiate(low, f, inst_id, params, site.leaves, node, tuple(n for n, _ in inout))
     fields.bind_callee(low, callee, site.binds)
     # A site is named by its source position and what it binds, so every instantiation of
     # this caller that binds alike shares the site and its Bind rows.
@@ -526,10 +533,29 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     call = ir.CallFunc(ret[0] if len(ret) == 1 else None, site_id, inst_id, site.binds, site.values, low.loc(node),
                        low.block.id)
     low.inst.calls.append(call)
-    if len(ret) > 1:
-        tmps = [low.new_var(None, t) for t in ret]
-        low.emit(ir.Unpack(low.loc(node), tmps, call))
-        items = tuple(ir.VarRead(t.dtype, t) for t in tmps)
+    if callee.inout:  # results, then the by-reference parameters' final values
+        if len(ret) == 1:
+            tmp = low.new_var(None, ret[0])
+            low.emit(ir.Assign(low.loc(node), tmp, call))
+            tmps = [tmp]
+        else:
+            tmps = [low.new_var(None, t) for t in ret]
+            low.emit(ir.Unpack(low.loc(node), tmps, call))
+        reads = [ir.VarRead(t.dtype, t) for t in tmps]
+        n_results = len(ret) - sum(_component_count(v) for _, v in inout)
+        _store_back(low, inout, reads[n_results:], node)
+        results = reads[:n_results]
+        if not results:
+            return CT(None)
+        if len(results) == 1 and callee.ret_shape is None and callee.ret_struct is None:
+            return results[0]
+        ret, call = tuple(e.dtype for e in results), None
+        items = tuple(results)
+    if call is None or len(ret) > 1:
+        if call is not None:
+            tmps = [low.new_var(None, t) for t in ret]
+            low.emit(ir.Unpack(low.loc(node), tmps, call))
+            items = tuple(ir.VarRead(t.dtype, t) for t in tmps)
         if callee.ret_struct is not None:
             return structs.from_flat(callee.ret_struct, list(items))
         if callee.ret_shape is not None:
@@ -551,13 +577,42 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     return call
 
 
-def _instantiate(low, f, inst_id: str, params, leaves, node) -> ir.Inst:
+def _is_variable(value) -> bool:
+    """Whether an argument is a caller's local variable (a scalar, vector or struct one)."""
+    return (isinstance(value, ir.VarRead) or (isinstance(value, MatV) and value.vars is not None)
+            or (isinstance(value, RecV) and value.is_var))
+
+
+def _variable_parts(value) -> list:
+    """The variables a local variable argument is made of, in component order."""
+    if isinstance(value, ir.VarRead):
+        return [value.var]
+    if isinstance(value, MatV):
+        return list(value.vars)
+    return [e.var for e in structs.flat(value)]
+
+
+def _component_count(value) -> int:
+    return len(_variable_parts(value))
+
+
+def _store_back(low, inout, values: list, node) -> None:
+    """Write the final values of by-reference parameters back to the caller's variables."""
+    k = 0
+    for _, v in inout:
+        for var in _variable_parts(v):
+            low.emit(ir.Assign(low.loc(node), var, low.cast(values[k], var.dtype)))
+            k += 1
+
+
+def _instantiate(low, f, inst_id: str, params, leaves, node, inout: tuple = ()) -> ir.Inst:
     reg = low.reg
     with reg.instantiating(f, inst_id, low.loc(node)):
         src = get_source(f.fn)
         ret_ann = f.hints.get("return")
         ret = return_types(ret_ann, src) if ret_ann is not None else None
         callee = type(low)(reg, f, src, inst_id, False, params, leaves, ret)
+        callee.inst.inout = inout
         callee.inst.ret_shape = return_shape(ret_ann)
         callee.inst.ret_items = return_items(ret_ann)
         callee.inst.ret_struct = return_struct(ret_ann)

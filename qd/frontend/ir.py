@@ -403,6 +403,9 @@ class Inst:
     ret_shape: tuple | None = None  # the shape of a vector or matrix result (`returns` holds its components)
     ret_items: tuple | None = None  # a tuple result holding vectors: each item's shape (() for a scalar)
     ret_struct: object = None  # the StructType of a struct result (`returns` holds its scalar components)
+    # `qd.template()` parameters given a caller's variable and assigned (passed by reference):
+    # their final values follow the results in `returns`, and the caller stores them back
+    inout: tuple = ()
     fields: dict = field(default_factory=dict)  # field leaf path -> its frontend.fields.FieldSource
 
 

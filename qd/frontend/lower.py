@@ -88,6 +88,13 @@ class Lowerer(ExprLowerer):
             raise QdSyntaxError(f"{what} has a return type but does not have a return statement: it declares a "
                                 "return type but has no `return` with a value",
                                 self.src.loc(fdef.returns) or self.src.loc(fdef))
+        if self.inst.inout:
+            body = self.inst.body.stmts
+            user = list(self.inst.returns)
+            if not body or not isinstance(body[-1], ir.Return):  # falling off the end returns too
+                self.emit(ir.Return(None, self._with_inout([ir.Const(t, 0) for t in user])))
+            self.inst.returns = tuple(user) + tuple(
+                e.dtype for name in self.inst.inout for e in value_parts.components(self._inout_value(name)))
         if self.is_kernel:
             self.inst.tasks = ir.split_tasks(self.inst.body)
         return self.inst
@@ -462,7 +469,7 @@ class Lowerer(ExprLowerer):
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed")
             self._bare_return = True
-            self.emit(ir.Return(self.loc(node), None))
+            self.emit(ir.Return(self.loc(node), self._with_inout([])))
             return
         if self.is_kernel and not self._returns_fixed:
             raise QdTypeError("a kernel that returns a value needs a return type annotation, e.g. `-> qd.f32`")
@@ -495,8 +502,17 @@ class Lowerer(ExprLowerer):
         if len(exprs) != len(self.inst.returns):
             raise QdTypeError(f"returns {len(exprs)} values, but the function returns {len(self.inst.returns)}")
         exprs = [self.cast(e, t) for e, t in zip(exprs, self.inst.returns)]
-        value = exprs[0] if len(exprs) == 1 else ir.TupleReturn(exprs)
-        self.emit(ir.Return(self.loc(node), value))
+        self.emit(ir.Return(self.loc(node), self._with_inout(exprs)))
+
+    def _with_inout(self, exprs: list):
+        """A return's value: its results, then the final values of the parameters passed by
+        reference (`Inst.inout`), which the caller stores back."""
+        exprs = exprs + [e for name in self.inst.inout for e in value_parts.components(self._inout_value(name))]
+        return None if not exprs else exprs[0] if len(exprs) == 1 else ir.TupleReturn(exprs)
+
+    def _inout_value(self, name: str):
+        v = self.scope[name]
+        return ir.VarRead(v.dtype, v) if isinstance(v, ir.Var) else v
 
     def _tuple_result(self, v: TupleV, node) -> list:
         """The scalar components of a returned tuple holding vectors or structs, item by item;

@@ -97,3 +97,50 @@ def test_struct_parameter_written_in_branch_and_loop(arch):
 def test_kernel_argument_given_to_an_assigned_template_parameter_is_refused(arch):
     with pytest.raises(qd.QdSyntaxError, match="non-writable target"):
         bumps_kernel_argument(3)
+
+
+@qd.func
+def push(v: qd.template(), x: qd.f32) -> qd.f32:
+    for j in range(2):
+        v[j] += x
+    return v[0] + v[1]
+
+
+@qd.func
+def grow(s: qd.template(), x: qd.f32) -> qd.f32:
+    s.a += x
+    return s.a * 2
+
+
+@qd.func
+def double_plus_one(n: qd.template()) -> qd.i32:
+    n *= 2
+    return n + 1
+
+
+@qd.func
+def bump_then_double(n: qd.template()) -> qd.i32:
+    bump(n)
+    return double_plus_one(n)
+
+
+@qd.kernel
+def by_reference_with_results(out: qd.types.NDArray[qd.f32, 2]):
+    for i in range(out.shape[0]):
+        v = qd.math.vec2(1.0, 2.0)
+        r = push(v, qd.f32(i))
+        s = S(a=1.0, b=0.0)
+        g = grow(s, 2.0)
+        m = i
+        t = bump_then_double(m)
+        out[i, 0], out[i, 1], out[i, 2] = v[0], v[1], r
+        out[i, 3], out[i, 4], out[i, 5], out[i, 6] = s.a, g, qd.f32(m), qd.f32(t)
+
+
+def test_by_reference_parameters_of_funcs_that_return_values(arch):
+    """A func that returns a value is not expanded in place: its by-reference parameters are
+    copied in and their final values copied back after the call."""
+    out = np.zeros((3, 7), np.float32)
+    by_reference_with_results(out)
+    want = [[1 + i, 2 + i, 3 + 2 * i, 3.0, 6.0, 2 * (i + 1), 2 * (i + 1) + 1] for i in range(3)]
+    np.testing.assert_allclose(out, np.array(want, np.float32))
