@@ -32,7 +32,7 @@ from ..errors import (
     signature_error,
 )
 from ..structs import StructType
-from . import fields, ids, ir, structs, vectors
+from . import by_reference, fields, ids, ir, structs, vectors
 from .ct_keys import computed_reads, ct_key
 from .signature import (
     AnySpec,
@@ -53,7 +53,7 @@ from .source import free_vars, get_source
 from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
 
 __all__ = ["CallSite", "arg_value", "assigns_a_caller_variable", "bind_argument", "call_arguments", "call_func",
-           "expand_call", "expands_in_kernel", "own_assigned_params"]
+           "expand_call", "expands_in_kernel"]
 
 
 @record
@@ -205,11 +205,11 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     if inplace and isinstance(spec, ConstSpec) and (
             isinstance(value, ir.VarRead) or (isinstance(value, MatV) and value.vars is not None)):
         return value.var if isinstance(value, ir.VarRead) else value  # the caller's variable: by reference
-    if isinstance(spec, ConstSpec) and _is_parameter_value(value) and name in _assigned_names(f):
+    if isinstance(spec, ConstSpec) and by_reference.is_parameter_value(value) and name in by_reference.assigned_names(f):
         raise QdSyntaxError(f"{where} is a qd.template() parameter that {f.fn.__qualname__} assigns, given a "
                             f"kernel argument: cannot use a non-writable target (kernel arguments are immutable; "
                             f"pass a local copy)", low.loc(node))
-    if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in _assigned_names(f) \
+    if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in by_reference.assigned_names(f) \
             and not inout:
         raise QdTypeError(f"{where} is a qd.template() parameter given a run-time value, and {f.fn.__qualname__} "
                           f"assigns it: quadrants would write the new value back to the caller's variable, qd "
@@ -254,18 +254,6 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(node))
 
 
-def _is_parameter_value(value) -> bool:
-    """Whether `value` is a kernel argument itself (a scalar leaf, or a vector or struct made
-    of them), not a variable: what quadrants calls a non-writable target."""
-    if isinstance(value, LeafV):
-        return not value.leaf.is_array
-    if isinstance(value, MatV):
-        return value.vars is None and all(isinstance(e, LeafV) for e in value.entries)
-    if isinstance(value, RecV):
-        return not value.is_var and all(isinstance(e, LeafV) for e in structs.flat(value))
-    return False
-
-
 def _bind_vector(low, where: str, spec, value, name: str, node, site: CallSite | None):
     """A vector or matrix argument: instantiated, one scalar leaf per component (`v[0]`, ...),
     each bound to the caller's component leaf or fed its value; expanded in place, the
@@ -308,103 +296,6 @@ def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
     var = low.new_var(None, e.dtype)  # pass by value: the func may assign to its parameter
     low.emit(ir.Assign(low.loc(node), var, e))
     return var
-
-
-_ASSIGNED: dict[int, tuple[object, frozenset]] = {}  # id(code) -> (code, names assigned in the func)
-
-def _root_name(node) -> str | None:
-    """The variable an assignment target or argument expression is rooted at (`p` of `p.y`,
-    `p[0]`, `p.xy[1]`), or None."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _assigned_names(f) -> frozenset:
-    """The names a func's body may write: assigned as a whole or in part (`p = ...`, `p.y = ...`,
-    `p[0] += ...`, loop targets, `:=`), updated by an atomic (`qd.atomic_add(p[1], 1)`), or
-    given to a call that may write through it (a func taking a `qd.template()` by reference)."""
-    code = f.fn.__code__
-    hit = _ASSIGNED.get(id(code))
-    if hit is None or hit[0] is not code:
-        _ASSIGNED[id(code)] = (code, frozenset())  # while being scanned (a func calling itself)
-        names = set()
-        for n in ast.walk(get_source(f.fn).tree):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-                n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
-            for t in targets:
-                for x in ast.walk(t):
-                    if isinstance(x, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(x.ctx, ast.Store):
-                        root = _root_name(x)
-                        if root is not None:
-                            names.add(root)
-            if isinstance(n, ast.Call):
-                callee = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
-                if callee.startswith("atomic_"):
-                    if n.args and _root_name(n.args[0]) is not None:
-                        names.add(_root_name(n.args[0]))
-                else:
-                    names.update(_passed_by_reference(f, n))
-        hit = _ASSIGNED[id(code)] = (code, frozenset(names))
-    return hit[1]
-
-
-def _passed_by_reference(f, call: ast.Call) -> set[str]:
-    """The names `call` (in `f`'s body) gives to a `qd.template()` parameter that the called
-    func assigns: quadrants passes those by reference, so the call writes them."""
-    g = _func_named(f, call.func)
-    if g is None:
-        return set()
-    try:
-        bound = g.signature.bind(*call.args, **{k.arg: k.value for k in call.keywords if k.arg is not None})
-    except TypeError:
-        return set()
-    assigned = _assigned_names(g)
-    return {arg.id for name, arg in bound.arguments.items()
-            if isinstance(arg, ast.Name) and name in assigned and isinstance(spec_of(g.hints.get(name)), ConstSpec)}
-
-
-def _func_named(f, node):
-    """The `@qd.func` a call in `f`'s body names through a global, a closure variable or an
-    attribute chain of one (`inner`, `mod.inner`); None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    names = {**f.fn.__globals__, **free_vars(f.fn)}
-    if node.id not in names:
-        return None
-    v = names[node.id]
-    for attr in reversed(parts):
-        v = getattr(v, attr, None)
-    return v if getattr(v, "is_qd_func", False) else None
-
-
-def own_assigned_params(low, f, params: dict[str, object]) -> None:
-    """Give each scalar or vector parameter that `f` writes a local variable of its own,
-    initialised on entry. A parameter is a leaf of the call (or, expanded in place, the
-    caller's leaf); were the variable made at the first write instead, a write inside a
-    run-time `if` or loop would make it there, and code after the block (or the loop's next
-    test) would read a variable the branch never set."""
-    assigned = _assigned_names(f)
-    fargs = low.src.tree.args
-    arg_nodes = {a.arg: a for a in fargs.posonlyargs + fargs.args + fargs.kwonlyargs}
-    for name, v in params.items():
-        if name not in assigned:
-            continue
-        at = arg_nodes.get(name, low.src.tree)  # the read on entry is located at the parameter
-        if isinstance(v, LeafV) and not v.leaf.is_array:
-            e = low.read(v, at)
-            var = low.new_var(name, v.leaf.dtype)
-            low.emit(ir.Assign(low.loc(at), var, e))
-        elif isinstance(v, MatV) and v.vars is None:
-            entries = tuple(low.read(e, at) for e in v.entries)
-            vectors.new_vars(low, name, MatV(v.shape, entries), None, low.loc(at))
-        elif isinstance(v, RecV) and not v.is_var and not (
-                getattr(f, "is_struct_method", False) and name == next(iter(f.signature.parameters), None)):
-            structs.new_vars(low, name, v, at)  # (a method's `self` is not copied: writes to it are refused)
 
 
 def _check_array(low, where: str, spec: ArraySpec, value, node, bare: str) -> LeafV:
@@ -508,7 +399,7 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     key = []
     inout: list[tuple[str, object]] = []  # (parameter, the caller's variable) passed by reference
     for name, spec, value in call_arguments(low, f, node, self_value, given):
-        by_ref = isinstance(spec, ConstSpec) and _is_variable(value) and name in _assigned_names(f)
+        by_ref = isinstance(spec, ConstSpec) and by_reference.is_variable(value) and name in by_reference.assigned_names(f)
         v, k = bind_argument(low, f, name, spec, value, node, site, inout=by_ref)
         if by_ref:
             inout.append((name, value))
@@ -542,8 +433,8 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
             tmps = [low.new_var(None, t) for t in ret]
             low.emit(ir.Unpack(low.loc(node), tmps, call))
         reads = [ir.VarRead(t.dtype, t) for t in tmps]
-        n_results = len(ret) - sum(_component_count(v) for _, v in inout)
-        _store_back(low, inout, reads[n_results:], node)
+        n_results = len(ret) - sum(by_reference.component_count(v) for _, v in inout)
+        by_reference.store_back(low, inout, reads[n_results:], node)
         results = reads[:n_results]
         if not results:
             return CT(None)
@@ -575,34 +466,6 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     if callee.ret_struct is not None:
         return structs.from_flat(callee.ret_struct, [call])
     return call
-
-
-def _is_variable(value) -> bool:
-    """Whether an argument is a caller's local variable (a scalar, vector or struct one)."""
-    return (isinstance(value, ir.VarRead) or (isinstance(value, MatV) and value.vars is not None)
-            or (isinstance(value, RecV) and value.is_var))
-
-
-def _variable_parts(value) -> list:
-    """The variables a local variable argument is made of, in component order."""
-    if isinstance(value, ir.VarRead):
-        return [value.var]
-    if isinstance(value, MatV):
-        return list(value.vars)
-    return [e.var for e in structs.flat(value)]
-
-
-def _component_count(value) -> int:
-    return len(_variable_parts(value))
-
-
-def _store_back(low, inout, values: list, node) -> None:
-    """Write the final values of by-reference parameters back to the caller's variables."""
-    k = 0
-    for _, v in inout:
-        for var in _variable_parts(v):
-            low.emit(ir.Assign(low.loc(node), var, low.cast(values[k], var.dtype)))
-            k += 1
 
 
 def _instantiate(low, f, inst_id: str, params, leaves, node, inout: tuple = ()) -> ir.Inst:
@@ -649,7 +512,7 @@ def expand_call(low, f, node: ast.Call, self_value=None) -> None:
         low.scope, low.globals, low.freevars, low.func = params, f.fn.__globals__, free_vars(f.fn), f
         blk = low.new_block(low.block.id, None)
         low.block = blk
-        own_assigned_params(low, f, dict(params))
+        by_reference.own_assigned_params(low, f, dict(params))
         with low.reg.expanding(f, low.inst.id, low.loc(node)):
             try:
                 low.lower_body(low.src.tree.body)
@@ -669,7 +532,7 @@ def assigns_a_caller_variable(low, f, node: ast.Call) -> bool:
     if any(isinstance(n, ast.Return) for n in ast.walk(get_source(f.fn).tree)) \
             or f.hints.get("return") not in (None, type(None)):
         return False
-    assigned = _assigned_names(f)
+    assigned = by_reference.assigned_names(f)
     if not assigned:
         return False
     try:
@@ -702,7 +565,7 @@ def expands_in_kernel(f, seen: dict[int, bool] | None = None) -> bool:
             if isinstance(st, ast.If) and (has_loop(st.body) or has_loop(st.orelse)):
                 return True
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-                g = _func_named(f, st.value.func)
+                g = by_reference.func_named(f, st.value.func)
                 if g is not None and expands_in_kernel(g, seen):
                     return True
         return False

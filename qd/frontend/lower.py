@@ -21,6 +21,7 @@ from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeE
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     builtin_loops,
     builtin_scalars,
+    by_reference,
     calls,
     fields,
     ids,
@@ -78,7 +79,7 @@ class Lowerer(ExprLowerer):
         fdef = self.src.tree
         try:
             if not self.is_kernel:
-                calls.own_assigned_params(self, self.func, dict(self.scope))
+                by_reference.own_assigned_params(self, self.func, dict(self.scope))
             self.lower_body(fdef.body)
         except QdError as e:
             e.in_function(self.func.fn.__name__)
@@ -89,12 +90,7 @@ class Lowerer(ExprLowerer):
                                 "return type but has no `return` with a value",
                                 self.src.loc(fdef.returns) or self.src.loc(fdef))
         if self.inst.inout:
-            body = self.inst.body.stmts
-            user = list(self.inst.returns)
-            if not body or not isinstance(body[-1], ir.Return):  # falling off the end returns too
-                self.emit(ir.Return(None, self._with_inout([ir.Const(t, 0) for t in user])))
-            self.inst.returns = tuple(user) + tuple(
-                e.dtype for name in self.inst.inout for e in value_parts.components(self._inout_value(name)))
+            by_reference.close_inout(self)
         if self.is_kernel:
             self.inst.tasks = ir.split_tasks(self.inst.body)
         return self.inst
@@ -469,7 +465,7 @@ class Lowerer(ExprLowerer):
             if self.inst.returns:
                 raise QdTypeError("this function returns a value; a bare `return` is not allowed")
             self._bare_return = True
-            self.emit(ir.Return(self.loc(node), self._with_inout([])))
+            self.emit(ir.Return(self.loc(node), by_reference.with_inout(self, [])))
             return
         if self.is_kernel and not self._returns_fixed:
             raise QdTypeError("a kernel that returns a value needs a return type annotation, e.g. `-> qd.f32`")
@@ -502,17 +498,7 @@ class Lowerer(ExprLowerer):
         if len(exprs) != len(self.inst.returns):
             raise QdTypeError(f"returns {len(exprs)} values, but the function returns {len(self.inst.returns)}")
         exprs = [self.cast(e, t) for e, t in zip(exprs, self.inst.returns)]
-        self.emit(ir.Return(self.loc(node), self._with_inout(exprs)))
-
-    def _with_inout(self, exprs: list):
-        """A return's value: its results, then the final values of the parameters passed by
-        reference (`Inst.inout`), which the caller stores back."""
-        exprs = exprs + [e for name in self.inst.inout for e in value_parts.components(self._inout_value(name))]
-        return None if not exprs else exprs[0] if len(exprs) == 1 else ir.TupleReturn(exprs)
-
-    def _inout_value(self, name: str):
-        v = self.scope[name]
-        return ir.VarRead(v.dtype, v) if isinstance(v, ir.Var) else v
+        self.emit(ir.Return(self.loc(node), by_reference.with_inout(self, exprs)))
 
     def _tuple_result(self, v: TupleV, node) -> list:
         """The scalar components of a returned tuple holding vectors or structs, item by item;
