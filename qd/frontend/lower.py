@@ -183,6 +183,12 @@ class Lowerer(ExprLowerer):
         for target in node.targets:
             self._refuse_argument_assignment(target)
         value = self.expr(node.value)
+        if isinstance(value, CT) and self.static_call_arg(node.value) is not None:
+            # `x = qd.static(e)`: x names the compile-time value itself (quadrants' static
+            # assignment), so `if qd.static(x):` still sees a constant, a bool included
+            for target in node.targets:
+                self.assign_static_target(target, value.value)
+            return
         for target in node.targets:
             self.assign(target, value, node)
 

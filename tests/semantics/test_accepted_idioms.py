@@ -105,3 +105,28 @@ def test_field_shape_inside_static_is_a_compile_time_value(arch):
         assert "shape (4,)" in str(e)
     else:
         assert got == pytest.approx(12.0)
+
+
+class _Config:
+    is_single_island = False
+
+
+_cfg = _Config()
+
+
+@qd.func
+def static_local(skip: qd.template(), x: qd.f32) -> qd.f32:
+    walk = qd.static(skip and not _cfg.is_single_island)  # a compile-time bool bound to a name
+    r = x
+    if qd.static(walk):
+        r = x * 2
+    return r
+
+
+@qd.kernel
+def static_locals(x: qd.f32) -> qd.f32:
+    return static_local(True, x) + static_local(False, x) * 10
+
+
+def test_a_name_bound_to_qd_static_stays_a_compile_time_value(arch):
+    assert static_locals(1.5) == pytest.approx(3.0 + 15.0)
