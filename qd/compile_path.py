@@ -109,17 +109,23 @@ def start_workers(n: int) -> None:
     compile_pool.start(n)
 
 
-def compile_many(kernels: list[KernelView], builts: list[Built], workers: int) -> list[bytes]:
-    """Object code of every prepared module (`prepare`), on `workers` processes at once; the
-    first LLVM failure is reported against its kernel, as `build` reports it."""
+def compile_many(kernels: list[KernelView], builts: list[Built], workers: int) -> list[bytes | QdError]:
+    """Object code of every prepared module (`prepare`), on `workers` processes at once; a module
+    LLVM fails on gives, in its place, the error `build` would raise for it."""
     tgt = target(_config.current())
     try:
         with timed("llvm"):
             return compile_pool.compile_texts(tgt, [b.module.ir_text for b in builts], workers)
     except QdError:
         raise
-    except Exception:  # find which kernel failed: compile them here, one by one, to say so exactly
-        return [compile_obj(k, b, tgt.compile) for k, b in zip(kernels, builts)]
+    except Exception:  # find which kernels failed: compile them here, one by one, to say so exactly
+        out: list[bytes | QdError] = []
+        for k, b in zip(kernels, builts):
+            try:
+                out.append(compile_obj(k, b, tgt.compile))
+            except QdError as e:
+                out.append(e)
+        return out
 
 
 def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:

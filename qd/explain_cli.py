@@ -2,7 +2,8 @@
 
 Run mode runs a script as `python SCRIPT.py ARGS` would (same `sys.argv[0]`, working directory
 and `__main__`), recording every kernel specialisation it compiles, then explains them; it
-works for any program, cache or not. Cache mode reads the facts every
+works for any program, cache or not. With `--json` or `--dot` the script's own output goes to
+stderr, so that stdout is the document alone and parses. Cache mode reads the facts every
 `@qd.kernel(fastcache=True)` entry stores, without importing or recompiling the program.
 
     qd-explain SCRIPT.py [--kernel NAME] [--param PATH] [--json | --dot] [-- SCRIPT ARGS...]
@@ -12,6 +13,7 @@ works for any program, cache or not. Cache mode reads the facts every
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import os
@@ -80,7 +82,8 @@ def run_script(argv: list[str]) -> int:
     sys.argv = [args.script, *rest]
     sys.path.insert(0, os.path.dirname(script))
     try:
-        runpy.run_path(args.script, run_name="__main__")  # sets sys.argv[0] to the path as given
+        with _output_aside(_format(args) != "text"):
+            runpy.run_path(args.script, run_name="__main__")  # sets sys.argv[0] to the path as given
     except SystemExit as e:
         if e.code not in (None, 0):
             failure = f"the script exited with {e.code!r}\n"
@@ -100,6 +103,40 @@ def run_script(argv: list[str]) -> int:
         print(failure, file=sys.stderr, end="")
         return 1
     return code
+
+
+@contextlib.contextmanager
+def _output_aside(aside: bool):
+    """While the script runs: when `aside`, what it prints goes to stderr, so that stdout holds
+    only the JSON or dot document that follows. Both Python's `sys.stdout` and file descriptor 1
+    are redirected, so a kernel's `print` (the C library's, on descriptor 1) goes too."""
+    if not aside:
+        yield
+        return
+    saved_stream = sys.stdout
+    _flush(saved_stream)
+    try:
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor 1 to move: Python's prints still go aside
+        saved_fd = None
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        _flush(sys.stdout)
+        _flush(saved_stream)  # the script's writes through a reference it kept, still to stderr
+        sys.stdout = saved_stream
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError, AttributeError):  # closed or replaced by the script
+        pass
 
 
 def _explain_recorded(recorded, kernel: str | None, param: str | None, fmt: str = "text") -> int:

@@ -18,7 +18,7 @@ from analysis.records import record
 from . import config as _config
 from . import fastcache, fastcache_trust, variants
 from .abi import KernelModule
-from .compile_stats import timed
+from .compile_stats import timed, watch
 from .errors import QdError, QdInternalError
 from .ndarray import DeviceNdarray, Ndarray
 from .runtime.kernel_view import KernelView, LaunchInfo
@@ -81,11 +81,18 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     cfg = _config.current()
     tgt = host(cfg)
     tgt.prepare()
-    hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
-    if hit is not None:
-        return hit, "disk"
-    built = load_compiler().build(kernel, bound, noalias)
-    return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
+    with watch(_what(kernel)):
+        hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
+        if hit is not None:
+            return hit, "disk"
+        built = load_compiler().build(kernel, bound, noalias)
+        return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
+
+
+def _what(kernel: KernelView) -> str:
+    """How a progress report names the kernel being compiled."""
+    loc = kernel.def_loc()
+    return f"kernel {kernel.fn.__qualname__}" + (f" ({loc})" if loc is not None else "")
 
 
 def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
@@ -219,12 +226,13 @@ def _remember(kernel: KernelView, key, v: Variant) -> None:
             compiler.forget(old.inst_id)
 
 
-def compile_batch(jobs: list[tuple[KernelView, tuple, dict]], workers: int) -> list[tuple[Variant, str]]:
+def compile_batch(jobs: list[tuple[KernelView, tuple, dict]], workers: int) -> list[tuple[Variant, str] | QdError]:
     """The variant of every (kernel, key, bound arguments) job, as `get_variant` would give
     it, with the LLVM work of the ones to compile done together on `workers` processes
     (`compile_pool`): the frontend, the analysis and code generation run first, one kernel
     after the other; then every module is optimised and emitted at once; then each is loaded,
-    stored in the disk cache and given its launcher, in order."""
+    stored in the disk cache and given its launcher, in order. A job that fails gives, in its
+    place, the error its launch would raise, and the others still compile."""
     with variants.compile_lock():
         cfg = _config.current()
         tgt = host(cfg)
@@ -236,26 +244,40 @@ def compile_batch(jobs: list[tuple[KernelView, tuple, dict]], workers: int) -> l
             if v is not None:
                 out[n] = (v, "memory")
                 continue
-            if (id(kernel), key) in seen:  # the same variant twice in one batch
+            if (id(kernel), key) in seen:  # the same variant twice in one batch: the first's result
                 out[n] = seen[(id(kernel), key)]
                 continue
-            with _reported(kernel):
-                hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, True)
-                if hit is not None:
-                    _remember(kernel, key, hit)
-                    out[n] = seen[(id(kernel), key)] = (hit, "disk")
-                    continue
-                if not pending and workers > 1 and len(jobs) - n > 1:  # workers start while the rest lowers
-                    load_compiler().start_workers(min(workers, len(jobs) - n))
-                built = load_compiler().prepare(kernel, bound)
-            pending.append((n, kernel, key, built, entry_path, dkey))
             seen[(id(kernel), key)] = n
+            try:
+                with _reported(kernel), watch(_what(kernel)):
+                    hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, True)
+                    if hit is None:
+                        if not pending and workers > 1 and len(jobs) - n > 1:  # workers start while the rest lowers
+                            load_compiler().start_workers(min(workers, len(jobs) - n))
+                        built = load_compiler().prepare(kernel, bound)
+            except QdError as e:
+                out[n] = e
+                continue
+            if hit is not None:
+                _remember(kernel, key, hit)
+                out[n] = (hit, "disk")
+                continue
+            pending.append((n, kernel, key, built, entry_path, dkey))
         if pending:
-            objs = load_compiler().compile_many([p[1] for p in pending], [p[3] for p in pending], workers)
+            names = ", ".join(p[1].fn.__qualname__ for p in pending)
+            with watch(f"the LLVM phase of {len(pending)} kernel(s) ({names})"):
+                objs = load_compiler().compile_many([p[1] for p in pending], [p[3] for p in pending], workers)
             for (n, kernel, key, built, entry_path, dkey), obj in zip(pending, objs):
+                if isinstance(obj, QdError):
+                    out[n] = obj
+                    continue
                 built.obj = obj
-                with _reported(kernel):
-                    v = _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, True)
+                try:
+                    with _reported(kernel):
+                        v = _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, True)
+                except QdError as e:
+                    out[n] = e
+                    continue
                 _remember(kernel, key, v)
                 out[n] = (v, "compile")
         return [out[out[n]] if isinstance(out[n], int) else out[n] for n in range(len(jobs))]

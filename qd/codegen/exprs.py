@@ -265,6 +265,7 @@ class ExprGen(Emitter):
         fn = self.fn
         callee = self.mg.insts[e.callee]
         name = self.mg.func_name(e.callee)
+        self.mg.count_func(e.callee)
         values = {q: (x, self.expr(x)) for q, x in e.values}
         bound = {q: a for a, q in e.binds}
         by_path = {lf.path: lf for lf in callee.params}
@@ -536,6 +537,7 @@ class ExprGen(Emitter):
         """A float math function; the target names the symbol that implements it."""
         t = ll(d)
         f = self.mg.intrinsic(self.mg.target.math_symbol(name, d), t, [t] * len(args))
+        self.mg.count_call(name)
         return self.fn.ins(f"call {self.mg.fp_flags}{t} {f}({', '.join(f'{t} {a}' for a in args)})")
 
     def float_minmax(self, name: str, d: _dt.DType, a: str, b: str) -> str:

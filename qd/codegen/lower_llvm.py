@@ -52,6 +52,11 @@ class ModuleGen:
         self.check_locs: list[SourceLoc | None] = []
         self.check_messages: dict[int, str] = {}
         self.warns = False  # an overflow check was emitted (`checks.record`)
+        self.metadata: list[str] = []  # metadata nodes (`!n = ...`), numbered in order
+        # float math calls emitted so far (name -> how many), in the entry and task functions and,
+        # while one is written, in a func's (then `calls_of` keeps them, for its call sites)
+        self.math_calls: dict[str, int] = {}
+        self.calls_of: dict[str, dict[str, int]] = {}
 
     # -- module -----------------------------------------------------------------------------
 
@@ -71,6 +76,7 @@ class ModuleGen:
         text = "\n".join(head) + "\n".join(sorted(self.decls)) + "\n\n" + "\n".join(self.func_text + bodies)
         text += ("\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
                  "attributes #2 = { noinline nounwind }\n")
+        text += "".join(m + "\n" for m in self.metadata)
         return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs,
                                self.check_messages, self.warns)
 
@@ -91,6 +97,28 @@ class ModuleGen:
     def intrinsic(self, name: str, ret: str, args: list[str]) -> str:
         self.declare(f"declare {ret} @{name}({', '.join(args)})")
         return f"@{name}"
+
+    # -- loops -------------------------------------------------------------------------------
+
+    def no_vectorize(self) -> str:
+        """`, !llvm.loop !n` for one loop's back edge (each loop a node of its own): LLVM must not
+        vectorise that loop. The statement emitter asks for it where the target says a loop
+        with its body's math calls should run one iteration at a time (`Target.vectorize_loop`)."""
+        if not self.metadata:
+            self.metadata.append('!0 = !{!"llvm.loop.vectorize.enable", i1 false}')
+        n = len(self.metadata)
+        self.metadata.append(f"!{n} = distinct !{{!{n}, !0}}")
+        return f", !llvm.loop !{n}"
+
+    def count_call(self, name: str) -> None:
+        """One float math call `name` emitted (`math_calls` counts them)."""
+        self.math_calls[name] = self.math_calls.get(name, 0) + 1
+
+    def count_func(self, inst_id: str) -> None:
+        """A call of a func emitted: its body's math calls count again at each call site, as
+        inlining repeats them (a recursive func's own call to itself counts nothing)."""
+        for name, n in self.calls_of.get(inst_id, {}).items():
+            self.math_calls[name] = self.math_calls.get(name, 0) + n
 
     # -- kernel entry and tasks ---------------------------------------------------------------
 
@@ -170,5 +198,7 @@ class ModuleGen:
         g = StmtGen(self, fn, "%status", leaves, inst, Scope.FUNC, None)
         if inst.recursive:
             checks.recursion_depth(g, inst.loc, default)
+        outer, self.math_calls = self.math_calls, {}
         g.block(inst.body)
+        self.calls_of[inst.id], self.math_calls = self.math_calls, outer
         self.func_text.append(fn.finish(default))

@@ -413,8 +413,11 @@ class StmtGen(ExprGen):
             self.set_loop_var(loop.vars[i], k, sv, stv, assigned)
             latches.append((latch_l, kp, cond_l))
         self.loops.append((latches[-1][0], exit_l))
+        before = dict(self.mg.math_calls)
         self.block(loop.body)
         self.loops.pop()
+        calls = {k: n - before.get(k, 0) for k, n in self.mg.math_calls.items()}
+        vectorize = self.mg.target.vectorize_loop(calls)
         for latch_l, kp, cond_l in reversed(latches):
             if not fn.terminated:
                 fn.term(f"br label %{latch_l}")
@@ -422,7 +425,7 @@ class StmtGen(ExprGen):
             k2 = fn.ins(f"load i64, ptr {kp}")
             k3 = fn.ins(f"add i64 {k2}, 1")
             fn.op(f"store i64 {k3}, ptr {kp}")
-            fn.term(f"br label %{cond_l}")
+            fn.term(f"br label %{cond_l}{'' if vectorize else self.mg.no_vectorize()}")
         fn.label(exit_l)
         for var in loop.vars:
             self.shadow.pop(id(var), None)

@@ -9,7 +9,8 @@ machine matters it asks the `Target` it was given:
   launch step instead), what a kernel-level `return` does after storing its results;
 - task launch: what a parallel loop in the entry function becomes (CPU: inline for small
   ranges, else chunks on a thread pool);
-- the math-function table: which symbol implements `sqrt`, `sin`, ... for a dtype;
+- the math-function table: which symbol implements `sqrt`, `sin`, ... for a dtype, and whether a
+  loop making many such calls should be left to run one iteration at a time (`vectorize_loop`);
 - reductions: how a parallel task's accumulated partial result reaches its target
   (`flush_reduction`: by default one atomic);
 - compile / load / invoke: IR text to an object, an object to loaded code, loaded code to
@@ -125,6 +126,11 @@ class Target(Host):
     @abc.abstractmethod
     def math_symbol(self, name: str, dtype: DType) -> str:
         """The LLVM function (intrinsic or library symbol) computing float math `name`."""
+
+    def vectorize_loop(self, math_calls: dict[str, int]) -> bool:
+        """Whether LLVM may vectorise a loop whose body (with the funcs it calls) makes these
+        float math calls (`math_symbol` name -> how many); by default it may."""
+        return True
 
     # -- output ----------------------------------------------------------------------------
 

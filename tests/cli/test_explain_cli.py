@@ -120,7 +120,8 @@ def test_cache_mode_without_an_entry_points_to_run_mode(tmp_path):
 def test_json_output_follows_the_schema_and_the_text(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--json")
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout[r.stdout.index("{"):])
+    doc = json.loads(r.stdout)
+    assert "seen ['sim.py']" in r.stderr  # the script's print
     assert conforms(doc, SCHEMA) == []
     by_spec = {k["specialization"]["use_deep"]: k for k in doc["kernels"]}
     dead, live = by_spec["False"], by_spec["True"]
@@ -140,6 +141,40 @@ def test_json_output_follows_the_schema_and_the_text(tmp_path):
                                             "taken": True}]
 
 
+PRINTING = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import qd
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def k(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(1):
+            print("from the kernel", x[0])
+
+    print("from the script")
+    sys.stdout.write("{not json\\n")
+    k(np.ones(2, np.float32))
+    print("after the launch")
+""")
+
+
+def test_json_and_dot_leave_stdout_to_the_document(tmp_path):
+    """The program's own output (Python's and a kernel's print) goes to stderr, so stdout parses."""
+    (tmp_path / "chatty.py").write_text(PRINTING)
+    r = run("-m", "qd.explain_cli", "chatty.py", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [x["kernel"] for x in doc["kernels"]] == ["k"]
+    for line in ("from the script", "{not json", "from the kernel 1.000000", "after the launch"):
+        assert line in r.stderr
+    r = run("-m", "qd.explain_cli", "chatty.py", "--dot", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("digraph") and "from the kernel" in r.stderr
+    r = run("-m", "qd.explain_cli", "chatty.py", cwd=tmp_path)  # text: the program's output stays in place
+    assert "from the script" in r.stdout and "from the kernel 1.000000" in r.stdout and "== k" in r.stdout
+
+
 def test_the_schema_checker_can_fail():
     assert conforms({"kernels": [{"kernel": 1}]}, SCHEMA)
     bad = {"kernels": [{"kernel": "k", "instantiation": "k#1", "specialization": {}, "leaves": 1, "kept": 0,
@@ -150,7 +185,8 @@ def test_the_schema_checker_can_fail():
 def test_dot_output_is_one_graph_of_the_selected_kernel(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--dot", "--param", "md.deep")
     assert r.returncode == 0, r.stderr
-    dot = r.stdout[r.stdout.index("digraph"):]
+    dot = r.stdout
+    assert dot.startswith("digraph")
     assert dot.count("digraph") == 1 and dot.rstrip().endswith("}")
     assert "step[use_deep=False]: md.deep (pruned)" in dot and "step[use_deep=True]: md.deep (kept)" in dot
     assert dot.count(" -> ") == 4  # pruned: forward, dead access; kept: forward, access

@@ -140,6 +140,53 @@ def test_a_kernel_that_does_not_compile_is_reported_as_at_launch():
         qd.compile_all([(k, (x, x, r)), (broken, (x,))], workers=2)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_failure_does_not_stop_the_batch(workers):
+    """Every call that can compile does; then the first failure is raised as its launch would
+    raise it, naming the others, with every failure and every call's LaunchInfo attached."""
+
+    @qd.kernel
+    def broken(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = undefined_name  # noqa: F821
+
+    @qd.kernel
+    def mistyped(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = "a" + 1
+
+    ks = _kernels(3)
+    x = np.linspace(-1, 1, 16).astype(np.float32)
+    y = np.zeros_like(x)
+    calls = [(broken, (x,)), (ks[0][0], (x, y, 1)), (mistyped, (x,)), (ks[1][0], (x, y, 2)),
+             (print, (x,)), (ks[2][0], (x, y, 3))]
+    with pytest.raises(qd.QdNameError, match="undefined_name") as e:
+        qd.compile_all(calls, workers=workers)
+    err = e.value
+    assert [(i, type(x).__name__) for i, x in err.errors] == [(0, "QdNameError"), (2, "QdTypeError"),
+                                                              (4, "QdArgumentError")]
+    assert "calls[0] failed (above), and 2 more" in str(err) and "3 of the 6 calls compiled" in str(err)
+    assert "calls[2]: " in str(err) and "calls[4]: " in str(err) and "not a qd.kernel" in str(err)
+    assert [i is None for i in err.infos] == [True, False, True, False, True, False]
+    assert {i.source for i in err.infos if i is not None} == {"compile"}
+    for k, r in ks:  # compiled by the batch: the launches find them in memory
+        k(x, y, r)
+        assert qd.launch_info(k).source == "memory"
+        np.testing.assert_allclose(y, _expected(x, r), rtol=1e-6, atol=1e-6)
+
+
+def test_a_batch_of_one_failing_call_raises_its_error_unchanged():
+    @qd.kernel
+    def broken(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = undefined_name  # noqa: F821
+
+    x = np.zeros(4, np.float32)
+    with pytest.raises(qd.QdNameError) as alone:
+        qd.compile_all([(broken, (x,))])
+    assert "qd.compile_all" not in str(alone.value) and alone.value.errors == [(0, alone.value)]
+
+
 def test_workers_hold_no_descriptor_of_this_process_but_their_pipes():
     compile_pool.shutdown()
     r, w = os.pipe()
@@ -173,3 +220,27 @@ def test_a_worker_that_dies_is_replaced_by_compiling_here():
     assert compile_pool.worker_count() == 0  # the dead ones were dropped; the next batch starts new ones
     qd.compile_all([(k, (x, y, r + 10)) for k, r in ks], workers=2)
     assert compile_pool.worker_count() == 2
+
+
+def test_an_llvm_failure_is_that_call_s_failure_only(monkeypatch):
+    from qd.targets.cpu import jit
+
+    real = jit.compile_text
+
+    def refuses_one(text):
+        if "bad_one" in text:
+            raise RuntimeError("LLVM said no")
+        return real(text)
+
+    monkeypatch.setattr(jit, "compile_text", refuses_one)
+
+    @qd.kernel
+    def bad_one(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = 2.0
+
+    (k, r), = _kernels(1)
+    x = np.zeros(4, np.float32)
+    with pytest.raises(qd.QdInternalError, match="code generation failed for kernel .*bad_one: LLVM said no") as e:
+        qd.compile_all([(bad_one, (x,)), (k, (x, x, r))], workers=1)
+    assert e.value.infos[0] is None and e.value.infos[1].source == "compile"

@@ -1,10 +1,12 @@
 """LLVM target setup, optimisation and loading of native code.
 
 Modules are optimised with the new pass manager at O3 (loop and SLP vectorisation on) for
-the host CPU and emitted as object files. Each compiled variant's object is loaded into an
-MCJIT engine of its own (`NativeCode`), so that dropping the variant gives its machine code
-back: MCJIT never frees code added to a long-lived engine, even after `remove_module`, and
-llvmlite's ORC JIT keeps ~10 KB per library it ever linked.
+the host CPU and emitted as object files; a loop that codegen marks `llvm.loop.vectorize.enable
+false` (one calling many scalar math routines, `CpuTarget.vectorize_loop`) stays scalar. Each
+compiled variant's object is loaded into an MCJIT engine of its own (`NativeCode`), so that
+dropping the variant gives its machine code back: MCJIT never frees code added to a long-lived
+engine, even after `remove_module`, and llvmlite's ORC JIT keeps ~10 KB per library it ever
+linked.
 """
 
 from __future__ import annotations

@@ -32,6 +32,20 @@ MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", 
         "round": "round", "asin": "asin", "acos": "acos", "tanh": "tanh", "atan2": "atan2"}
 
 
+# Math functions LLVM implements on the CPU by calling the C library's scalar routine: there is no
+# vector instruction for them, and qd links no vector math library (its results would differ from
+# the scalar routine's in the last bits). A vectorised loop calls the routine once per lane.
+SCALAR_ROUTINES = frozenset({"sin", "cos", "tan", "exp", "log", "pow", "asin", "acos", "tanh", "atan2"})
+# The most such calls a loop body may make and still be vectorised. Each call in the vector body
+# becomes one call per lane (8 for f32 on AVX2) with its lane moves and its vector registers
+# spilled around it, so instruction selection and register allocation work on VF + 1 copies of the
+# body's calls (vector body and scalar remainder): 400 unrolled `sin` calls took 0.6 s of LLVM
+# vectorised against 0.08 s not. Past a few dozen calls the routines' own time dominates: the
+# vectorised loop ran no faster for calls alone, and 5-8% faster for calls mixed with as much
+# arithmetic, at 64 to 400 calls (`bench/compile_unrolled.py` has such kernels).
+VECTOR_CALL_BUDGET = 32
+
+
 class CpuTarget(CpuHost, Target):
     """The host CPU as a code generator (identity, loading and the pool come from `CpuHost`)."""
 
@@ -103,6 +117,9 @@ class CpuTarget(CpuHost, Target):
         if family is None:
             raise QdInternalError(f"codegen: no CPU math function {name!r}")
         return f"llvm.{family}.{'f32' if dtype.bits == 32 else 'f64'}"
+
+    def vectorize_loop(self, math_calls: dict[str, int]) -> bool:
+        return sum(n for name, n in math_calls.items() if name in SCALAR_ROUTINES) <= VECTOR_CALL_BUDGET
 
     # -- compile --------------------------------------------------------------------------
 
