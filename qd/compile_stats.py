@@ -37,7 +37,6 @@ _seconds: dict[str, float] = dict.fromkeys(PHASES, 0.0)
 _counts: dict[str, int] = dict.fromkeys(PHASES, 0)
 _phase: list[tuple[str, float]] = []  # the `timed` blocks under way (phase, start), innermost last
 _watches: list[_Watch] = []  # the compiles under way, innermost last
-_lock = threading.Lock()
 
 
 @contextmanager
@@ -80,40 +79,29 @@ def progress_interval() -> float | None:
 
 
 class _Watch:
-    """One compile under way: what it is, when it started, the phase totals then, and whether
-    it has said anything yet (then it also says when it ends)."""
+    """One compile under way: what it is, when it started, the phase totals then, when it next
+    reports, and whether it has said anything yet (then it also says when it ends)."""
 
     def __init__(self, what: str, interval: float):
         self.what = what
         self.interval = interval
         self.start = time.perf_counter()
+        self.due = self.start + interval
         self.before = dict(_seconds)
         self.counted = dict(_counts)
         self.reported = False
-        self.timer: threading.Timer | None = None
 
-    def arm(self) -> None:
-        self.timer = threading.Timer(self.interval, self.fire)
-        self.timer.daemon = True  # never keeps the program alive
-        self.timer.start()
-
-    def fire(self) -> None:
-        with _lock:
-            if self not in _watches:
-                return  # finished meanwhile
-            now = time.perf_counter()
-            if _phase:
-                phase, since = _phase[-1]
-                doing = f"now in {DOING.get(phase, phase)}, for {now - since:.1f} s"
-            else:
-                doing = "between phases"
-            _say(f"qd: still compiling {self.what} after {now - self.start:.1f} s; {doing}")
-            self.reported = True
-            self.arm()
+    def report(self, now: float) -> None:
+        if _phase:
+            phase, since = _phase[-1]
+            doing = f"now in {DOING.get(phase, phase)}, for {now - since:.1f} s"
+        else:
+            doing = "between phases (e.g. loading the compile side, on a process's first compile)"
+        _say(f"qd: still compiling {self.what} after {now - self.start:.1f} s; {doing}")
+        self.reported = True
+        self.due = now + self.interval
 
     def finish(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
         if self.reported:
             total = time.perf_counter() - self.start
             spent = [(p, _seconds[p] - self.before[p]) for p in PHASES if _counts[p] != self.counted[p]]
@@ -132,32 +120,59 @@ def _say(line: str) -> None:
         pass
 
 
+# The one thread that reports, started on the first watched compile and kept (a daemon: it never
+# keeps the program alive); it sleeps until the next report is due or a compile starts.
+_state: dict = {"cond": threading.Condition(), "thread": None}
+
+
+def _reporter() -> None:
+    cond = _state["cond"]
+    with cond:
+        while True:
+            if not _watches:
+                cond.wait()
+                continue
+            now = time.perf_counter()
+            due = min(w.due for w in _watches)
+            if due > now:
+                cond.wait(due - now)
+                continue
+            for w in list(_watches):
+                if w.due <= now:
+                    w.report(now)
+
+
 @contextmanager
 def watch(what: str):
     """Around one compile, `what` naming it ("kernel step (sim.py:12:1)"): past
-    `progress_interval()` seconds it reports its phase on stderr (from a timer thread), and
-    when it ends after having reported, how long each phase took."""
+    `progress_interval()` seconds it reports its phase on stderr (from the reporting thread),
+    and when it ends after having reported, how long each phase took. Costs a lock and a
+    notification per compile, no thread of its own."""
     interval = progress_interval()
     if interval is None:
         yield
         return
     w = _Watch(what, interval)
-    with _lock:
+    cond = _state["cond"]
+    with cond:
         _watches.append(w)
-    w.arm()
+        if _state["thread"] is None:
+            _state["thread"] = threading.Thread(target=_reporter, name="qd-compile-progress", daemon=True)
+            _state["thread"].start()
+        cond.notify()
     try:
         yield
     finally:
-        with _lock:
+        with cond:
             if w in _watches:  # (a child forked meanwhile starts with none)
                 _watches.remove(w)
             w.finish()
 
 
 def _after_fork_in_child() -> None:
-    """A forked child has none of its parent's timer threads: nothing it watches would fire."""
-    global _lock
-    _lock = threading.Lock()
+    """A forked child has not its parent's reporting thread (nor its lock's state): it starts
+    its own when it next compiles."""
+    _state.update(cond=threading.Condition(), thread=None)
     _watches.clear()
 
 
