@@ -202,6 +202,12 @@ class ExprGen(Emitter):
         return fn.ins(f"{ext} {ll(d)} {v} to i64")
 
     def expr(self, e) -> str:
+        if type(e) in _FIRST_OPERAND:
+            known = self.__dict__.setdefault("_known", {})
+            if id(e) in known:
+                return known.pop(id(e))
+            for x in reversed(_first_operand_chain(e, known)):  # its far end first, with a loop
+                known[id(x)] = self.expr(x)
         fn = self.fn
         if isinstance(e, RawValue):
             return e.value
@@ -590,6 +596,27 @@ class ExprGen(Emitter):
             f = self.mg.intrinsic(f"llvm.{pre}{e.name}.{t}", t, [t, t])
             return fn.ins(f"call {t} {f}({t} {args[0]}, {t} {args[1]})")
         raise QdInternalError(f"codegen: intrinsic {e.name} on {d}")
+
+
+# Expressions whose code evaluates this operand first, before anything else of theirs.
+_FIRST_OPERAND = {ir.BinOp: lambda e: e.lhs, ir.Intrinsic: lambda e: e.args[0] if e.args else None,
+                  ir.Cast: lambda e: e.operand, ir.UnaryOp: lambda e: e.operand}
+_LONG_CHAIN = 64
+
+
+def _first_operand_chain(e, known: dict) -> list:
+    """The expressions below `e` along first operands, nearest first, when there are more than
+    `_LONG_CHAIN` of them not evaluated yet; else []. A reduction over a large vector or matrix
+    is such a chain (a 24x24 matrix's `.sum()` is 575 deep, in quadrants' left-to-right order):
+    `expr` evaluates it from the far end with a loop, each value kept in `known` until its
+    parent takes it, where walking it by recursion would take Python frames a term. The
+    instructions come out in the same order either way."""
+    chain = []
+    x = _FIRST_OPERAND[type(e)](e)
+    while type(x) in _FIRST_OPERAND and id(x) not in known:
+        chain.append(x)
+        x = _FIRST_OPERAND[type(x)](x)
+    return chain if len(chain) > _LONG_CHAIN else []
 
 
 class RawValue(ir.Expr):
