@@ -135,17 +135,24 @@ def exponent_nonnegative(g: Emitter, d, e: str, loc: SourceLoc | None) -> None:
 
 
 DEPTH = "%qd.depth"  # the call depth parameter of a recursive real func's function
+FLOOR = "%qd.floor"  # its stack floor parameter (`Target.stack_floor`)
 
 
 def recursion_depth(g: Emitter, loc: SourceLoc | None, ret: str) -> None:
-    """At a recursive function's entry: past `MAX_RECURSION` calls deep, record it and return
-    (`ret`: the function's return of a zero value)."""
+    """At a recursive function's entry: past `MAX_RECURSION` calls deep, or with its frame below
+    the stack floor the first call computed (frames can be large: the depth alone does not keep
+    the stack from overflowing), record it and return (`ret`: the function's return of a zero
+    value). The record's value is the depth, so the error can say which limit it met."""
     fn = g.fn
     bad = fn.ins(f"icmp ugt i32 {DEPTH}, {MAX_RECURSION}")
+    frame = g.mg.target.frame_address(g)
+    if frame is not None:
+        low = fn.ins(f"icmp ult i64 {frame}, {FLOOR}")
+        bad = fn.ins(f"or i1 {bad}, {low}")
     fail_l, cont_l = fn.new_label("deep"), fn.new_label("depthok")
     fn.term(f"br i1 {bad}, label %{fail_l}, label %{cont_l}")
     fn.label(fail_l)
-    record(g, RECURSION, loc, "0")
+    record(g, RECURSION, loc, fn.ins(f"zext i32 {DEPTH} to i64"))
     fn.term(ret)
     fn.label(cont_l)
 

@@ -295,7 +295,8 @@ class ExprGen(Emitter):
                 args.append(f"{ll(lf.dtype)} {v}")
         if callee.recursive:  # its call depth: one more than a recursive caller's, else the first call
             depth = fn.ins(f"add i32 {checks.DEPTH}, 1") if self.inst.recursive else "0"
-            args.append(f"i32 {depth}")
+            floor = checks.FLOOR if self.inst.recursive else self.mg.target.stack_floor(self)
+            args += [f"i32 {depth}", f"i64 {floor}"]
         rt = self.mg.ret_type(callee)
         if rt == "void":
             fn.op(f"call void @{name}({', '.join(args)})")

@@ -192,8 +192,8 @@ class ModuleGen:
             default = f"ret {rt} {const(inst.returns[0], 0)}"
         else:
             default = f"ret {rt} zeroinitializer"
-        if inst.recursive:  # a called function (not inlined) that counts its depth
-            params.append(f"i32 {checks.DEPTH}")
+        if inst.recursive:  # a called function (not inlined) that counts its depth and watches the stack
+            params += [f"i32 {checks.DEPTH}", f"i64 {checks.FLOOR}"]
         fn = Fn(f"define internal {rt} @{name}({', '.join(params)}) {'#1' if inst.recursive else '#0'}")
         g = StmtGen(self, fn, "%status", leaves, inst, Scope.FUNC, None)
         if inst.recursive:

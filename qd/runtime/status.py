@@ -58,6 +58,9 @@ def check_error(kind: int, value: int, loc: SourceLoc | None, message: str | Non
     if kind == STEP:
         return QdRuntimeError("range() step must not be zero", loc)
     if kind == RECURSION:
+        if 0 < value <= MAX_RECURSION:  # the frames filled the stack first (the record holds the depth)
+            return QdRuntimeError(f"recursion {value} calls deep of this real func fills the stack its frames may "
+                                  "use: the launch was stopped before it could overflow the stack", loc)
         return QdRuntimeError(f"recursion deeper than {MAX_RECURSION} calls of this real func: the launch was stopped "
                               "before it could overflow the stack", loc)
     if kind == NEG_POW:

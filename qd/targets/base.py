@@ -121,6 +121,19 @@ class Target(Host):
         """Run task `task` from the entry function over outer iterations [0, count); `work`
         is the estimated number of innermost iterations (all values are i64)."""
 
+    # -- recursion -------------------------------------------------------------------------
+
+    def stack_floor(self, g: Emitter) -> str:
+        """An i64 value, at a call of a recursive real func from non-recursive code: the lowest
+        stack address its calls may reach (each call checks its frame against it, and passes
+        it on); "0" where the target bounds recursion by its depth only."""
+        return "0"
+
+    def frame_address(self, g: Emitter) -> str | None:
+        """The i64 address of the current function's frame, compared with the floor at each
+        recursive call's entry; None where `stack_floor` gives none."""
+        return None
+
     # -- math ------------------------------------------------------------------------------
 
     @abc.abstractmethod

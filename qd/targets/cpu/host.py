@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...runtime.entry import EntryPoint
 from ..base import Host
-from . import jit, parallel
+from . import jit, parallel, stacks
 
 
 class CpuHost(Host):
@@ -42,4 +42,7 @@ class CpuHost(Host):
         return jit.load_object(obj, entry)
 
     def entry_point(self, code: jit.NativeCode, layout=None, written=(), kernel: str = "") -> EntryPoint:
-        return EntryPoint(jit.ENTRY(code.address), parallel.raise_interrupt)
+        run = jit.ENTRY(code.address)
+        if code.defines(stacks.marker(code.entry)):  # recursive funcs: on a stack big enough for their check
+            run = stacks.on_big_stack(run)
+        return EntryPoint(run, parallel.raise_interrupt)

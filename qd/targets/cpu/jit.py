@@ -116,6 +116,11 @@ class NativeCode:
     def __repr__(self) -> str:
         return f"<NativeCode {self.entry} at {self.address:#x}>"
 
+    def defines(self, symbol: str) -> bool:
+        """Whether the loaded object defines global `symbol`."""
+        with _lock:
+            return bool(self._engine.get_global_value_address(symbol))
+
 
 def load_object(obj: bytes, entry: str) -> NativeCode:
     """Load a native object (freshly emitted, or from the disk cache) into an engine of its

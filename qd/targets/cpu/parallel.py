@@ -24,7 +24,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from . import jit
+from . import jit, stacks
 
 TASK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 stats = {"pool_launches": 0}  # how many parallel loops went to the pool (tests, diagnostics)
@@ -139,11 +139,12 @@ def _parallel_for(task, args, begin, end):
             fn(args, begin, end)
             return
         loop = _Loop(fn, args, begin, end, min(total, n * CHUNKS_PER_THREAD))
-        for _ in range(n - 1):
-            try:
-                ex.submit(loop.worker)
-            except RuntimeError:  # the pool is being replaced (qd.init elsewhere): run on fewer threads
-                break
+        with stacks.big_stacks():  # a pool thread starts on a submit; it may run recursive real funcs
+            for _ in range(n - 1):
+                try:
+                    ex.submit(loop.worker)
+                except RuntimeError:  # the pool is being replaced (qd.init elsewhere): run on fewer threads
+                    break
         loop.run_here()
         if loop.error is None:
             return

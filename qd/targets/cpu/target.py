@@ -20,7 +20,7 @@ from ...codegen.lower_llvm import ModuleGen
 from ...dtypes import DType
 from ...errors import QdInternalError
 from ..base import Target
-from . import jit
+from . import jit, stacks
 from .host import CpuHost
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
@@ -109,6 +109,17 @@ class CpuTarget(CpuHost, Target):
         g.mg.declare("declare i32 @fflush(ptr)")
         g.fn.ins(f"call i32 (ptr, ...) @printf(ptr {fmt}{''.join(', ' + a for a in args)})")
         g.fn.ins("call i32 @fflush(ptr null)")
+
+    # -- recursion -------------------------------------------------------------------------
+
+    def stack_floor(self, g: Emitter) -> str:
+        # the module says it needs a thread with `stacks.STACK_BYTES` of stack (`CpuHost.entry_point`)
+        g.mg.declare(f"@{stacks.marker(self.entry_symbol(g.mg.name))} = constant i8 1")
+        return g.fn.ins(f"sub i64 {self.frame_address(g)}, {stacks.BUDGET}")
+
+    def frame_address(self, g: Emitter) -> str:
+        frame = g.fn.ins(f"call ptr {g.mg.intrinsic('llvm.frameaddress.p0', 'ptr', ['i32'])}(i32 0)")
+        return g.fn.ins(f"ptrtoint ptr {frame} to i64")
 
     # -- math ------------------------------------------------------------------------------
 
