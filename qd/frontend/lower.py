@@ -274,6 +274,7 @@ class Lowerer(ExprLowerer):
                 m = vectors.as_mat(self, rhs, node.value)
                 items = list(m.entries) if m is not None else [rhs] * len(p.vars)
                 for var, it in zip(p.vars, items):
+                    rules.atomic_operands(op, var.dtype, self.scalar(it, node).dtype)
                     self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(var.dtype, op, var,
                                                                        self.cast(self.scalar(it, node), var.dtype))))
                 return
@@ -285,6 +286,7 @@ class Lowerer(ExprLowerer):
             leaf = arr.leaf
             rhs = self.scalar(self.expr(node.value), node.value)
             if self.task >= 0 and op in _ATOMIC_AUG:
+                rules.atomic_operands(op, leaf.dtype, rhs.dtype)
                 self.access(leaf.path, t, "atomic")
                 self.inst.written.add(leaf.path)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicRMW(leaf.dtype, _ATOMIC_AUG[op], leaf.path, idx,
@@ -304,6 +306,7 @@ class Lowerer(ExprLowerer):
                     raise QdTypeError(f"a qd.u1 variable cannot accumulate with `{_AUG_SYMBOL[op]}=` across a "
                                       "parallel loop; use an integer variable")
                 rhs = self.scalar(self.expr(node.value), node.value)
+                rules.atomic_operands(op, cur.dtype, rhs.dtype)
                 self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(cur.dtype, op, cur, self.cast(rhs, cur.dtype))))
                 return
             new = ir.located(self.binop(op, cur, self.expr(node.value), node), self.loc(node))

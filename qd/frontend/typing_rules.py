@@ -130,6 +130,16 @@ def binary_types(op: str, t: _dt.DType, ip: _dt.DType, fp: _dt.DType) -> tuple[s
     return op, t, t
 
 
+def atomic_operands(op: str, target: _dt.DType, value: _dt.DType) -> None:
+    """`x op= v` done as one atomic operation (an array element, or a kernel variable updated in
+    a parallel loop) follows the rule of `x op v`: bitwise `and` / `or` / `xor` need integers
+    (quadrants: "'atomic_bit_xor' requires integer operands"); the value is then converted to
+    the target's type."""
+    if op in BITWISE and (target.is_float or value.is_float):
+        raise QdTypeError(f"bitwise operator `{op}` needs integer operands (the target is {target}, the value "
+                          f"{value})")
+
+
 def expands_pow(base: _dt.DType, n: int) -> bool:
     """Whether `x ** n` with a constant int `n` is lowered as multiplications."""
     return (base.is_int and 0 <= n <= 64) or (base.is_float and n in (0, 1, 2, 3, 4))

@@ -17,6 +17,7 @@ from analysis.records import record
 from .. import dtypes as _dt
 from ..errors import QdTypeError
 from . import ir
+from . import typing_rules as rules
 from .values import CT, LeafV, MatV, TupleV, shape_text
 from .vectors import as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
 
@@ -238,8 +239,9 @@ def atomic(low, op: str, p: Place, value, node):
     low.inst.written.add(leaf.path)
     olds = []
     for c, it in zip(p.comps, items):
-        olds.append(ir.AtomicRMW(leaf.dtype, op, leaf.path, p.outer + list(c),
-                                 low.cast(low.scalar(it, node), leaf.dtype), low.loc(node)))
+        v = low.scalar(it, node)
+        rules.atomic_operands(op, leaf.dtype, v.dtype)
+        olds.append(ir.AtomicRMW(leaf.dtype, op, leaf.path, p.outer + list(c), low.cast(v, leaf.dtype), low.loc(node)))
     if not p.shape:
         return olds[0]
     # Every component's atomic happens here, once, whether or not the old value is read (a
