@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import QdTypeError, show
+from .errors import QdTypeError, caller_loc, show
 from .frontend import semantics as _sem
 from .frontend import typing_rules as _tr
 
@@ -172,7 +172,11 @@ def cast(a: Comp, d: _dt.DType) -> Comp:
 
 
 def reduce(op: str, a: Comp) -> Comp:
-    """`op` (`add`, `min`, `max`) folded over the components left to right, as a scalar."""
+    """`op` (`add`, `min`, `max`) folded over the components left to right, as a scalar; an
+    empty value has no first component to start from (as in kernels)."""
+    if not a.flat:
+        raise QdTypeError("a reduction (sum, min, max, a norm or dot product) of an empty vector has no value: it "
+                          "has no components", caller_loc())
     acc = Comp([a.flat[0]], a.dtype, ())
     for v in a.flat[1:]:
         acc = binary(op, acc, Comp([v], a.dtype, ()))

@@ -78,6 +78,9 @@ class MatV:
 
     @property
     def dtype(self):
+        """The components' type; None for a value with none (`qd.Vector([])`)."""
+        if not self.entries:
+            return None
         e = self.entries[0]
         return e.leaf.dtype if isinstance(e, LeafV) else e.dtype
 

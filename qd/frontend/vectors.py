@@ -253,7 +253,15 @@ def matmul(low, a, b, node) -> MatV:
     return MatV((ma.n, mb.m), tuple(out))
 
 
+def _nonempty(entries, what: str) -> None:
+    """A reduction starts from the first component, which an empty value (`qd.Vector([])`)
+    does not have (quadrants' reductions crash on one)."""
+    if not entries:
+        raise QdTypeError(f"{what} of an empty vector has no value: it has no components")
+
+
 def _sum_products(low, xs, ys, node) -> ir.Expr:
+    _nonempty(xs, "a dot product (dot(), norm(), norm_sqr(), `@`)")
     acc = None
     for x, y in zip(xs, ys):
         p = low.scalar(low.binop("mul", x, y, node), node)
@@ -262,6 +270,7 @@ def _sum_products(low, xs, ys, node) -> ir.Expr:
 
 
 def _reduce(low, op: str, v: MatV, node) -> ir.Expr:
+    _nonempty(v.entries, {"add": "sum()", "mul": "prod()"}.get(op, f"{op}()"))
     acc = v.entries[0]
     for e in v.entries[1:]:
         acc = low.binop(op, acc, e, node) if op in ("add", "mul") else low.minmax(op, acc, e, node)
@@ -438,6 +447,7 @@ def _eps(args: list, kwargs: dict):
 
 
 def _truths(low, v: MatV, op: str, node) -> ir.Expr:
+    _nonempty(v.entries, "any()" if op == "or" else "all()")
     return ir.BoolOp(_dt.u1, op, [low.truth(e, node) for e in v.entries])
 
 
