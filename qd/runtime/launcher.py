@@ -81,7 +81,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     def slow(*args, **kwargs):
         return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
                            lambda: _finish_run(run, buf, kernel, info, status, fail, returns, km.ret_shape,
-                                               warn if km.warns else None), device_ok,
+                                               warn if km.warns else None, km.returns), device_ok,
                            vec_shapes, fields)
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
@@ -91,7 +91,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
                                                                                             device_ok, es, perm, off),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
-                        "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": _as_matrix,
+                        "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": lambda values, shape: _as_matrix(values, shape, km.returns[0]),
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
                         "lock": lock, "canon": (), "warn": warn}.items():
         nm.bind(name, value)
@@ -207,7 +207,7 @@ def _renew_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_renew_locks_in_child)
 
 
-def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None, warn=None):
+def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None, warn=None, types=()):
     """Run the kernel on the filled buffer and read its results, like the generated code."""
     run(ctypes.addressof(buf))
     kernel.last = info
@@ -217,7 +217,7 @@ def _finish_run(run, buf, kernel, info, status, fail, returns, ret_shape=None, w
         fail()
     vals = [bool(view[slot]) if is_bool else view[slot] for view, slot, is_bool in returns]
     if ret_shape is not None:
-        return _as_matrix(tuple(vals), ret_shape)
+        return _as_matrix(tuple(vals), ret_shape, types[0])
     if len(vals) == 1:
         return vals[0]
     return tuple(vals) if vals else None
@@ -263,11 +263,12 @@ def _check_module(kernel, km: KernelModule, fields: dict) -> None:
             raise QdInternalError(f"{what}: slot {slot} of {path!r} lies outside the argument buffer")
 
 
-def _as_matrix(values: tuple, shape: tuple) -> Matrix:
-    """A kernel's vector or matrix result, as quadrants returns it."""
+def _as_matrix(values: tuple, shape: tuple, dtype) -> Matrix:
+    """A kernel's vector or matrix result, as quadrants returns it: of the declared component
+    type (Python numbers alone would make an f64 result f32, the default float type)."""
     if len(shape) == 1:
-        return Vector(list(values))
-    return Matrix([list(values[i * shape[1]:(i + 1) * shape[1]]) for i in range(shape[0])])
+        return Vector(list(values), dt=dtype)
+    return Matrix([list(values[i * shape[1]:(i + 1) * shape[1]]) for i in range(shape[0])], dt=dtype)
 
 
 def _accessor(path: str, prefixes: dict[str, str], body: list[str], vec_shapes: dict | None = None) -> str:

@@ -397,6 +397,23 @@ def test_kernels_return_vectors_and_matrices():
     assert m().to_numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
 
 
+def test_kernel_vector_and_matrix_results_keep_their_declared_type():
+    """An f64 result came back as f32 values (the default float type of Python numbers), an
+    i64 one as i32; quadrants returns the declared type."""
+    @qd.kernel
+    def v(x: qd.types.NDArray[qd.f64, 1]) -> qd.types.vector(2, qd.f64):
+        return qd.Vector([x[0] + x[1], x[0] / 3.0])
+
+    @qd.kernel
+    def m(n: qd.i64) -> qd.types.matrix(1, 2, qd.i64):
+        return qd.Matrix([[n, -n]])
+
+    r = v(np.array([1.0, 1e-9]))
+    assert r.dtype == qd.f64 and r.to_numpy().tolist() == [1.0 + 1e-9, 1.0 / 3.0]
+    big = 2**40 + 3
+    assert m(big).dtype == qd.i64 and m(big).to_numpy().tolist() == [[big, -big]]
+
+
 def test_vector_kernels_come_back_from_the_disk_cache(tmp_path, arch):
     def run():
         qd.init(arch=arch, offline_cache_file_path=str(tmp_path))
