@@ -20,7 +20,25 @@ from . import ir, vectors
 from . import typing_rules as rules
 from .values import CT, TupleV
 
-__all__ = ["bool_op", "if_exp", "sequence_op"]
+__all__ = ["bool_op", "if_exp", "loop_test", "sequence_op"]
+
+
+def loop_test(low, test: ast.expr, body: ir.Block) -> ir.Expr:
+    """The condition of a `while` whose body block is `body`. Statements its lowering emits
+    (the temporaries of a vector's norm, say) must run before every test, not once before the
+    loop: they go first in `body`, followed by `if not test: break`, and the loop's own
+    condition is then true."""
+    saved, low.block = low.block, body
+    try:
+        cond = low.truth(low.expr(test), test)
+    finally:
+        low.block = saved
+    if not body.stmts:
+        return cond
+    stop = low.new_block(body.id, None)
+    stop.stmts.append(ir.Break(low.loc(test)))
+    body.stmts.append(ir.If(low.loc(test), ir.UnaryOp(_dt.u1, "not", cond), stop, None))
+    return ir.Const(_dt.u1, True)
 
 
 def bool_op(low, node: ast.BoolOp):

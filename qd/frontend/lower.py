@@ -19,6 +19,7 @@ from .. import dtypes as _dt
 from .. import lang
 from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
 from . import (  # noqa: F401 - the builtin_* modules register builtins
+    bool_ops,
     builtin_loops,
     builtin_scalars,
     by_reference,
@@ -432,10 +433,11 @@ class Lowerer(ExprLowerer):
     def stmt_While(self, node):
         if node.orelse:
             raise self.syntax(node, "`while ... else`")
-        cond = self.truth(self.expr(node.test), node.test)
+        body = self.new_block(self.block.id, None)
+        cond = bool_ops.loop_test(self, node.test, body)
         self.loops.append("serial")
         try:
-            body = self.in_block(self.new_block(self.block.id, None), node.body, node)
+            body = self.in_block(body, node.body, node)
         finally:
             self.loops.pop()
         self.emit(ir.While(self.loc(node), cond, body))

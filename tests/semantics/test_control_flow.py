@@ -69,6 +69,27 @@ def test_while_true_and_continue():
     np.testing.assert_array_equal(out, expected)
 
 
+def test_a_while_test_that_needs_temporaries_is_evaluated_every_iteration():
+    """A vector norm's components are computed into temporaries first; for a `while` test they
+    were computed once, before the loop, so the test never changed (100 iterations, not 4)."""
+    @qd.kernel
+    def halvings(start: qd.f32, limit: qd.i32) -> qd.i32:
+        k = start
+        n = 0
+        while (qd.Vector([1.0, 1.0]) * k).norm() > 1.0 and n < limit:
+            k = k / 2.0
+            n += 1
+        return n
+
+    want = 0
+    k = 8.0
+    while np.hypot(k, k) > 1.0:
+        k /= 2.0
+        want += 1
+    assert halvings(8.0, 100) == want == 4
+    assert halvings(8.0, 2) == 2
+
+
 def test_for_range_break_continue():
     @qd.kernel
     def row_scan(
