@@ -335,7 +335,7 @@ class Lowerer(ExprLowerer):
             self.inst.written.add(leaf.path)
             self.emit(ir.Store(self.loc(target), leaf.path, idx, self.store_cast(v, leaf.dtype, target)))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            items = self.unpack(value, len(target.elts), node)
+            items = value_parts.unpacked(self, value, len(target.elts), node)
             # evaluate the whole right side before assigning anything (`a, b = b, a`,
             # `p, q = q, p + q` of vectors, structs and array elements)
             stable = [value_parts.snapshot(self, it, node) for it in items]
@@ -347,24 +347,6 @@ class Lowerer(ExprLowerer):
                                   self.loc(target))
         else:
             raise self.syntax(target, "assignment to this target")
-
-    def unpack(self, value, n, node):
-        """The items assigned to an `a, b = value` target list, checked against its length."""
-        if isinstance(value, TupleV):
-            items = value.items
-        elif vectors.is_mat(value):  # `x, y = v`: its components; `r0, r1 = m`: its rows
-            m = vectors.as_mat(self, value, node)
-            if len(m.shape) != 1 and m.shape[1] != 1:
-                raise QdTypeError("Matrices with more than one columns cannot be unpacked (quadrants' rule): "
-                                  "index its rows instead")
-            items = m.entries
-        elif isinstance(value, CT) and isinstance(value.value, (tuple, list)):
-            items = tuple(CT(x) for x in value.value)
-        else:
-            raise QdTypeError(f"cannot unpack {self.describe(value)} into {n} values")
-        if len(items) != n:
-            raise QdTypeError(f"cannot unpack {len(items)} values into {n} targets")
-        return items
 
     def assign_name(self, name: str, value, node) -> None:
         if structs.is_rec(value):

@@ -1,16 +1,17 @@
 """The run-time parts of a kernel value (a scalar, vector, matrix, tuple or struct).
 
 Two statements need a value's parts rather than the value: an expression statement evaluates
-every part (any may carry an effect, such as an atomic), and a tuple assignment reads every part
-of its right side before it assigns anything (`p, q = q, p`).
+every part (any may carry an effect, such as an atomic), and a tuple assignment takes its
+right side apart (`x, y = v`) and reads every part before it assigns anything (`p, q = q, p`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from . import ir
-from .values import LeafV, MatV, RecV, TupleV
+from ..errors import QdTypeError
+from . import ir, vectors
+from .values import CT, LeafV, MatV, RecV, TupleV
 from .vector_places import hold
 
 
@@ -43,3 +44,24 @@ def snapshot(low, v, node):
     if isinstance(v, RecV):
         return RecV(v.stype, tuple((name, snapshot(low, e, node)) for name, e in v.members))
     return v
+
+
+def unpacked(low, value, n: int, node) -> tuple:
+    """The items assigned to an `a, b = value` target list of `n` names: a tuple's items, a
+    vector's components (a matrix with several columns is refused, as in quadrants), or a
+    compile-time sequence's items."""
+    if isinstance(value, TupleV):
+        items = value.items
+    elif vectors.is_mat(value):
+        m = vectors.as_mat(low, value, node)
+        if len(m.shape) != 1 and m.shape[1] != 1:
+            raise QdTypeError("Matrices with more than one columns cannot be unpacked (quadrants' rule): "
+                              "index its rows instead")
+        items = m.entries
+    elif isinstance(value, CT) and isinstance(value.value, (tuple, list)):
+        items = tuple(CT(x) for x in value.value)
+    else:
+        raise QdTypeError(f"cannot unpack {low.describe(value)} into {n} values")
+    if len(items) != n:
+        raise QdTypeError(f"cannot unpack {len(items)} values into {n} targets")
+    return items
