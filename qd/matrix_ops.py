@@ -65,9 +65,9 @@ def _resolve(a: Comp, b: Comp, op: str | None = None) -> tuple[_dt.DType, _dt.DT
     if da is None and db is None:
         da = _tr.literal(a.flat[0], ip, fp)[0]
     if da is None:
-        da = _tr.weak_literal(a.flat[0], db, ip, fp)[0]
+        da = _tr.weak_literal(a.flat[0], db, ip, fp, python_scope=True)[0]
     if db is None:
-        db = _tr.weak_literal(b.flat[0], da, ip, fp, op)[0]
+        db = _tr.weak_literal(b.flat[0], da, ip, fp, op, python_scope=True)[0]
     return da, db, a.shape or b.shape
 
 

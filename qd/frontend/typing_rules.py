@@ -73,14 +73,16 @@ def literal(value: object, ip: _dt.DType, fp: _dt.DType) -> tuple[_dt.DType, obj
 
 
 def weak_literal(v: object, other: _dt.DType, ip: _dt.DType, fp: _dt.DType,
-                 op: str | None = None) -> tuple[_dt.DType, object]:
+                 op: str | None = None, python_scope: bool = False) -> tuple[_dt.DType, object]:
     """(dtype, value) of a literal next to an operand of type `other` (in operation `op`).
 
-    quadrants' rule: a Python int is an `ip` value (i64 when it does not fit in 32 bits) and a
-    Python float an `fp` one, promoted with the other operand as any typed value is, so
-    `u8 + 10` is an i32 and, under `default_fp=qd.f64`, `x_f32 * 0.1` an f64. Two cases keep
-    the other operand's type: an int next to a float (`x_f32 * 2` is f32) and the count of a
-    shift (`x_u8 << 1` is u8). Typed numbers and bools keep their own type."""
+    quadrants' rule in kernels: a Python int is an `ip` value (i64 when it does not fit in 32
+    bits) and a Python float an `fp` one, promoted with the other operand as any typed value
+    is, so `u8 + 10` is an i32 and, under `default_fp=qd.f64`, `x_f32 * 0.1` an f64. Two cases
+    keep the other operand's type: an int next to a float (`x_f32 * 2` is f32) and the count of
+    a shift (`x_u8 << 1` is u8). In Python scope (vectors outside kernels) quadrants lets the
+    literal take the other operand's type whenever it fits (`Vector([100], dt=qd.i8) + 100`
+    wraps in i8). Typed numbers and bools keep their own type."""
     if isinstance(v, (bool, np.bool_)):
         return _dt.u1, bool(v)
     if isinstance(v, np.generic):
@@ -90,7 +92,7 @@ def weak_literal(v: object, other: _dt.DType, ip: _dt.DType, fp: _dt.DType,
             return literal(v, ip, fp)
         try:
             with np.errstate(all="ignore"):
-                if other.is_float or (op in ("shl", "shr") and fits(v, other)):
+                if other.is_float or ((python_scope or op in ("shl", "shr")) and fits(v, other)):
                     return other, semantics.convert(v, other)
                 d = _dt.promote(other, literal(v, ip, fp)[0])
                 return d, semantics.convert(v, d)
@@ -99,6 +101,8 @@ def weak_literal(v: object, other: _dt.DType, ip: _dt.DType, fp: _dt.DType,
             shown = digits if len(digits) <= 24 else f"{digits[:8]}... ({len(digits)} digits)"
             raise QdTypeError(f"integer {shown} is too large for {other}") from None
     if isinstance(v, float):
+        if python_scope:
+            return (other if other.is_float else fp), v
         return (_dt.promote(other, fp) if other.is_float else fp), v
     raise QdTypeError(f"compile-time value {v!r} cannot be used in arithmetic")
 
