@@ -184,7 +184,8 @@ class Lowerer(ExprLowerer):
         for target in node.targets:
             self._refuse_argument_assignment(target)
         value = self.expr(node.value)
-        if isinstance(value, CT) and self.static_call_arg(node.value) is not None:
+        if isinstance(value, CT) and all(_names_only(t) for t in node.targets) \
+                and self.static_call_arg(node.value) is not None:
             # `x = qd.static(e)`: x names the compile-time value itself (quadrants' static
             # assignment), so `if qd.static(x):` still sees a constant, a bool included
             for target in node.targets:
@@ -664,6 +665,10 @@ class Lowerer(ExprLowerer):
         else:
             raise self.syntax(target, "this static loop target")
 
+
+
+def _names_only(target) -> bool:
+    return isinstance(target, ast.Name) or (isinstance(target, ast.Tuple) and all(map(_names_only, target.elts)))
 
 
 def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst:

@@ -124,9 +124,12 @@ def static_local(skip: qd.template(), x: qd.f32) -> qd.f32:
 
 
 @qd.kernel
-def static_locals(x: qd.f32) -> qd.f32:
+def static_locals(x: qd.f32, out: qd.types.NDArray[qd.f32, 1]) -> qd.f32:
+    out[0] = qd.static(2.5)  # not a name: an ordinary store of the value
     return static_local(True, x) + static_local(False, x) * 10
 
 
 def test_a_name_bound_to_qd_static_stays_a_compile_time_value(arch):
-    assert static_locals(1.5) == pytest.approx(3.0 + 15.0)
+    out = np.zeros(1, np.float32)
+    assert static_locals(1.5, out) == pytest.approx(3.0 + 15.0)
+    assert out[0] == 2.5
