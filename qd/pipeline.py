@@ -90,9 +90,11 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
 
 
 def _what(kernel: KernelView) -> str:
-    """How a progress report names the kernel being compiled."""
-    loc = kernel.def_loc()
-    return f"kernel {kernel.fn.__qualname__}" + (f" ({loc})" if loc is not None else "")
+    """How a progress report names the kernel being compiled: from its code object, since
+    this runs before every compile and must not parse the source (a parse here would be
+    memoised without the disk cache's definition table, which is then never written)."""
+    code = kernel.fn.__code__
+    return f"kernel {kernel.fn.__qualname__} ({code.co_filename}:{code.co_firstlineno})"
 
 
 def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
