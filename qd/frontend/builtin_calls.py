@@ -120,6 +120,8 @@ def _atomic(low, f, node, args, kwargs):
 
 
 def _cast(low, f, node, args, kwargs):
+    if vectors.is_mat(args[0]):  # `qd.cast(v, qd.f32)`: each component
+        return vectors.method(low, vectors.as_mat(low, args[0], node), "cast", [args[1]], {}, node)
     return low.convert(args[0], args[1], node)
 
 

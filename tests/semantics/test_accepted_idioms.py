@@ -133,3 +133,12 @@ def test_a_name_bound_to_qd_static_stays_a_compile_time_value(arch):
     out = np.zeros(1, np.float32)
     assert static_locals(1.5, out) == pytest.approx(3.0 + 15.0)
     assert out[0] == 2.5
+
+
+@qd.kernel
+def cast_vector(x: qd.f64) -> qd.math.vec2:
+    return qd.cast(qd.Vector([x, x * 2]), qd.f32)
+
+
+def test_qd_cast_of_a_vector_converts_each_component(arch):
+    np.testing.assert_allclose(cast_vector(1.25).to_numpy(), [1.25, 2.5])
