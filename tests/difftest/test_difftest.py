@@ -140,3 +140,18 @@ def test_reference_follows_quadrants_typing():
     assert int(i8 // refqd.cast(6, refqd.i8)) == -3 and int(i8 % refqd.cast(6, refqd.i8)) == 5
     assert int(refqd.cast(300, refqd.u8)) == 44
     assert int(refqd.cast(refqd.scalar(-2.75), refqd.i32)) == -2
+
+
+def test_worker_survives_hangs_and_crashes(tmp_path):
+    """A hung program is reported as a hang and a dying one as a crash; the next program still
+    runs (in a fresh worker)."""
+    (tmp_path / "ok.py").write_text("import numpy as np\nimport qd\nOUT = {'a': np.arange(3)}\n")
+    (tmp_path / "hang.py").write_text("import qd\nwhile True:\n    pass\n")
+    (tmp_path / "crash.py").write_text("import os\nimport qd\nos.abort()\n")
+    w = runner.Worker("ref", tmp_path, timeout=2.0)
+    try:
+        got = [w.run(i, tmp_path / f) for i, f in enumerate(["ok.py", "hang.py", "ok.py", "crash.py", "ok.py"])]
+    finally:
+        w.close()
+    assert [r.status for r in got] == ["ok", "hang", "ok", "crash", "ok"]
+    assert compare.agree(got[-1].out, {"a": np.arange(3)})
