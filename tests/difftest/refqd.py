@@ -81,32 +81,13 @@ def data_oriented(cls: Any = None, **_: Any) -> Any:
 # ---------------------------------------------------------------- math
 
 
-def sqrt(x: Any) -> Any:
-    return unary_math(np.sqrt, x)
+def _unary(fn):
+    """A qd math function of one argument, as numpy computes it."""
+    return lambda x: unary_math(fn, x)
 
 
-def sin(x: Any) -> Any:
-    return unary_math(np.sin, x)
-
-
-def cos(x: Any) -> Any:
-    return unary_math(np.cos, x)
-
-
-def tan(x: Any) -> Any:
-    return unary_math(np.tan, x)
-
-
-def tanh(x: Any) -> Any:
-    return unary_math(np.tanh, x)
-
-
-def exp(x: Any) -> Any:
-    return unary_math(np.exp, x)
-
-
-def log(x: Any) -> Any:
-    return unary_math(np.log, x)
+sqrt, sin, cos, tan, tanh, exp, log = (_unary(f) for f in (np.sqrt, np.sin, np.cos, np.tan, np.tanh, np.exp,
+                                                           np.log))
 
 
 def floor(x: Any, dt: Any = None) -> Any:
