@@ -189,7 +189,7 @@ class Lowerer(ExprLowerer):
             # `x = qd.static(e)`: x names the compile-time value itself (quadrants' static
             # assignment), so `if qd.static(x):` still sees a constant, a bool included
             for target in node.targets:
-                self.assign_static_target(target, value.value)
+                self.bind_static_target(target, value.value)
             return
         for target in node.targets:
             self.assign(target, value, node)
@@ -537,7 +537,7 @@ class Lowerer(ExprLowerer):
                     self.block = blk
                     jump = None
                     try:
-                        self.assign_static_target(node.target, item)
+                        self.bind_static_target(node.target, item)
                         self.lower_body(node.body)
                     except _StaticJump as j:
                         jump = j
@@ -653,18 +653,6 @@ class Lowerer(ExprLowerer):
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""
         return self.runtime_depth > 0 or any(kind != "static" for kind in self.loops)
-
-    def assign_static_target(self, target, item):
-        if isinstance(target, ast.Name):
-            self.scope[target.id] = self.wrap_static(item)
-        elif isinstance(target, ast.Tuple):
-            if not isinstance(item, (tuple, list)) or len(item) != len(target.elts):
-                raise QdStaticError("cannot unpack the static loop item", self.loc(target))
-            for t, x in zip(target.elts, item):
-                self.assign_static_target(t, x)
-        else:
-            raise self.syntax(target, "this static loop target")
-
 
 
 def _names_only(target) -> bool:

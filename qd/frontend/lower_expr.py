@@ -38,6 +38,7 @@ from . import (
     builtin_calls,
     calls,
     captures,
+    comprehensions,
     fields,
     ir,
     ir_folding,
@@ -357,37 +358,7 @@ class ExprLowerer:
         return CT(slice(*parts))
 
     def expr_ListComp(self, node):
-        """`[e for i in range(3)]` over compile-time iterables (`range` of constants, `qd.static`):
-        unrolled into a tuple, as quadrants does for vector constructors."""
-        out = []
-        saved = dict(self.scope)
-
-        def gen(k):
-            if k == len(node.generators):
-                out.append(self.expr(node.elt))
-                return
-            g = node.generators[k]
-            arg = self.static_call_arg(g.iter)
-            seq = self.static_value(arg) if arg is not None else self.expr(g.iter)
-            if isinstance(seq, CT):
-                seq = seq.value
-            if isinstance(seq, TupleV):
-                seq = seq.items
-            try:
-                items = list(seq)
-            except TypeError:
-                raise QdSyntaxError("comprehensions inside kernels are unrolled: they must iterate over a "
-                                    "compile-time range or qd.static(...)", self.loc(g.iter)) from None
-            for item in items:
-                self.bind_static_target(g.target, item)
-                if all(rules.ct_truth(self.static_value(c), self.loc(c)) for c in g.ifs):
-                    gen(k + 1)
-
-        try:
-            gen(0)
-        finally:
-            self.scope = saved
-        return TupleV(tuple(out))
+        return comprehensions.unrolled(self, node)
 
     def bind_static_target(self, target, item) -> None:
         if isinstance(target, ast.Name):
@@ -395,8 +366,10 @@ class ExprLowerer:
         elif isinstance(target, ast.Tuple) and isinstance(item, (tuple, list)) and len(item) == len(target.elts):
             for t, x in zip(target.elts, item):
                 self.bind_static_target(t, x)
-        else:
+        elif isinstance(target, (ast.Name, ast.Tuple)):
             raise QdStaticError("cannot unpack the static loop item", self.loc(target))
+        else:
+            raise self.syntax(target, "this static loop target")
 
     def expr_BinOp(self, node):
         if isinstance(node.op, ast.MatMult):
@@ -593,9 +566,7 @@ class ExprLowerer:
         precision (to a narrower float or int, or from a float to an int) is warned about in
         quadrants' words, once per place, as quadrants does."""
         src = e.dtype
-        if not isinstance(e, ir.Const) and src != d and not src.is_bool and not d.is_bool and (
-                (d.is_float and src.is_float and d.bits < src.bits) or (not d.is_float and src.is_float)
-                or (not d.is_float and not src.is_float and d.bits < src.bits)):
+        if not isinstance(e, ir.Const) and rules.may_lose_precision(src, d):
             loc = self.loc(node)
             if loc is not None and (loc.line, loc.col) not in self.warned_narrowing:
                 self.warned_narrowing.add((loc.line, loc.col))

@@ -107,6 +107,16 @@ def weak_literal(v: object, other: _dt.DType, ip: _dt.DType, fp: _dt.DType,
     raise QdTypeError(f"compile-time value {v!r} cannot be used in arithmetic")
 
 
+def may_lose_precision(src: _dt.DType, d: _dt.DType) -> bool:
+    """Whether storing a `src` value into a `d` place may lose precision (quadrants warns):
+    to a narrower float or int, or from a float to an int."""
+    if src == d or src.is_bool or d.is_bool:
+        return False
+    if d.is_float:
+        return src.is_float and d.bits < src.bits
+    return src.is_float or d.bits < src.bits
+
+
 # ---------------------------------------------------------------- operators
 
 
