@@ -142,3 +142,16 @@ def cast_vector(x: qd.f64) -> qd.math.vec2:
 
 def test_qd_cast_of_a_vector_converts_each_component(arch):
     np.testing.assert_allclose(cast_vector(1.25).to_numpy(), [1.25, 2.5])
+
+
+@qd.kernel
+def floor_ops(a: qd.i64, n: qd.i64, x: qd.i32, y: qd.i32) -> qd.math.ivec4:
+    u = qd.cast(x, qd.u8)
+    s = qd.cast(y, qd.i8)
+    return qd.math.ivec4(qd.cast(-1.0, qd.i64) // 9 + a * 0, (-14) % n, u % qd.cast(5, qd.u8), s // qd.cast(6, qd.i8))
+
+
+def test_floor_division_and_modulo_where_quadrants_truncates(arch):
+    """Python's `//` and `%` for 8-bit operands and for folded constants (quadrants 1.3.3 gives
+    0, 4, 12 and 0 here: the README's differences list)."""
+    assert floor_ops(0, 6, 17, -13).to_numpy().tolist() == [-1 // 9, -14 % 6, 17 % 5, -13 // 6]
