@@ -17,7 +17,8 @@ Categories (`Verdict.category`):
 - `qd_hang`: qd overran the time limit;
 - `qd_refused`: quadrants ran the program and qd raised a `QdError` (`allowed` when the
   message matches `ALLOWED_REFUSALS`);
-- `skipped`: quadrants refused the program (raised, crashed or hung); `kind` names the error.
+- `skipped`: quadrants refused the program (raised, crashed or hung), or both sides crashed
+  (the program does something undefined); `kind` names the error.
 """
 
 from __future__ import annotations
@@ -229,6 +230,11 @@ def classify(seed: int, qd: SideResult, qa: SideResult, ref: SideResult | None =
             and qd.where and qd.where.split(":")[1:] == qa.where.split(":")[1:]:
         # the same Python error at the same line on both sides: the program itself is wrong
         v.category, v.kind = "skipped", "invalid program: " + error_kind(qa)
+        return v
+    if qd.status == qa.status == "crash":
+        # both processes died: the program itself does something undefined (an index out of
+        # range of an unchecked array writes outside it), not a divergence of either side
+        v.category, v.kind = "skipped", "both sides crashed"
         return v
     if qd.status in ("crash", "hang") or (qd.status == "error" and not _is_qd_error(qd)):
         v.category = "qd_hang" if qd.status == "hang" else "qd_crash"

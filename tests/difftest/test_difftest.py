@@ -110,6 +110,9 @@ def test_classify_crashes_hangs_and_refusals():
     python_error = runner.SideResult("error", etype="AttributeError", mro=["AttributeError", "Exception"])
     assert runner.classify(0, runner.SideResult("hang"), qa).category == "qd_hang"
     assert runner.classify(0, runner.SideResult("crash"), qa).category == "qd_crash"
+    both = runner.classify(0, runner.SideResult("crash"), runner.SideResult("crash"))
+    assert both.category == "skipped" and both.kind == "both sides crashed"
+    assert runner.classify(0, runner.SideResult("crash"), runner.SideResult("hang")).category == "qd_crash"
     assert runner.classify(0, internal, qa).category == "qd_crash"
     assert runner.classify(0, python_error, qa).category == "qd_crash"
     assert runner.classify(0, refusal, qa).category == "qd_refused"
