@@ -139,7 +139,7 @@ class Explainer:
         return "unknown", []
 
     def kernel_record(self, name: str, inst: str, only: str | None = None) -> dict:
-        """One kernel specialisation as data (the form `qd/explain_schema.json` describes)."""
+        """One kernel specialisation as data (the form `qd/explain/schema.json` describes)."""
         params = self.params.get(inst, [])
         out = [{"path": q, "status": st, "reasons": rs}
                for q in ([only] if only else params) for st, rs in [self.reasons(inst, q)]]

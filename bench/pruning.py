@@ -4,7 +4,7 @@ A synthetic code base is generated with the shape of a robotics simulator -- 136
 specialisations, about 1,000 func instantiations reached through 656 source-level call sites,
 dataclass arguments expanded to leaves, static arms that are dead in some template
 instantiations, several instantiations of the same function -- and built as the compiler's
-typed IR (`qd.frontend.ir.Inst`), the way the frontend builds it.  The compiler's own analysis
+typed IR (`qd.core.ir.Inst`), the way the frontend builds it.  The compiler's own analysis
 stages are then timed on it (best of N):
 
 * fact export: `qd.frontend.facts.export` over all kernels at once;
@@ -13,10 +13,10 @@ stages are then timed on it (best of N):
   worklist computing Dead/Live/Used/Kept/Pruned on the same facts, and to Soufflé when a
   `souffle` binary is on PATH; all of them must agree;
 * plan: `analysis.plan.build`;
-* whole analysis: `qd.pruning.plans` (export, engine, plan) over all kernels, end to end.
+* whole analysis: `qd.compile.pruning.plans` (export, engine, plan) over all kernels, end to end.
 
-The incremental mode compiles the kernels one after another in one process, as qd.pipeline
-does: one `qd.pruning.plans([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
+The incremental mode compiles the kernels one after another in one process, as qd.compile.pipeline
+does: one `qd.compile.pruning.plans([kernel], ir.reachable(kernel), analysed)` call per kernel with a shared
 `analysed` dict.  It checks that no func instantiation is exported in full twice and that the
 final used sets equal those of the whole-program run.
 
@@ -46,11 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis import analyze as _analyze  # noqa: E402
 from analysis import plan as _plan  # noqa: E402
 from analysis.datalog import get_engine  # noqa: E402
-from qd import pruning as _pruning  # noqa: E402
-from qd.dtypes import f32, i32  # noqa: E402
-from qd.errors import SourceLoc  # noqa: E402
+from qd.compile import pruning as _pruning  # noqa: E402
+from qd.core import ir  # noqa: E402
+from qd.core.dtypes import f32, i32  # noqa: E402
+from qd.core.errors import SourceLoc  # noqa: E402
 from qd.frontend import facts as _facts  # noqa: E402
-from qd.frontend import ir  # noqa: E402
 
 Facts = Mapping[str, Iterable[tuple[Any, ...]]]
 RESULTS = Path(__file__).resolve().parent / "results" / "analysis.json"
@@ -493,7 +493,7 @@ def run_scale(scale: float, repeat: int, souffle: bool) -> dict[str, Any]:
 
     phases["whole_s"], whole_plans = best_of(repeat, lambda: _pruning.plans(kernels, insts, {}))
     if not agree(whole_plans, ref):
-        raise SystemExit(f"qd.pruning.plans and the separately timed phases disagree at {scale}x")
+        raise SystemExit(f"qd.compile.pruning.plans and the separately timed phases disagree at {scale}x")
     whole_timings = next(iter(whole_plans.values())).timings
     del whole_plans
     return {
@@ -590,7 +590,7 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
         rows.append(("souffle", ph["souffle_s"], "decision rules, souffle interpreter"))
     rows += [
         ("plan", ph["plan_s"], "analysis.plan.build"),
-        ("whole analysis", ph["whole_s"], f"qd.pruning.plans: export {wt['export'] * 1000:.1f} + engine "
+        ("whole analysis", ph["whole_s"], f"qd.compile.pruning.plans: export {wt['export'] * 1000:.1f} + engine "
                                           f"{wt['engine'] * 1000:.1f} + plan {wt['plan'] * 1000:.1f}"),
     ]
     for name, s, note in rows:
@@ -676,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         _print_scale(r, souffle)
     for r in results["incremental"]:
         print(
-            f"incremental {r['scale']:g}x: {r['kernels']} qd.pruning.plans calls, one kernel each, "
+            f"incremental {r['scale']:g}x: {r['kernels']} qd.compile.pruning.plans calls, one kernel each, "
             f"{r['func_instantiations_exported']} func instantiations each exported in full once; "
             f"total {r['analyze_s'] * 1000:.1f} ms (export {r['export_s'] * 1000:.1f}, engine "
             f"{r['engine_s'] * 1000:.1f}, plan {r['plan_s'] * 1000:.1f}; slowest call "

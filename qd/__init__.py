@@ -6,12 +6,11 @@ Source-compatible with the common subset of the quadrants API: replace
 
 from __future__ import annotations
 
-from . import math, types
-from .compile_stats import compile_stats
-from .config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
-from .data_oriented import data_oriented
-from .dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
-from .errors import (
+import sys as _sys
+
+from .compile.stats import compile_stats
+from .core.dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .core.errors import (
     QdArgumentError,
     QdCallError,
     QdCompileError,
@@ -29,11 +28,19 @@ from .errors import (
     QdValueError,
     QdWarning,
 )
-from .explain import explain
-from .field import Axis, Field, Layout, SNode, field, root
-from .funcs import func
-from .kernel import kernel, launch_info, ptx, pure, real_func
-from .lang import (
+from .core.version import __version__
+from .dispatch.kernel import kernel, launch_info, ptx, pure, real_func
+from .dispatch.warmup import compile_all
+from .explain.api import explain
+from .lang import math, types
+from .lang.config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
+from .lang.data_oriented import data_oriented
+from .lang.field import Axis, Field, Layout, SNode, field, root
+from .lang.funcs import func
+from .lang.linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
+from .lang.matrix import Matrix, Vector
+from .lang.ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .lang.ops import (
     abs,
     atomic_add,
     atomic_and,
@@ -59,15 +66,15 @@ from .lang import (
     sync,
     tan,
 )
-from .linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
-from .matrix import Matrix, Vector
-from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
-from .struct_field import StructField
-from .structs import Struct, dataclass
-from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
-from .types import Template, ref, template
-from .version import __version__
-from .warmup import compile_all
+from .lang.struct_field import StructField
+from .lang.structs import Struct, dataclass
+from .lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from .lang.types import Template, ref, template
+
+# `qd.math` and `qd.types` are modules of the user's API (`from qd.types import NDArray`): keep
+# those import paths although the modules live in `qd.lang`
+_sys.modules[f"{__name__}.math"] = math
+_sys.modules[f"{__name__}.types"] = types
 
 i = i32
 f = f32
@@ -90,8 +97,7 @@ __all__ = [
 __all__ += ["Struct", "dataclass"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
-from .config import cfg, extension, is_extension_enabled, reset  # noqa: E402
-from .dtypes import (  # noqa: E402
+from .core.dtypes import (  # noqa: E402
     f16,
     float16,
     float32,
@@ -106,13 +112,14 @@ from .dtypes import (  # noqa: E402
     uint32,
     uint64,
 )
-from .errors import QdAssertionError  # noqa: E402
+from .core.errors import QdAssertionError  # noqa: E402
+from .lang.config import cfg, extension, is_extension_enabled, reset  # noqa: E402
 
 __all__ += [
     "cfg", "reset", "extension", "is_extension_enabled", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint1", "uint8", "uint16", "uint32", "uint64",
 ]
-from .lang import (  # noqa: E402  # noqa: E402
+from .lang.ops import (  # noqa: E402
     acos,
     asin,
     atan2,

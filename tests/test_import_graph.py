@@ -89,11 +89,80 @@ def graph() -> tuple[nx.DiGraph, list[tuple[str, int, str]]]:
 def test_the_reader_sees_imports_of_every_kind():
     """The checker itself: it finds module-level, relative, from-package and local imports."""
     g, local = graph()
-    assert g.has_edge("qd.compiler", "qd.compile_path") and g.has_edge("qd.pipeline", "qd.compiler")
-    assert g.has_edge("qd.pruning", "analysis.plan")  # `from X import name`
-    assert g.has_edge("qd.pipeline", "qd.fastcache")  # `from . import module`
-    assert ("qd/kernel.py", "qd.pipeline") in {(f, t) for f, _, t in local}  # inside a function
+    assert g.has_edge("qd.compile.compiler", "qd.compile.compile_path") and g.has_edge("qd.compile.pipeline", "qd.compile.compiler")
+    assert g.has_edge("qd.compile.pruning", "analysis.plan")  # `from X import name`
+    assert g.has_edge("qd.compile.pipeline", "qd.cache.disk")  # `from . import module`
+    assert ("qd/dispatch/kernel.py", "qd.compile.pipeline") in {(f, t) for f, _, t in local}  # inside a function
     assert len(g) == len(MODULES) > 40
+
+
+# The packages of `qd/` in the order data flows through them, and what each may import. A stage
+# imports the stages it hands work to and the shared vocabulary (`core`); nothing imports the
+# stage that called it. `analysis` (the Datalog engine and rules) imports nothing from qd.
+PACKAGES_IN_ORDER = ("core", "codegen", "targets", "lang", "lib", "frontend", "runtime", "cache", "compile",
+                     "dispatch", "explain")
+ALLOWED = {
+    "qd.core": {"analysis"},  # the IR's record classes
+    "qd.codegen": {"qd.core"},
+    "qd.targets": {"qd.core", "qd.codegen"},
+    "qd.lang": {"qd.core", "qd.targets"},  # arrays and `qd.init` ask a target's host for memory
+    "qd.lib": {"qd.core", "qd.lang"},
+    "qd.frontend": {"analysis", "qd.core", "qd.lang", "qd.lib"},
+    "qd.runtime": {"qd.core", "qd.lang", "qd.frontend"},
+    "qd.cache": {"analysis", "qd.core", "qd.frontend", "qd.runtime"},
+    "qd.compile": {"analysis", "qd.cache", "qd.codegen", "qd.core", "qd.frontend", "qd.lang", "qd.runtime",
+                   "qd.targets"},
+    "qd.dispatch": {"qd.compile", "qd.core", "qd.frontend", "qd.lang", "qd.runtime"},
+    "qd.explain": {"analysis", "qd.cache", "qd.compile", "qd.core", "qd.dispatch", "qd.lang"},
+    "qd": {f"qd.{p}" for p in PACKAGES_IN_ORDER},  # `qd/__init__.py`: the user's namespace
+    "analysis": set(),
+}
+
+
+def package_of(mod: str) -> str:
+    parts = mod.split(".")
+    return ".".join(parts[:2]) if parts[0] == "qd" and len(parts) > 1 else parts[0]
+
+
+def package_problems(edges, allowed: dict[str, set[str]]) -> list[str]:
+    """What is wrong with a module graph's package-level edges: an edge the table does not
+    allow, a package the table does not know, and any cycle among the packages."""
+    out = []
+    pg = nx.DiGraph()
+    for a, b in edges:
+        pa, pb = package_of(a), package_of(b)
+        if pa == pb:
+            continue
+        pg.add_edge(pa, pb)
+        if pa not in allowed:
+            out.append(f"unknown package {pa}")
+        elif pb not in allowed[pa]:
+            out.append(f"{pa} -> {pb} ({a} imports {b})")
+    out += ["package cycle: " + " -> ".join(c + [c[0]]) for c in nx.simple_cycles(pg)]
+    return out
+
+
+def test_package_edges_follow_the_table():
+    g, _ = graph()
+    assert package_problems(g.edges, ALLOWED) == []
+    assert list(nx.simple_cycles(nx.DiGraph([(a, b) for a, bs in ALLOWED.items() for b in bs]))) == []
+
+
+def test_the_package_check_can_fail():
+    """An edge outside the table and a cycle between packages are both reported."""
+    assert package_problems([("qd.core.ir", "qd.frontend.lower")], ALLOWED) == [
+        "qd.core -> qd.frontend (qd.core.ir imports qd.frontend.lower)"]
+    loose = {"qd.a": {"qd.b"}, "qd.b": {"qd.a"}}
+    (problem,) = package_problems([("qd.a.x", "qd.b.y"), ("qd.b.z", "qd.a.w")], loose)
+    assert problem in ("package cycle: qd.a -> qd.b -> qd.a", "package cycle: qd.b -> qd.a -> qd.b")
+
+
+def test_ls_qd_shows_the_pipeline():
+    """`qd/` holds its packages (each a stage of the data flow, or the shared core) and the
+    user's namespace, nothing else."""
+    entries = sorted(p.name for p in (ROOT / "qd").iterdir() if p.name != "__pycache__")
+    assert entries == sorted(["__init__.py", *PACKAGES_IN_ORDER])
+    assert set(ALLOWED) == {"qd", "analysis", *(f"qd.{p}" for p in PACKAGES_IN_ORDER)}
 
 
 def test_no_import_cycle():
@@ -196,12 +265,12 @@ def _run_program(tmp_path) -> dict:
 
 
 CODE_GENERATION = ("qd.codegen", "qd.frontend.lower", "qd.targets.cpu.target", "analysis.datalog")  # prefixes
-COMPILER_MODULES = (*CODE_GENERATION, "qd.compiler", "qd.compile_path", "qd.pruning", "analysis.analyze",
-                    "analysis.explain", "qd.frontend.ir", "qd.frontend.objects")  # (the IR alone took 25 ms to import)
+COMPILER_MODULES = (*CODE_GENERATION, "qd.compile.compiler", "qd.compile.compile_path", "qd.compile.pruning", "analysis.analyze",
+                    "analysis.explain", "qd.core.ir", "qd.frontend.objects")  # (the IR alone took 25 ms to import)
 # what only a CUDA process needs (the driver binding itself is loaded by `qd.init`), a graph
 # library whose import alone costs more than compiling a small kernel, and `subprocess` (only
 # compile workers and the Soufflé engine start processes; its import is ~4 ms of a first compile)
-NOT_ON_A_CPU = ("subprocess", "qd.targets.cuda.launch", "qd.targets.cuda.target", "qd.targets.cuda.ptx", "qd.targets.cuda.module",
+NOT_ON_A_CPU = ("subprocess", "qd.targets.cuda.launch", "qd.targets.cuda.target", "qd.compile.ptx", "qd.targets.cuda.module",
                 "qd.targets.cuda.libdevice", "networkx")
 
 
@@ -212,10 +281,10 @@ def test_import_loads_no_llvm_and_a_warm_process_no_compiler(tmp_path):
     expect_z = (2 * np.arange(5)).tolist()
     for run in (cold, warm):
         assert run["y"] == expect_y and run["z"] == expect_z
-        assert [m for m in run["import"] if m.startswith(("llvmlite", "qd.pipeline", "qd.fastcache"))] == []
+        assert [m for m in run["import"] if m.startswith(("llvmlite", "qd.compile.pipeline", "qd.cache.disk"))] == []
     assert cold["sources"] == ["compile", "compile"] and warm["sources"] == ["disk", "disk"]
     # the cold run did load the code generators, so the prefixes name modules that exist
     assert {p for p in CODE_GENERATION if any(m.startswith(p) for m in cold["launched"])} == set(CODE_GENERATION)
-    assert "qd.compiler" in cold["launched"]
+    assert "qd.compile.compiler" in cold["launched"]
     assert [m for m in warm["launched"] if m.startswith(COMPILER_MODULES)] == []
     assert [m for run in (cold, warm) for m in run["launched"] if m.startswith(NOT_ON_A_CPU)] == []

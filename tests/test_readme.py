@@ -33,7 +33,7 @@ def test_readme_explain_example_is_what_qd_explain_prints():
     args, shown = session
     env = {**os.environ, "PYTHONPATH": str(README.parent)}
     env.pop("COLUMNS", None)
-    r = subprocess.run([sys.executable, "-m", "qd.explain_cli", *args.split()], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "qd.explain.cli", *args.split()], capture_output=True, text=True,
                        timeout=300, env=env, cwd=README.parent)
     assert r.returncode == 0, r.stderr
     printed = r.stdout[r.stdout.index("== "):]

@@ -30,10 +30,10 @@ Which checks exist, and when they are compiled in:
 
 from __future__ import annotations
 
-from ..abi import (  # noqa: F401
+from ..core import ir
+from ..core.abi import (
     ADD,
     ASSERT,
-    BOUNDS,
     EXTENT,
     I32_MAX,
     INT_TYPES,
@@ -46,8 +46,7 @@ from ..abi import (  # noqa: F401
     SUB,
     WARN_SLOT,
 )
-from ..errors import SourceLoc
-from ..frontend import ir
+from ..core.errors import SourceLoc
 from .emitter import Emitter
 from .llvm_text import ll
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 
-from ..abi import STATUS_SLOT, ArgLayout
-from ..frontend import ir
+from ..core import ir
+from ..core.abi import STATUS_SLOT, ArgLayout
 from .llvm_text import Fn, const, ll
 
 
@@ -95,7 +95,7 @@ def leaf_params(path: str, kind: str, dtype, ndim: int, noalias: bool = False,
                 element_shape: tuple = ()) -> tuple[list[str], object]:
     """(LLVM parameters, value for `Emitter.leaves`) of a leaf passed to a function: an array
     is its data pointer and one i64 per extent, a scalar its value (the same leaf shape as the
-    argument buffer's, `qd.abi`)."""
+    argument buffer's, `qd.core.abi`)."""
     name = ident(path)
     if kind == "array":
         params = [f"ptr {'noalias ' if noalias else ''}%a.{name}"] + [f"i64 %s{d}.{name}" for d in range(ndim)]
@@ -113,7 +113,7 @@ def leaf_args(kind: str, dtype, value) -> list[str]:
 
 def unpack_args(fn: Fn, layout: ArgLayout) -> tuple[str, dict]:
     """The argument prologue every target's entries share: the status pointer and every kept
-    leaf's value out of the `qd.abi` buffer `%args` (floats as double, integers and u1 as i64)."""
+    leaf's value out of the `qd.core.abi` buffer `%args` (floats as double, integers and u1 as i64)."""
     p = fn.ins(f"getelementptr i64, ptr %args, i64 {STATUS_SLOT}")
     status = fn.ins(f"load ptr, ptr {p}, align 8")
     leaves = {}

@@ -7,9 +7,10 @@ Target-neutral: a math function's symbol comes from the target (`mg.target.math_
 
 from __future__ import annotations
 
-from .. import dtypes as _dt
-from ..errors import QdInternalError
-from ..frontend import ir
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core.abi import BOUNDS
+from ..core.errors import QdInternalError
 from . import checks
 from .emitter import Emitter, leaf_args
 from .llvm_text import const, ll, mem
@@ -80,7 +81,7 @@ class ExprGen(Emitter):
         good, bad, done = fn.new_label("inb"), fn.new_label("oob"), fn.new_label("chk")
         fn.term(f"br i1 {ok}, label %{good}, label %{bad}")
         fn.label(bad)
-        checks.record(self, checks.BOUNDS, loc, idx[0])
+        checks.record(self, BOUNDS, loc, idx[0])
         bad = fn.block
         fn.term(f"br label %{done}")
         fn.label(good)
@@ -263,7 +264,7 @@ class ExprGen(Emitter):
             d = e.index.dtype
             w = v if d.bits == 64 else fn.ins(f"{'sext' if d.is_signed else 'zext'} {ll(d)} {v} to i64")
             bad = fn.ins(f"icmp uge i64 {w}, {e.size}")  # negative indices are huge unsigned
-            checks.fail_if(self, bad, checks.BOUNDS, e.loc, w)
+            checks.fail_if(self, bad, BOUNDS, e.loc, w)
             return v
         raise QdInternalError(f"codegen: unhandled expression {type(e).__name__}")
 

@@ -10,7 +10,7 @@ import struct
 
 import numpy as np
 
-from ..dtypes import DType
+from ..core.dtypes import DType
 
 LL = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "u8": "i8", "u16": "i16", "u32": "i32",
       "u64": "i64", "f32": "float", "f64": "double", "u1": "i1"}

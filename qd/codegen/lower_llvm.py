@@ -12,7 +12,7 @@ What this stage produces:
 - one internal, always-inlined function per func instantiation, taking only its used
   leaves; call sites pass exactly the values bound to those leaves.
 
-The argument buffer the entry reads is `qd.abi`'s layout, computed before this stage. This
+The argument buffer the entry reads is `qd.core.abi`'s layout, computed before this stage. This
 module and the rest of `qd.codegen` never import a target: they ask the one they are given.
 """
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..abi import ArgLayout, KernelModule
-from ..errors import SourceLoc
-from ..frontend import ir
+from ..core import ir
+from ..core.abi import ArgLayout, KernelModule
+from ..core.errors import SourceLoc
 from . import checks
 from .emitter import Scope, ident, leaf_params
 from .llvm_text import Fn, const, ll

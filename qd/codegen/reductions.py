@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as _dt
-from ..frontend import ir
+from ..core import dtypes as _dt
+from ..core import ir
 
 OPS = ("add", "sub", "min", "max", "and", "or", "xor")
 

@@ -7,9 +7,9 @@ A GPU target instead runs a task's body as a grid-stride loop (`StmtGen.grid_loo
 
 from __future__ import annotations
 
-from ..abi import return_slot
-from ..errors import QdInternalError
-from ..frontend import ir
+from ..core import ir
+from ..core.abi import return_slot
+from ..core.errors import QdInternalError
 from . import checks, reductions
 from .emitter import Scope
 from .exprs import ExprGen, RawValue
@@ -183,7 +183,7 @@ class StmtGen(ExprGen):
 
     def return_(self, st: ir.Return) -> None:
         fn = self.fn
-        if self.scope is Scope.ENTRY:  # results go to the status block (`qd.abi`)
+        if self.scope is Scope.ENTRY:  # results go to the status block (`qd.core.abi`)
             if st.value is not None:
                 vals = st.value.values if isinstance(st.value, ir.TupleReturn) else [st.value]
                 for i, e in enumerate(vals):

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 
-from .. import dtypes as _dt
-from ..errors import QdSyntaxError, QdTypeError
-from . import ir, vectors
-from . import typing_rules as rules
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdSyntaxError, QdTypeError
+from . import vectors
 from .values import CT, TupleV
 
 __all__ = ["bool_op", "if_exp", "loop_test", "sequence_op"]

@@ -24,13 +24,14 @@ import numpy as np
 
 from analysis.records import record
 
-from .. import dtypes as _dt
-from .. import lang
-from .. import matrix as _matrix
-from .. import structs as _structs
-from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
-from . import fields, ir, math_calls, print_calls, semantics, structs, vector_places, vectors
-from . import typing_rules as rules
+from ..core import dtypes as _dt
+from ..core import ir, semantics
+from ..core import typing_rules as rules
+from ..core.errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
+from ..lang import matrix as _matrix
+from ..lang import ops as lang
+from ..lang import structs as _structs
+from . import fields, math_calls, print_calls, structs, vector_places, vectors
 from .values import CT, LeafV, RangeV, TupleV
 
 __all__ = ["FALLBACK", "Builtin", "lookup", "math"]

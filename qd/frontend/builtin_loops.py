@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import ast
 
-from .. import lang
-from ..errors import QdStaticError, QdSyntaxError, QdTypeError
+from ..core import typing_rules as rules
+from ..core.errors import QdStaticError, QdSyntaxError, QdTypeError
+from ..lang import ops as lang
 from . import builtin_calls as bc
-from . import typing_rules as rules
 from .values import CT, RangeV, TupleV
 
 __all__ = ["LOOP_CONFIG_KEYS", "membership_test", "static_membership"]

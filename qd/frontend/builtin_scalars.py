@@ -20,13 +20,15 @@ import operator
 
 import numpy as np
 
-from .. import bit_funcs, lang
-from .. import dtypes as _dt
-from .. import math as _qdmath
-from ..errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdError, QdStaticError, QdSyntaxError, QdTypeError
+from ..lang import math as _qdmath
+from ..lang import ops as lang
+from ..lib import bits as bit_funcs
 from . import builtin_calls as bc
-from . import calls, ir, vector_places, vectors
-from . import typing_rules as rules
+from . import calls, vector_places, vectors
 from .values import CT, LeafV, TupleV
 
 __all__: list[str] = []

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 
-from . import ir, structs, value_parts, vectors
+from ..core import ir
+from ..core.source import free_vars, get_source
+from . import structs, value_parts, vectors
 from .signature import ConstSpec, spec_of
-from .source import free_vars, get_source
 from .values import LeafV, MatV, RecV
 
 _ASSIGNED: dict[int, tuple[object, frozenset]] = {}  # id(code) -> (code, names assigned in the func)

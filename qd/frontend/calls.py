@@ -12,7 +12,7 @@ by reference, as quadrants passes it.
 
 The functions take the caller's lowering (`low`, a `lower_expr.ExprLowerer`) and use its
 expression helpers; a callee's lowering is made with `type(low)`, so this module does not
-import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.kernel.Func`).
+import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.dispatch.kernel.Func`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import ast
 
 from analysis.records import field, record, replace
 
-from ..errors import (
+from ..core import ir
+from ..core.errors import (
     QdCallError,
     QdError,
     QdInternalError,
@@ -31,8 +32,9 @@ from ..errors import (
     QdValueError,
     signature_error,
 )
-from ..structs import StructType
-from . import by_reference, fields, ids, ir, structs, vectors
+from ..core.source import free_vars, get_source
+from ..lang.structs import StructType
+from . import by_reference, fields, ids, structs, vectors
 from .ct_keys import computed_reads, ct_key
 from .signature import (
     AnySpec,
@@ -49,7 +51,6 @@ from .signature import (
     return_types,
     spec_of,
 )
-from .source import free_vars, get_source
 from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
 
 __all__ = ["CallSite", "arg_value", "assigns_a_caller_variable", "bind_argument", "call_arguments", "call_func",

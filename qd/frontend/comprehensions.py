@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import QdSyntaxError
-from . import typing_rules as rules
+from ..core import typing_rules as rules
+from ..core.errors import QdSyntaxError
 from .values import CT, TupleV
 
 

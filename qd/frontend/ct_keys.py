@@ -19,10 +19,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .. import dtypes as _dt
-from ..data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives, taken_apart
-from ..field import Field
-from ..ndarray import TensorBase
+from ..core import dtypes as _dt
+from ..lang.data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives, taken_apart
+from ..lang.field import Field
+from ..lang.ndarray import TensorBase
 
 
 def ct_key(v):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from . import fields, ir
+from ..core import ir
+from . import fields
 from .ids import dead_site_id
 from .values import CT, LeafV, MatV, RecV, StructV
 

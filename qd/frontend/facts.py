@@ -14,7 +14,7 @@ from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 
 from analysis.datalog import GroupedRows
 
-from . import ir
+from ..core import ir
 
 RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond", "Access",
              "Access_Block", "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Site_Loc", "Inst_CachedUsed")

@@ -26,10 +26,10 @@ import re
 
 from analysis.records import record
 
-from .. import dtypes as _dt
-from ..errors import QdArgumentError, QdTypeError, SourceLoc
-from ..field import Field
-from . import ir
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core.errors import QdArgumentError, QdTypeError, SourceLoc
+from ..lang.field import Field
 from .values import CT, LeafV, RangeV
 
 __all__ = ["FieldSource", "argument_source", "bind_callee", "dead_arm_value", "fill", "grad_of", "is_none_index", "shifted", "stale", "struct_range", "wrap"]

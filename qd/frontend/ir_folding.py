@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ir
-from .semantics import binop, bit_count, bitcast, convert, intrinsic, wrap
+from ..core import ir
+from ..core.semantics import binop, bit_count, bitcast, convert, intrinsic, wrap
 
 
 def _num(c: ir.Const):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..data_oriented import taken_apart
-from ..errors import QdInternalError, warn_at
-from ..field import Field
-from ..ndarray import Ndarray
-from . import ir
+from ..core import ir
+from ..core.errors import QdInternalError, warn_at
+from ..lang.data_oriented import taken_apart
+from ..lang.field import Field
+from ..lang.ndarray import Ndarray
 from .ct_keys import ct_key
 from .objects import object_value
 from .signature import ArraySpec, ConstSpec, RecSpec, ScalarSpec, StructSpec, VecSpec, fold_spec

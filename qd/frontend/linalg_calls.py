@@ -6,9 +6,10 @@ as an ordinary func, with `dt` resolved to a dtype (the config's default float w
 
 from __future__ import annotations
 
-from .. import dtypes as _dt
-from .. import linalg, linalg_funcs
-from ..errors import QdTypeError
+from ..core import dtypes as _dt
+from ..core.errors import QdTypeError
+from ..lang import linalg
+from ..lib import linalg as linalg_funcs
 from . import builtin_calls as bc
 from . import calls
 from .values import CT, MatV

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import ast
 
-from .. import dtypes as _dt
-from .. import lang
-from ..errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
+from ..core.source import FuncSource, get_source
+from ..lang import ops as lang
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     bool_ops,
     builtin_loops,
@@ -26,7 +29,6 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     calls,
     fields,
     ids,
-    ir,
     linalg_calls,
     objects,
     struct_fields,
@@ -35,13 +37,11 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     vector_places,
     vectors,
 )
-from . import typing_rules as rules
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
 from .lower_expr import BINOPS, ExprLowerer, relocated
 from .registry import InstRegistry
 from .signature import return_items, return_shape, return_struct, return_types
-from .source import FuncSource, get_source
 from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, template_values
 
 __all__ = ["Lowerer", "lower_kernel"]

@@ -19,9 +19,10 @@ import ast
 import builtins
 import contextlib
 
-from .. import dtypes as _dt
-from .. import lang
-from ..errors import (
+from ..core import dtypes as _dt
+from ..core import ir, semantics
+from ..core import typing_rules as rules
+from ..core.errors import (
     QdCallError,
     QdCompileError,
     QdError,
@@ -32,7 +33,9 @@ from ..errors import (
     SourceLoc,
     warn_at,
 )
-from ..field import Field
+from ..core.source import FuncSource, free_vars
+from ..lang import ops as lang
+from ..lang.field import Field
 from . import (
     bool_ops,
     builtin_calls,
@@ -40,19 +43,15 @@ from . import (
     captures,
     comprehensions,
     fields,
-    ir,
     ir_folding,
     objects,
     purity,
-    semantics,
     struct_fields,
     structs,
     vector_places,
     vectors,
 )
-from . import typing_rules as rules
 from .registry import InstRegistry
-from .source import FuncSource, free_vars
 from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, describe
 
 __all__ = ["BINOPS", "ExprLowerer"]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math as _pymath
 
-from .. import dtypes as _dt
-from .. import math as qmath
-from ..errors import QdTypeError
-from . import ir, vectors
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core.errors import QdTypeError
+from ..lang import math as qmath
+from . import vectors
 from .values import CT, MatV
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..data_oriented import is_walked, members_of, runtime_primitives
-from ..errors import QdCallError, QdNameError, QdTypeError
-from ..field import Field
-from ..ndarray import Ndarray
-from . import captures, ir
+from ..core import ir
+from ..core.errors import QdCallError, QdNameError, QdTypeError
+from ..lang.data_oriented import is_walked, members_of, runtime_primitives
+from ..lang.field import Field
+from ..lang.ndarray import Ndarray
+from . import captures
 from .ct_keys import computed_by_instance, layout_of, note_computed_read, object_leaves, primitive_dtype
 from .values import CT, LeafV, StructV
 

@@ -17,8 +17,8 @@ import string
 
 import numpy as np
 
-from ..errors import QdTypeError
-from . import ir
+from ..core import ir
+from ..core.errors import QdTypeError
 from .values import CT, LeafV, MatV, TupleV
 
 __all__ = ["lower_print"]

@@ -21,8 +21,8 @@ import types
 
 import numpy as np
 
-from ..errors import QdCompileError, SourceLoc, warn_at
-from ..field import Field
+from ..core.errors import QdCompileError, SourceLoc, warn_at
+from ..lang.field import Field
 from .values import CT
 
 __all__ = ["check", "own_code", "record_attribute", "record_name"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ..errors import QdCallError, SourceLoc
-from . import ir
+from ..core import ir
+from ..core.errors import QdCallError, SourceLoc
 from .ids import inst_name
 
 

@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .. import dtypes as _dt
-from ..errors import QdError, QdTypeError, SourceLoc
-from ..matrix import MatrixType, VectorType
-from ..ndarray import Tensor
-from ..structs import StructType
-from ..types import NDArray, NDArrayType, is_template
+from ..core import dtypes as _dt
+from ..core.errors import QdError, QdTypeError, SourceLoc
+from ..lang.matrix import MatrixType, VectorType
+from ..lang.ndarray import Tensor
+from ..lang.structs import StructType
+from ..lang.types import NDArray, NDArrayType, is_template
 
 T = TypeVar("T")
 

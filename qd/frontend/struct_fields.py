@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from ..errors import QdError, QdTypeError
+from ..core.errors import QdError, QdTypeError
 from .values import CT, RecV
 
 __all__ = ["element", "is_struct_field", "named_struct_field", "rewrite", "store"]

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import ast
 
-from .. import dtypes as _dt
-from ..errors import QdNameError, QdTypeError
-from ..matrix import Matrix, MatrixType, VectorType
-from ..structs import Struct, StructType
-from . import ir, vector_places, vectors
-from . import typing_rules as rules
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdNameError, QdTypeError
+from ..lang.matrix import Matrix, MatrixType, VectorType
+from ..lang.structs import Struct, StructType
+from . import vector_places, vectors
 from .values import _NUMERIC as _NUMBERS
 from .values import CT, LeafV, MatV, RecV, TupleV
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..errors import QdTypeError
-from . import ir, vectors
+from ..core import ir
+from ..core.errors import QdTypeError
+from . import vectors
 from .values import CT, LeafV, MatV, RecV, TupleV
 from .vector_places import hold
 

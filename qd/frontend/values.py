@@ -10,7 +10,7 @@ import numpy as np
 
 from analysis.records import field, record
 
-from . import ir
+from ..core import ir
 
 
 @record(frozen=True)
@@ -112,7 +112,7 @@ class RecV(_Members):
     has its `vars` (assignments write them). Not a `StructV`: that is a view of a Python
     dataclass parameter, whose members are passed by reference and read-only."""
 
-    stype: object  # qd.structs.StructType
+    stype: object  # qd.lang.structs.StructType
     members: tuple[tuple[str, object], ...]
     is_var: bool = False
 

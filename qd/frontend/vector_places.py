@@ -14,10 +14,10 @@ import itertools
 
 from analysis.records import record
 
-from .. import dtypes as _dt
-from ..errors import QdTypeError
-from . import ir
-from . import typing_rules as rules
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdTypeError
 from .values import CT, LeafV, MatV, TupleV, shape_text
 from .vectors import as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import itertools
 
-from .. import dtypes as _dt
-from ..errors import QdTypeError
-from ..matrix import Matrix, MatrixType, Vector, VectorType
-from . import ir
-from . import typing_rules as rules
+from ..core import dtypes as _dt
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdTypeError
+from ..lang.matrix import Matrix, MatrixType, Vector, VectorType
 from .values import CT, LeafV, MatV, TupleV, shape_text
 
 SWIZZLE_SETS = ("xyzw", "rgba", "stpq")

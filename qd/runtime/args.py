@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes as _dt
-from ..errors import QdArgumentError, QdValueError, SourceLoc
-from ..matrix import Matrix
-from ..ndarray import Ndarray
+from ..core import dtypes as _dt
+from ..core.errors import QdArgumentError, QdValueError, SourceLoc
+from ..lang.matrix import Matrix
+from ..lang.ndarray import Ndarray
 
 LocOf = Callable[[str], SourceLoc | None]  # leaf path -> location of its kernel parameter
 

@@ -19,7 +19,7 @@ import inspect
 import keyword
 from collections.abc import Collection, Iterable
 
-from ..errors import QdInternalError
+from ..core.errors import QdInternalError
 
 BASE_PREFIX = "_qd_"
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import SourceLoc
+from ..core.errors import SourceLoc
 
 
 @dataclass
@@ -28,7 +28,7 @@ class LaunchInfo:
 
 
 class KernelView(Protocol):
-    """The members of `qd.kernel.Kernel` that the pipeline and the launcher use."""
+    """The members of `qd.dispatch.kernel.Kernel` that the pipeline and the launcher use."""
 
     fn: Callable[..., Any]
     signature: inspect.Signature

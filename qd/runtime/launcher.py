@@ -17,16 +17,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..abi import ARG_HEADER, STATUS_SLOT, WARN_SLOT, KernelModule, return_slot
-from ..dtypes import ALL as ALL_DTYPES
-from ..dtypes import from_numpy
-from ..errors import QdInternalError
-from ..field import Field
+from ..core.abi import ARG_HEADER, STATUS_SLOT, WARN_SLOT, KernelModule, return_slot
+from ..core.dtypes import ALL as ALL_DTYPES
+from ..core.dtypes import from_numpy
+from ..core.entry import EntryPoint
+from ..core.errors import QdInternalError
 from ..frontend.signature import VecSpec, walk_specs
-from ..matrix import Matrix, Vector
-from ..ndarray import Ndarray
+from ..lang.field import Field
+from ..lang.matrix import Matrix, Vector
+from ..lang.ndarray import Ndarray
 from .args import alias_checked, array_arg, components, int_range, overlaps, slow_launch
-from .entry import EntryPoint
 from .hygiene import Namer, checked_int, checked_path, internal_names, param_list
 from .kernel_view import KernelView, LaunchInfo
 from .status import check_error, overflow_report

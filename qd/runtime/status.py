@@ -10,10 +10,9 @@ writes the same values (`tests/runtime/test_check_status.py` holds them equal).
 
 from __future__ import annotations
 
-from ..abi import (  # noqa: F401
+from ..core.abi import (
     ADD,
     ASSERT,
-    BOUNDS,
     EXTENT,
     I32_MAX,
     INT_TYPES,
@@ -24,9 +23,8 @@ from ..abi import (  # noqa: F401
     SHL,
     STEP,
     SUB,
-    WARN_SLOT,
 )
-from ..errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc, render
+from ..core.errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc, render
 
 _OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
 

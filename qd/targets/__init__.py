@@ -31,7 +31,7 @@ def _class(table: dict[str, tuple[str, str]], arch: str):
 
 
 def host_for(cfg):
-    """The `base.Host` where `cfg`'s code runs (`cfg` is a `qd.config.Config`)."""
+    """The `base.Host` where `cfg`'s code runs (`cfg` is a `qd.lang.config.Config`)."""
     return _class(_HOSTS, cfg.arch).from_config(cfg)
 
 

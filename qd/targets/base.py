@@ -4,7 +4,7 @@
 machine matters it asks the `Target` it was given:
 
 - module and entry ABI: the module header (triple, data layout), the kernel's entry functions
-  (`emit_kernel`: by default one entry with its argument prologue, how the `qd.abi` buffer
+  (`emit_kernel`: by default one entry with its argument prologue, how the `qd.core.abi` buffer
   reaches the code, and one entry per parallel task; a target may lay out one entry per
   launch step instead), what a kernel-level `return` does after storing its results;
 - task launch: what a parallel loop in the entry function becomes (CPU: inline for small
@@ -32,12 +32,12 @@ import abc
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..abi import ArgLayout
     from ..codegen.emitter import Emitter
     from ..codegen.lower_llvm import ModuleGen
-    from ..dtypes import DType
-    from ..frontend import ir
-    from ..runtime.entry import EntryPoint
+    from ..core import ir
+    from ..core.abi import ArgLayout
+    from ..core.dtypes import DType
+    from ..core.entry import EntryPoint
 
 
 class Host(abc.ABC):
@@ -48,7 +48,7 @@ class Host(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def from_config(cls, cfg) -> Host:
-        """The machine `cfg` (a `qd.config.Config`) names, with its settings."""
+        """The machine `cfg` (a `qd.lang.config.Config`) names, with its settings."""
 
     @abc.abstractmethod
     def identity(self) -> tuple[str, ...]:

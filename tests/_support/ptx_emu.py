@@ -4,7 +4,7 @@ The IR a `CudaTarget` writes (`PtxVariant.kernel_module.ir_text`) is retargeted 
 the `llvm.nvvm.read.ptx.sreg.*` reads become loads of a global the emulator sets per
 "thread", barriers become no-ops and shared memory an ordinary global. Each parallel step then
 runs for every (block, thread) of a small grid in turn, each serial step once, in task order,
-on one argument buffer packed as `qd.abi` says, with a zeroed status block and frame, as the
+on one argument buffer packed as `qd.core.abi` says, with a zeroed status block and frame, as the
 host does on a GPU. Barriers are only meaningful with one thread per block, so grids here
 have `threads=1` unless a kernel has no reduction. Kernels must not call libdevice math.
 """
@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from qd.abi import FRAME_SLOT, STATUS_SLOT, return_slot
+from qd.core.abi import FRAME_SLOT, STATUS_SLOT, return_slot
 from qd.runtime.args import get_path
 from qd.targets.cpu import jit
 

@@ -2,7 +2,7 @@
 
 Loaded with `-p tests._support.ptx_sweep` and `QD_PTX_SWEEP=<file>`: each first launch of a
 specialisation (`pipeline.get_variant`, which the kernel's launch path calls) also goes
-through `qd.targets.cuda.ptx.compile_bound` with the same bound arguments, `ptxas` checks the
+through `qd.compile.ptx.compile_bound` with the same bound arguments, `ptxas` checks the
 PTX when it is installed, and one JSON line per variant goes to the file: the kernel, the
 test, and the error if lowering or ptxas failed. The CPU run itself is untouched.
 """
@@ -16,8 +16,8 @@ import traceback
 
 import pytest
 
-from qd.errors import QdError
-from qd.targets.cuda.ptx import compile_bound
+from qd.compile.ptx import compile_bound
+from qd.core.errors import QdError
 
 from .ptx import PTXAS, ptxas_errors
 

@@ -26,7 +26,7 @@ def bench():
 def test_engine_worklist_and_plans_agree(bench, scale):
     from analysis import analyze, plan
     from analysis.datalog import get_engine
-    from qd import pruning
+    from qd.compile import pruning
     from qd.frontend import facts
 
     prog = bench.build_ir(bench.generate_codebase(scale))

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import qd
-from qd import fastcache_records as records
-from qd import fastcache_trust
-from qd.frontend import source
+from qd.cache import records as records
+from qd.cache import trust as fastcache_trust
+from qd.core import source
 
 MODULE = '''
 import qd

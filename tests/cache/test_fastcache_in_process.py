@@ -33,7 +33,7 @@ def test_changed_global_between_inits(tmp_path):
 def test_entry_of_another_compiler_revision_is_a_miss(tmp_path, monkeypatch):
     """An entry built by an edited qd (a new check, another folding rule) is not served: the key
     holds a digest of qd's own sources, not only its version number."""
-    from qd import fastcache
+    from qd.cache import disk as fastcache
 
     sources = []
     for revision in ("a", "a", "b"):
@@ -53,7 +53,8 @@ def test_explaining_a_disk_hit_with_damaged_facts_says_so(tmp_path):
     raises a QdError naming the damage, not an internal error."""
     import struct
 
-    from qd import fastcache, fastcache_trust
+    from qd.cache import disk as fastcache
+    from qd.cache import trust as fastcache_trust
 
     qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
     shift(np.zeros(3, np.float32))

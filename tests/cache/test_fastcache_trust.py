@@ -70,7 +70,7 @@ def seal(header, obj: bytes, *, secret: bool = True, facts: bytes | None = None)
     blob = json.dumps(header).encode()
     body = b"QDK2" + b"".join(struct.pack("<Q", len(b)) + b for b in (blob, fblob, code)) + obj
     try:
-        from qd import fastcache_trust
+        from qd.cache import trust as fastcache_trust
     except ImportError:  # the entry format of 60ed478: a plain checksum
         fastcache_trust = None
     if secret and fastcache_trust is not None:
@@ -136,7 +136,7 @@ def test_authentic_entry_with_malformed_facts_is_refused_where_they_are_read(pro
         p.write_bytes(seal(header, obj, facts=facts))
     out = project.run()
     assert values(out) == GOOD and sources(out) == ["disk", "disk"]
-    r = subprocess.run([sys.executable, "-m", "qd.explain_cli", "--cache-dir", str(project.root / "cache"), "k"],
+    r = subprocess.run([sys.executable, "-m", "qd.explain.cli", "--cache-dir", str(project.root / "cache"), "k"],
                        env=child_env(), capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and r.stderr.count("analysis facts are damaged") == 2, r.stderr
 
@@ -234,7 +234,7 @@ def test_secret_is_private_and_outside_the_cache(project):
 
 def test_explain_cli_skips_a_fifo_among_the_entries(project):
     os.mkfifo(project.root / "cache" / "fastcache" / ("0" * 32 + ".qdk"), 0o600)
-    r = subprocess.run([sys.executable, "-m", "qd.explain_cli", "--cache-dir", str(project.root / "cache"), "k"],
+    r = subprocess.run([sys.executable, "-m", "qd.explain.cli", "--cache-dir", str(project.root / "cache"), "k"],
                        env=child_env(), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("(cache entry ") == 2 and "not a regular file" in r.stderr

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import qd
-from qd import fastcache, fastcache_trust
+from qd.cache import disk as fastcache
+from qd.cache import trust as fastcache_trust
 
 
 @qd.kernel(fastcache=True)

@@ -1,4 +1,4 @@
-"""The compiled rules kept between processes (`qd.rule_images`): the first process that compiles
+"""The compiled rules kept between processes (`qd.cache.rule_images`): the first process that compiles
 a kernel makes the image, later ones use it without parsing the rules; an image that was
 tampered with, or copied under another image's name, is not used (the rules are compiled again
 and the image made again), and results are right either way; `offline_cache=False` keeps none."""
@@ -12,7 +12,7 @@ import textwrap
 
 from _env import child_env
 
-from qd.rule_images import RuleImages
+from qd.cache.rule_images import RuleImages
 
 PROGRAM = textwrap.dedent("""
     import json, sys

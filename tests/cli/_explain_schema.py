@@ -1,10 +1,10 @@
-"""The JSON Schema of `qd-explain --json` (qd/explain_schema.json) and a checker for the subset of
+"""The JSON Schema of `qd-explain --json` (qd/explain/schema.json) and a checker for the subset of
 JSON Schema it uses, shared by the explain tests."""
 
 import json
 from pathlib import Path
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "qd" / "explain_schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "qd" / "explain" / "schema.json").read_text())
 
 
 def conforms(value, schema, root=SCHEMA, where="$"):

@@ -52,13 +52,13 @@ def test_explain_from_cache(tmp_path):
     r = run("prog.py", str(cache), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     (tmp_path / "prog.py").unlink()  # the answer must come from the cache alone
-    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", "md.deep", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "--cache-dir", str(cache), "only_dead", "md.deep", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "md.deep is pruned" in r.stdout
     assert "qd.static arm that is not taken" in r.stdout and "prog.py:17:" in r.stdout
-    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "--cache-dir", str(cache), "only_dead", cwd=tmp_path)
     assert "md.base is kept because" in r.stdout and "inner[use_deep=False] writes md.base at" in r.stdout
-    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "missing", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "--cache-dir", str(cache), "missing", cwd=tmp_path)
     assert r.returncode == 1 and "no cache entry" in r.stderr
 
 
@@ -78,7 +78,7 @@ SCRIPT = textwrap.dedent(COMMON.format(init="arch=qd.cpu, offline_cache=False") 
 
 def run_mode(tmp_path, *args):
     (tmp_path / "sim.py").write_text(SCRIPT)
-    return run("-m", "qd.explain_cli", *args, cwd=tmp_path)
+    return run("-m", "qd.explain.cli", *args, cwd=tmp_path)
 
 
 def test_run_mode_explains_a_program_without_a_cache(tmp_path):
@@ -113,7 +113,7 @@ def test_run_mode_suggests_the_closest_names(tmp_path):
 
 
 def test_cache_mode_without_an_entry_points_to_run_mode(tmp_path):
-    r = run("-m", "qd.explain_cli", "--cache-dir", str(tmp_path / "none"), "step", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "--cache-dir", str(tmp_path / "none"), "step", cwd=tmp_path)
     assert r.returncode == 1 and "fastcache=True" in r.stderr and "qd-explain SCRIPT.py" in r.stderr
 
 
@@ -163,15 +163,15 @@ PRINTING = textwrap.dedent("""
 def test_json_and_dot_leave_stdout_to_the_document(tmp_path):
     """The program's own output (Python's and a kernel's print) goes to stderr, so stdout parses."""
     (tmp_path / "chatty.py").write_text(PRINTING)
-    r = run("-m", "qd.explain_cli", "chatty.py", "--json", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "chatty.py", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert [x["kernel"] for x in doc["kernels"]] == ["k"]
     for line in ("from the script", "{not json", "from the kernel 1.000000", "after the launch"):
         assert line in r.stderr
-    r = run("-m", "qd.explain_cli", "chatty.py", "--dot", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "chatty.py", "--dot", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("digraph") and "from the kernel" in r.stderr
-    r = run("-m", "qd.explain_cli", "chatty.py", cwd=tmp_path)  # text: the program's output stays in place
+    r = run("-m", "qd.explain.cli", "chatty.py", cwd=tmp_path)  # text: the program's output stays in place
     assert "from the script" in r.stdout and "from the kernel 1.000000" in r.stdout and "== k" in r.stdout
 
 
@@ -199,10 +199,10 @@ def test_cache_mode_has_the_same_output_options(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     cache = tmp_path / "cache"
     assert run("prog.py", str(cache), cwd=tmp_path).returncode == 0
-    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", "md.deep", "--dot", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "--cache-dir", str(cache), "only_dead", "md.deep", "--dot", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("digraph qd_explain {") and "only_dead: md.deep (pruned)" in r.stdout
-    r = run("-m", "qd.explain_cli", "--cache-dir", str(cache), "only_dead", "--json", cwd=tmp_path)
+    r = run("-m", "qd.explain.cli", "--cache-dir", str(cache), "only_dead", "--json", cwd=tmp_path)
     doc = json.loads(r.stdout)
     assert conforms(doc, SCHEMA) == [] and [k["kept"] for k in doc["kernels"]] == [1]
 
@@ -221,7 +221,7 @@ LONG = ("== step[use_deep=False]: kept 1 of 2 leaves\nmd.deep is pruned: no live
 
 
 def test_text_fits_the_terminal_and_is_coloured_only_there(monkeypatch):
-    from qd.explain_cli import render
+    from qd.explain.cli import render
 
     monkeypatch.setenv("COLUMNS", "50")
     monkeypatch.delenv("NO_COLOR", raising=False)

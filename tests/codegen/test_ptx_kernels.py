@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import qd
-from qd import lang
-from qd.errors import QdConfigError
-from qd.frontend.ir import TaskKind
+from qd.compile.ptx import compile_ptx
+from qd.core.errors import QdConfigError
+from qd.core.ir import TaskKind
+from qd.lang import ops as lang
 from qd.targets.cuda import libdevice
 from qd.targets.cuda.module import CudaModule
-from qd.targets.cuda.ptx import compile_ptx
 from qd.targets.cuda.target import CudaTarget
 from tests._support.ptx import arg_offsets, assert_ptxas_ok, entries
 

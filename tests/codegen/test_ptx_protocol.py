@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import qd
-from qd.targets.cuda.ptx import compile_ptx
+from qd.compile.ptx import compile_ptx
 from tests._support import ptx_emu
 
 

@@ -303,7 +303,7 @@ def test_bad_qd_num_threads(monkeypatch, value):
 def test_good_qd_num_threads(monkeypatch):
     monkeypatch.setenv("QD_NUM_THREADS", " 3 ")
     qd.init(arch=qd.cpu)
-    assert qd.config.current().cpu_max_num_threads == 3
+    assert qd.lang.config.current().cpu_max_num_threads == 3
 
 
 @pytest.mark.parametrize("kwargs, cls, marker", [
@@ -331,7 +331,7 @@ def test_bad_init_option(kwargs, cls, marker):
 
 
 def test_init_warnings_point_at_the_callers_line():
-    qd.config._warned.clear()
+    qd.lang.config._warned.clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         qd.init(arch=qd.metal, verbose=True)  # at:init-warn
@@ -439,7 +439,7 @@ def test_bare_ndarray_annotation_takes_any_array():
 
 
 def test_array_return_annotation_on_a_kernel():
-    from qd.types import NDArray
+    from qd.lang.types import NDArray
 
     @qd.kernel
     def k(x: NDArray[qd.f32, 1]) -> NDArray:  # at:ret-ndarray

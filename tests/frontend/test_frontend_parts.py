@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 import qd
-from qd import compile_path, dtypes, lang
-from qd.frontend import builtin_calls, ids, ir
-from qd.frontend import typing_rules as rules
+from qd.compile import compile_path
+from qd.core import dtypes, ir
+from qd.core import typing_rules as rules
+from qd.frontend import builtin_calls, ids
+from qd.lang import ops as lang
 
 
 def test_ids_round_trip():

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import qd
-from qd import compile_pool, compiler
+from qd.compile import compiler
+from qd.compile import pool as compile_pool
 from qd.targets.cpu.target import CpuTarget
 
 

@@ -1,5 +1,5 @@
 """The CUDA host side without a GPU: arch selection at `qd.init`, driver error translation,
-the launch sequence over the `qd.abi` buffer, device `qd.ndarray`s and the disk-cache form.
+the launch sequence over the `qd.core.abi` buffer, device `qd.ndarray`s and the disk-cache form.
 
 The driver is `_support.fake_cuda.FakeCu` (installed with `driver.use`), which records every
 call and plays the kernel's part where a test needs results. The launch tests compile a real
@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _support.fake_cuda import DEVICE_BASE, CUresult, FakeCu
+from qd.lang.ndarray import DeviceNdarray
 
 import qd
-from qd import abi
-from qd.ndarray import DeviceNdarray
+from qd.core import abi
 from qd.runtime.launcher import make_launcher
 from qd.targets.cuda import driver, launch, memory
 from qd.targets.cuda.module import CudaModule, CudaTask
@@ -73,7 +73,7 @@ def test_cuda_without_bindings_fails_at_init_with_one_error(no_driver):
     assert "pip install 'qd[cuda]'" in msg and "cuda-bindings" in msg and "driver" in msg
     assert ei.value.loc is not None and ei.value.loc.file == HERE
     assert ei.value.__cause__ is None and ei.value.__suppress_context__
-    assert qd.config.current().arch == qd.cpu  # the failed init changed nothing
+    assert qd.lang.config.current().arch == qd.cpu  # the failed init changed nothing
 
 
 class DynamicLibNotFoundError(RuntimeError):
@@ -135,14 +135,14 @@ def test_driver_start_failure_names_the_call_and_the_code(no_driver):
 
 def test_gpu_falls_back_to_the_cpu_with_one_warning(no_driver):
     no_driver.setitem(sys.modules, "cuda", None)
-    qd.config._warned.discard("arch:gpu")
+    qd.lang.config._warned.discard("arch:gpu")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         qd.init(arch=qd.gpu)
         qd.init(arch=qd.gpu)
     assert len(caught) == 1, [str(w.message) for w in caught]
     assert issubclass(caught[0].category, qd.QdWarning) and "running on the CPU" in str(caught[0].message)
-    assert qd.config.current().arch == qd.cpu
+    assert qd.lang.config.current().arch == qd.cpu
 
     @qd.kernel
     def k(x: qd.types.NDArray[qd.f32, 1]):
@@ -155,7 +155,7 @@ def test_gpu_falls_back_to_the_cpu_with_one_warning(no_driver):
 
 def test_gpu_picks_cuda_when_a_device_exists(fake):
     qd.init(arch=qd.gpu)
-    assert qd.config.current().arch == qd.cuda
+    assert qd.lang.config.current().arch == qd.cuda
     assert isinstance(qd.ndarray(qd.f32, 3), DeviceNdarray)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import qd
-from qd import config
+from qd.lang import config
 
 
 def _init_collecting(**kwargs) -> list[str]:

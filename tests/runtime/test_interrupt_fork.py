@@ -236,7 +236,7 @@ FORK = """
     holding, release = threading.Event(), threading.Event()
 
     def compiler():
-        with qd.variants.compile_lock():
+        with qd.core.variants.compile_lock():
             holding.set()
             release.wait()
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from _support.fake_cuda import FakeCu
 from _support.located import check_located
+from qd.lang.ndarray import DeviceNdarray
+from qd.lang.types import NDArrayType
 
 import qd
-from qd.ndarray import DeviceNdarray
 from qd.targets.cuda import driver
-from qd.types import NDArrayType
 
 HERE = os.path.abspath(__file__)
 

@@ -2,7 +2,7 @@
 
 Every variant's machine code lives in an MCJIT engine of its own, freed once nothing can run
 it: `qd.init()` drops every kernel's variants, and a kernel keeps at most
-`qd.variants.MAX_VARIANTS` of them. The memory checks run in a fresh subprocess and compare
+`qd.core.variants.MAX_VARIANTS` of them. The memory checks run in a fresh subprocess and compare
 resident memory coarsely (after `malloc_trim`), never time.
 """
 
@@ -109,7 +109,7 @@ def test_disk_cache_hits_are_freed_too(tmp_path):
 
 
 def test_variant_bound_per_kernel(monkeypatch):
-    monkeypatch.setattr(qd.variants, "MAX_VARIANTS", 10)
+    monkeypatch.setattr(qd.core.variants, "MAX_VARIANTS", 10)
 
     @qd.kernel
     def shifted(x: qd.types.NDArray[qd.i32, 1], c: qd.template()):

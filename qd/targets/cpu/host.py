@@ -8,7 +8,7 @@ apart is what lets a warm process launch cached kernels without importing `qd.co
 
 from __future__ import annotations
 
-from ...runtime.entry import EntryPoint
+from ...core.entry import EntryPoint
 from ..base import Host
 from . import jit, parallel, stacks
 

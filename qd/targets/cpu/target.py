@@ -1,6 +1,6 @@
 """`CpuTarget`: how a kernel variant is entered, launches its tasks, and becomes host code.
 
-ABI (over the `qd.abi` buffer):
+ABI (over the `qd.core.abi` buffer):
 - `<k>_run(ptr args)`: the kernel's entry; it reads the status pointer and the kept leaves
   from the buffer, allocates the frame and stores its address in the buffer's frame slot,
   so the tasks find the kernel-scope variables and loop bounds there;
@@ -13,12 +13,12 @@ ABI (over the `qd.abi` buffer):
 
 from __future__ import annotations
 
-from ...abi import FRAME_SLOT
 from ...codegen.emitter import Emitter, leaf_args, unpack_args
 from ...codegen.llvm_text import Fn
 from ...codegen.lower_llvm import ModuleGen
-from ...dtypes import DType
-from ...errors import QdInternalError
+from ...core.abi import FRAME_SLOT
+from ...core.dtypes import DType
+from ...core.errors import QdInternalError
 from ..base import Target
 from . import jit, stacks
 from .host import CpuHost

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from ...errors import QdConfigError, QdRuntimeError, caller_loc
+from ...core.errors import QdConfigError, QdRuntimeError, caller_loc
 
 INSTALL_HINT = ("install the bindings with `pip install 'qd[cuda]'` (cuda-bindings; CUDA 13 bindings need "
                 "NVIDIA driver 580.65 or newer, the 12.9 line driver 525.60 or newer)")

@@ -1,6 +1,6 @@
 """Loading a compiled CUDA variant onto the device and launching it.
 
-The launcher (`qd.runtime.launcher`) packs the `qd.abi` argument buffer exactly as for the
+The launcher (`qd.runtime.launcher`) packs the `qd.core.abi` argument buffer exactly as for the
 CPU; what differs is only what its `run(buffer address)` does. Here, per launch:
 
 1. copy the packed host buffer into a host staging area laid out as
@@ -37,9 +37,9 @@ import tempfile
 import weakref
 from collections.abc import Callable
 
-from ...abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
-from ...errors import warn_at
-from ...runtime.entry import EntryPoint
+from ...core.abi import FRAME_SLOT, STATUS_SLOT, ArgLayout
+from ...core.entry import EntryPoint
+from ...core.errors import warn_at
 from ..base import Host
 from . import driver as _driver
 from .memory import DeviceBuffer, on_device

@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ...errors import QdConfigError
+from ...core.errors import QdConfigError
 
 BITCODE = "libdevice.10.bc"
 PREFIX = "__nv_"

@@ -6,7 +6,7 @@ side that loads and launches it (driver, memory, launch); neither side needs the
 Launch protocol (every `.entry` alike):
 
 - each entry in `tasks` takes exactly one parameter, a `.u64` pointer to the packed argument
-  buffer of `qd.abi` in DEVICE memory: array slots hold device pointers, extents and scalars
+  buffer of `qd.core.abi` in DEVICE memory: array slots hold device pointers, extents and scalars
   as on the CPU; slot 0 (`abi.STATUS_SLOT`) points to the status block, slot 1
   (`abi.FRAME_SLOT`) to the frame. Both are device memory the host allocates: the status block
   has `ArgLayout.status_size` 8-byte words, the frame `frame_slots` 8-byte words;

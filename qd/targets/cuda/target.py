@@ -4,7 +4,7 @@ Code generation shares all statement and expression lowering with the CPU (`qd.c
 what differs is laid out here, behind the `Target` seam:
 
 - entries (`emit_kernel`): one `ptx_kernel` `<k>_step<i>(ptr args)` per step of the kernel's
-  `inst.tasks`, in order. Every entry unpacks the `qd.abi` buffer as the CPU does, loads the
+  `inst.tasks`, in order. Every entry unpacks the `qd.core.abi` buffer as the CPU does, loads the
   frame pointer from its slot, returns at once if the frame's "returned" word is set (see
   `module`), and refuses, like the CPU entry, an extent too big for i32. A serial step then
   runs its statements once (the host launches it with one thread); a `return` stores its
@@ -34,16 +34,16 @@ import json
 import re
 from typing import Protocol
 
-from ...abi import FRAME_SLOT
 from ...codegen import checks
 from ...codegen.emitter import Emitter, Scope, leaf_args, leaf_params, unpack_args
 from ...codegen.llvm_text import Fn, ll
 from ...codegen.lower_llvm import ModuleGen
 from ...codegen.stmts import StmtGen
-from ...dtypes import DType
-from ...errors import QdConfigError, QdInternalError
-from ...frontend import ir
-from ...runtime.entry import EntryPoint
+from ...core import ir
+from ...core.abi import FRAME_SLOT
+from ...core.dtypes import DType
+from ...core.entry import EntryPoint
+from ...core.errors import QdConfigError, QdInternalError
 from ..base import Target
 from ..cpu import jit
 from . import driver as _driver

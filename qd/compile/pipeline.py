@@ -1,0 +1,305 @@
+"""From a specialisation key to a launchable variant: from memory, from the disk cache, or
+compiled, then loaded by the target's host side and wrapped in a launcher.
+
+This is the launch side of the compile pipeline and imports only what a disk-cache hit needs
+(the cache key and entry reader, the host side of the targets, the launcher). The compile
+side (`qd.compile.compiler`: frontend lowering, the pruning plan, codegen, `qd.ptx`, explanations) is
+imported by `load_compiler` on the first variant that has to be compiled, or the first
+`qd.ptx` / `qd.explain`; a process whose kernels all come from the disk cache never loads it.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from analysis.plan import PruningPlan
+from analysis.records import record
+
+from ..cache import disk as fastcache
+from ..cache import trust as fastcache_trust
+from ..core import variants
+from ..core.abi import KernelModule
+from ..core.errors import QdError, QdInternalError
+from ..core.version import __version__
+from ..lang import config as _config
+from ..lang.ndarray import DeviceNdarray, Ndarray
+from ..runtime.kernel_view import KernelView, LaunchInfo
+from ..runtime.launcher import make_launcher
+from ..targets import host_for
+from ..targets.base import Host
+from .stats import timed, watch
+
+_compiler: dict = {"module": None}  # qd.compile.compiler once loaded
+
+
+def load_compiler():
+    """The compile side (`qd.compile.compiler`), imported on first use."""
+    from . import compiler  # lazy: the frontend lowering, analysis, codegen; disk-cache hits never need it
+
+    _compiler["module"] = compiler
+    return compiler
+
+
+@record
+class Variant:
+    launch: object
+    kept: tuple[str, ...]
+    pruned: tuple[str, ...]
+    inst_id: str
+    module: KernelModule
+    info: LaunchInfo
+    plan: PruningPlan | None
+    insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
+    stored: object | None = None  # the facts of a disk-cache entry (`fastcache.StoredFacts`), for explanations
+    code: object | None = None  # its machine code (the target's), loaded while this variant or its launcher lives
+
+    def explain_facts(self) -> dict[str, list]:
+        """Facts of every reachable instantiation (no cached used sets)."""
+        if self.stored is not None:
+            try:
+                return self.stored.get()
+            except ValueError as e:  # authentic but malformed: only an explanation reads them
+                raise QdError(f"{e}; delete the cache entry or run with qd.init(offline_cache=False) to "
+                              "explain this kernel") from None
+        return load_compiler().explain_facts(self.insts[0], self.insts)
+
+
+_configured: dict = {"gen": -1, "epoch": 0}
+
+
+def host(cfg: _config.Config) -> Host:
+    """Where `cfg`'s code runs: the CPU, or the CUDA device `qd.init` started (so its `sm_XX` is
+    known). Its run-time settings (the CPU thread count) are applied once per `qd.init`."""
+    h = host_for(cfg)
+    if _configured["gen"] != cfg.generation or _configured["epoch"] != variants.epoch():
+        _configured.update(gen=cfg.generation, epoch=variants.epoch())
+        h.configure()
+    return h
+
+
+def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) -> tuple[Variant, str]:
+    """The variant for `key`: from the disk cache when the kernel opted in and an intact, still
+    valid entry exists; compiled otherwise (and then stored)."""
+    cfg = _config.current()
+    tgt = host(cfg)
+    tgt.prepare()
+    with watch(_what(kernel)):
+        hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
+        if hit is not None:
+            return hit, "disk"
+        built = load_compiler().build(kernel, bound, noalias)
+        return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
+
+
+def _what(kernel: KernelView) -> str:
+    """How a progress report names the kernel being compiled: from its code object, since
+    this runs before every compile and must not parse the source (a parse here would be
+    memoised without the disk cache's definition table, which is then never written)."""
+    code = kernel.fn.__code__
+    return f"kernel {kernel.fn.__qualname__} ({code.co_filename}:{code.co_firstlineno})"
+
+
+def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
+    """(the variant of a valid disk-cache entry or None, the entry's path, its key): the path
+    and key are where a fresh compile is stored (None when the kernel is not cached)."""
+    if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
+        return None, None, None
+    with timed("cache_key"):
+        dkey = fastcache.key(kernel, key, cfg, tgt.cache_identity(), __version__)
+    if dkey is None:
+        _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
+        return None, None, None
+    entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
+    with timed("disk_read"):
+        entry = fastcache.load(entry_path, kernel, key, dkey, tgt.entry_symbol)
+    if entry is None:
+        return None, entry_path, dkey
+    with timed("load"):
+        code = tgt.load(entry.obj, entry.module.entry)
+    return (_finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id, entry.written,
+                    noalias, None, [], entry.facts, fastcache.LauncherCode(entry.launcher)), entry_path, dkey)
+
+
+def _from_built(kernel: KernelView, key, cfg, tgt: Host, built, entry_path, dkey, noalias: bool) -> Variant:
+    """The variant of freshly compiled code: loaded, stored in the disk cache when `entry_path`
+    is set, wrapped in a launcher."""
+    compiler = load_compiler()
+    km, obj = built.module, built.obj
+    try:
+        with timed("load"):
+            code = tgt.load(obj, km.entry)
+        obj = tgt.cache_bytes(code, obj)
+    except QdError:
+        raise
+    except Exception as e:  # an LLVM failure is a qd bug; say which kernel triggered it
+        raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}",
+                              built.inst.loc) from None
+    plan = built.plan
+    launcher = fastcache.LauncherCode() if entry_path is not None else None  # its code goes into the entry
+    v = _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
+                built.insts, None, launcher)
+    if entry_path is not None:
+        try:
+            problem = compiler.store(entry_path, dkey, kernel, built, obj, launcher.made)
+        except OSError as e:
+            fastcache_trust.warn_once(("write", str(entry_path)), f"qd fastcache: could not write {entry_path}: {e}",
+                                      kernel.def_loc())
+        else:
+            if problem is not None:
+                _not_stored(kernel, problem)  # froze something that cannot be re-checked later
+    return v
+
+
+def _not_stored(kernel, what: str) -> None:
+    """Say once per kernel and process why a `fastcache=True` kernel stays in memory only."""
+    fastcache_trust.warn_once(("memory-only", id(kernel.fn)),
+                              f"qd fastcache: kernel {kernel.fn.__qualname__} depends on {what}, which cannot be "
+                              "re-checked in another process; it is compiled in memory only", kernel.def_loc())
+
+
+def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored,
+            launcher_code=None) -> Variant:
+    """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits. For a
+    variant the disk cache serves, `launcher_code` (a `fastcache.LauncherCode`) compiles the
+    launcher's text, or hands back the code its entry keeps."""
+    info = LaunchInfo(key, kept, pruned, "memory", inst_id)
+
+    def on_alias(*args, **kwargs):
+        v = kernel.variants.get((key, "alias"))
+        if v is None:
+            with variants.compile_lock():
+                v = kernel.variants.get((key, "alias"))
+                if v is None:
+                    v, _ = compile_variant(kernel, key, kernel.bind(args, kwargs), noalias=False)
+                    variants.remember(kernel, (key, "alias"), v)
+        return v.launch(*args, **kwargs)
+
+    entry = tgt.entry_point(code, km, written, kernel.fn.__qualname__)
+    array_type = DeviceNdarray if tgt.name == "cuda" else Ndarray  # what a launch passes without a copy
+    fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
+    with timed("launcher"):
+        launch = make_launcher(kernel, km, entry, written, on_alias if noalias else None, info, array_type, fields,
+                               launcher_code)
+    # The launcher is its namespace's only resident that refers back to it; without that
+    # cycle, dropping the variant frees the launcher and then its code at once, not at the
+    # next cyclic garbage collection.
+    launch.__globals__.pop(launch.__name__, None)
+    return Variant(launch, kept, pruned, inst_id, km, info, plan, insts, stored, code)
+
+
+def get_variant(kernel: KernelView, key, bound: dict) -> tuple[Variant, str]:
+    v = kernel.variants.get(key)
+    if v is not None:
+        return v, "memory"
+    with variants.compile_lock():
+        v = kernel.variants.get(key)
+        if v is not None:  # another thread compiled it while this one waited
+            return v, "memory"
+        with _reported(kernel):
+            v, source = compile_variant(kernel, key, bound)
+        _remember(kernel, key, v)
+    return v, source
+
+
+class _reported:
+    """Around compiling `kernel`: an unexpected exception (a qd bug) becomes a QdInternalError
+    reported against the user's kernel, with the details kept."""
+
+    def __init__(self, kernel: KernelView):
+        self.kernel = kernel
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, e, tb) -> bool:
+        if e is None or isinstance(e, QdError) or not isinstance(e, Exception):
+            return False
+        err = QdInternalError(f"internal error while compiling kernel {self.kernel.fn.__qualname__}: "
+                              f"{type(e).__name__}: {e}", self.kernel.def_loc())
+        err.internal_traceback = "".join(traceback.format_exception(typ, e, tb))
+        raise err from None
+
+
+def _remember(kernel: KernelView, key, v: Variant) -> None:
+    rec = _recorded["list"]
+    if rec is not None:
+        rec.append(Recorded(kernel, v))
+    compiler = _compiler["module"]
+    for old in variants.remember(kernel, key, v):
+        if compiler is not None:  # its kernel-level instantiation serves only it (and its aliasing twin)
+            compiler.forget(old.inst_id)
+
+
+def compile_batch(jobs: list[tuple[KernelView, tuple, dict]], workers: int) -> list[tuple[Variant, str] | QdError]:
+    """The variant of every (kernel, key, bound arguments) job, as `get_variant` would give
+    it, with the LLVM work of the ones to compile done together on `workers` processes
+    (`compile_pool`): the frontend, the analysis and code generation run first, one kernel
+    after the other; then every module is optimised and emitted at once; then each is loaded,
+    stored in the disk cache and given its launcher, in order. A job that fails gives, in its
+    place, the error its launch would raise, and the others still compile."""
+    with variants.compile_lock():
+        cfg = _config.current()
+        tgt = host(cfg)
+        tgt.prepare()
+        out: list = [None] * len(jobs)
+        pending, seen = [], {}
+        for n, (kernel, key, bound) in enumerate(jobs):
+            v = kernel.variants.get(key)
+            if v is not None:
+                out[n] = (v, "memory")
+                continue
+            if (id(kernel), key) in seen:  # the same variant twice in one batch: the first's result
+                out[n] = seen[(id(kernel), key)]
+                continue
+            seen[(id(kernel), key)] = n
+            try:
+                with _reported(kernel), watch(_what(kernel)):
+                    hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, True)
+                    if hit is None:
+                        if not pending and workers > 1 and len(jobs) - n > 1:  # workers start while the rest lowers
+                            load_compiler().start_workers(min(workers, len(jobs) - n))
+                        built = load_compiler().prepare(kernel, bound)
+            except QdError as e:
+                out[n] = e
+                continue
+            if hit is not None:
+                _remember(kernel, key, hit)
+                out[n] = (hit, "disk")
+                continue
+            pending.append((n, kernel, key, built, entry_path, dkey))
+        if pending:
+            names = ", ".join(p[1].fn.__qualname__ for p in pending)
+            with watch(f"the LLVM phase of {len(pending)} kernel(s) ({names})"):
+                objs = load_compiler().compile_many([p[1] for p in pending], [p[3] for p in pending], workers)
+            for (n, kernel, key, built, entry_path, dkey), obj in zip(pending, objs):
+                if isinstance(obj, QdError):
+                    out[n] = obj
+                    continue
+                built.obj = obj
+                try:
+                    with _reported(kernel):
+                        v = _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, True)
+                except QdError as e:
+                    out[n] = e
+                    continue
+                _remember(kernel, key, v)
+                out[n] = (v, "compile")
+        return [out[out[n]] if isinstance(out[n], int) else out[n] for n in range(len(jobs))]
+
+
+@record
+class Recorded:
+    """A variant compiled (or loaded) while `qd-explain` runs a script: it keeps the variant, so
+    its facts stay explainable after `qd.init` or eviction drops it from the kernel."""
+
+    kernel: KernelView
+    variant: Variant
+
+
+_recorded: dict = {"list": None}  # the explicit record of `record_compiles`; None when off
+
+
+def record_compiles() -> list[Recorded]:
+    """Start recording every variant compiled from now on in this process; the list fills up."""
+    _recorded["list"] = []
+    return _recorded["list"]

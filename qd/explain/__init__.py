@@ -1,0 +1,2 @@
+"""Why a parameter was kept or pruned: `qd.explain` and the `qd-explain` command.
+"""

@@ -1,0 +1,74 @@
+"""`@qd.func`: the decorator and what kernels and funcs share (the wrapped function, its
+signature and annotations, the checks made where the decorator is applied).
+
+Apart from `qd.kernel` (which imports the launch pipeline lazily), so that modules of qd written
+in the kernel language (`qd/linalg_funcs.py`), which the frontend calls into, can define funcs
+without importing the compiler side back.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from ..core.errors import QdCallError, QdSyntaxError, caller_loc
+from ..core.source import type_hints
+
+__all__ = ["Decorated", "Func", "check_decorated", "func"]
+
+
+class Decorated:
+    """What kernels and funcs share: the wrapped function, its signature and annotations."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+        self._hints = None
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+
+    @property
+    def hints(self) -> dict:
+        """Evaluated annotations, computed on first use (forward references resolve by then)."""
+        if self._hints is None:
+            self._hints = type_hints(self.fn)
+        return self._hints
+
+
+class Func(Decorated):
+    """A `@qd.func`: inlined into its callers, instantiated per static context."""
+
+    is_qd_func = True
+    is_real = False  # `@qd.real_func` / `is_real_function=True`: it may call itself
+
+    def __call__(self, *args, **kwargs):
+        raise QdCallError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func; "
+                          "launch a @qd.kernel from Python", caller_loc())
+
+
+def check_decorated(fn, what: str) -> None:
+    """Reject what `@qd.kernel` / `@qd.func` cannot compile when the decorator is applied, at the
+    decorator's line: later the object has no function source to point into."""
+    if isinstance(fn, Decorated):
+        kind = "@qd.kernel" if getattr(fn, "is_qd_kernel", False) else "@qd.func"
+        raise QdSyntaxError(f"@qd.{what} applied to {fn.__qualname__}, which is already a {kind}", caller_loc())
+    if not inspect.isfunction(fn):
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        kind = "class" if isinstance(fn, type) else type(fn).__name__
+        raise QdSyntaxError(f"@qd.{what} must decorate a function defined with def, got {kind} {name}", caller_loc())
+    if fn.__name__ == "<lambda>":
+        raise QdSyntaxError(f"@qd.{what} cannot compile a lambda; define the function with def", caller_loc())
+
+
+def func(fn=None, **_options):
+    """Decorator; accepts quadrants' options (`is_real_function`, ...) for source compatibility."""
+    if fn is None:
+        def wrap(f):
+            check_decorated(f, "func")
+            out = Func(f)
+            out.is_real = bool(_options.get("is_real_function", False))
+            return out
+        return wrap
+    check_decorated(fn, "func")
+    return Func(fn)

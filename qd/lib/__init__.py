@@ -1,0 +1,2 @@
+"""Functions written in qd itself (`@qd.func`), inlined into kernels like user code.
+"""
