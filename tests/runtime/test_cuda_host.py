@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _support.fake_cuda import DEVICE_BASE, CUresult, FakeCu
-from qd.lang.ndarray import DeviceNdarray
 
 import qd
 from qd.core import abi
+from qd.lang.ndarray import DeviceNdarray
 from qd.runtime.launcher import make_launcher
 from qd.targets.cuda import driver, launch, memory
 from qd.targets.cuda.module import CudaModule, CudaTask

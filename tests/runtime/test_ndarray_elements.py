@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from _support.fake_cuda import FakeCu
 from _support.located import check_located
-from qd.lang.ndarray import DeviceNdarray
-from qd.lang.types import NDArrayType
 
 import qd
+from qd.lang.ndarray import DeviceNdarray
+from qd.lang.types import NDArrayType
 from qd.targets.cuda import driver
 
 HERE = os.path.abspath(__file__)

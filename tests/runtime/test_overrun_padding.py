@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-from qd.lang.ndarray import zeros
 
 import qd
+from qd.lang.ndarray import zeros
 
 ROOT = Path(__file__).resolve().parents[2]
 
