@@ -6,11 +6,7 @@ from dataclasses import dataclass
 
 from ..core import dtypes as _dt
 from ..core.errors import QdTypeError, caller_loc, show
-from .matrix import (
-    MatrixType,
-    OpenElementType,
-    VectorType,
-)  # noqa: F401 - qd.types.vector / matrix
+from .matrix import MatrixType, OpenElementType, VectorType, matrix, vector  # noqa: F401 - qd.types.vector / matrix
 
 
 @dataclass(frozen=True)
