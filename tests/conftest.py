@@ -3,8 +3,10 @@
 Tests are arranged by the stage they exercise: `frontend/` (parsing, signatures, located
 errors for bad code and bad input), `analysis/` and `rules/` (the Datalog engine, the pruning
 rules and what is derived from them), `codegen/` (the LLVM lowering and generated code
-itself), `runtime/` (launching: arguments, the thread pool, memory, signals, threads),
-`cache/`, `cli/`, and `semantics/`, the language suite: kernels whose results are compared
+itself), `lang/` (the user's API used from plain Python: fields, ndarrays and tensors,
+vectors, matrices and structs, `qd.math`, `qd.init` and its configuration), `runtime/`
+(launching: arguments, the thread pool, memory, signals, threads), `cache/`, `cli/`, and
+`semantics/`, the language suite: kernels whose results are compared
 with numpy or Python, run once per target (see `semantics/conftest.py`). Helpers used by more
 than one directory live in `_support/`.
 
