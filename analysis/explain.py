@@ -121,7 +121,8 @@ class Explainer:
                         "arms": _arms(self.arms.get((k, p, loc), []))})
         calls = [{"kind": "dead_call", "func": self.name(k), "param": p, "callee": func, **self._site(s),
                   "arms": _arms(self.site_arms.get((k, s), []))} for s, func in self.dead_forward.get((k, p), ())]
-        for r in sorted({repr(sorted(r.items())): r for r in calls}.values(), key=lambda r: (r["line"] or 0, r["col"] or 0)):
+        for r in sorted({repr(sorted(r.items())): r for r in calls}.values(),
+                        key=lambda r: (r["line"] or 0, r["col"] or 0)):
             out.append(r)  # one per source position: an unrolled loop writes one call many times
         for s, j, q in sorted(self.unused_forward.get((k, p), ())):
             sub = self.why_pruned(j, q, seen)
@@ -266,8 +267,8 @@ def to_dot(records: list[dict]) -> str:
 
     for rec in records:
         for prm in rec["params"]:
-            src = node(f"{title(rec)}: {prm['path']} ({prm['status']})", ', style="bold"' if prm["status"] == "kept" else
-                       ', style="dashed"')
+            src = node(f"{title(rec)}: {prm['path']} ({prm['status']})",
+                       ', style="bold"' if prm["status"] == "kept" else ', style="dashed"')
             chain(src, prm["reasons"], prm["status"] != "kept")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -1,8 +1,9 @@
 """`record`: plain data classes that are cheap to define.
 
-qd's compile side declares ~60 IR and value classes, and the Datalog engine a dozen more. `dataclasses.dataclass` compiles each
-generated method of each class on its own (`__init__`, `__repr__`, `__eq__`, and for a frozen
-class `__setattr__`, `__delattr__`, `__hash__`), about 0.3 ms a class: together about a third of
+qd's compile side declares ~60 IR and value classes, and the Datalog engine a dozen more.
+`dataclasses.dataclass` compiles each generated method of each class on its own (`__init__`,
+`__repr__`, `__eq__`, and for a frozen class `__setattr__`, `__delattr__`, `__hash__`), about
+0.3 ms a class: together about a third of
 the time a process's first kernel compile spends importing the compiler. A record compiles only
 its `__init__`; equality, hashing, `repr` and frozenness are methods shared by every record,
 reading the class's field tuples. A record class follows the dataclass rules it is written with:

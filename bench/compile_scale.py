@@ -142,7 +142,8 @@ def main() -> None:
     cols = [("run", "run", "s"), ("total_s", "process s", ".2f"), ("compile_s", "compile+launch s", ".2f"),
             ("per_kernel_ms", "ms/kernel", ".2f"), ("frontend", "frontend", ".2f"), ("analysis", "analysis", ".2f"),
             ("codegen", "codegen", ".2f"), ("llvm", "llvm", ".2f"), ("load", "load", ".2f"),
-            ("cache_key", "cache key", ".2f"), ("disk_read", "disk rd", ".2f"), ("disk_write", "disk wr", ".2f"), ("launcher", "launcher", ".2f"),
+            ("cache_key", "cache key", ".2f"), ("disk_read", "disk rd", ".2f"), ("disk_write", "disk wr", ".2f"),
+            ("launcher", "launcher", ".2f"),
             ("sources", "sources", "s"), ("agrees", "agrees", "s")]
     print(f"\n{n} kernels, {os.cpu_count()} cores; phase columns are seconds summed over the kernels")
     print_table(rows, cols)

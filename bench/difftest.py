@@ -63,7 +63,8 @@ def describe(v: runner.Verdict) -> str:
 
 def save_program(v: runner.Verdict, outdir: Path) -> Path:
     src = generate(v.seed)
-    head = [f"# difftest seed {v.seed}: {LABELS[v.category]}" + (f", reference verdict: {v.verdict}" if v.verdict else "")]
+    head = [f"# difftest seed {v.seed}: {LABELS[v.category]}"
+            + (f", reference verdict: {v.verdict}" if v.verdict else "")]
     head += [f"# {_first(line, 300)}" for line in (v.detail[:5] or [describe(v)])]
     for name, side in (("qd", v.qd), ("quadrants", v.quadrants), ("reference", v.ref)):
         if side is not None:
@@ -113,7 +114,8 @@ def main() -> int:
     n_qbugs = verdict_counts["quadrants bug"]
     n_differ = sum(counts[c] for c in DIVERGENT) - n_qbugs
     n_skip = counts["skipped"] + counts["qd_refused_allowed"]
-    print(f"difftest: {n_agree} agree, {n_differ} differ, {n_skip} skipped  ({len(verdicts)} programs, {elapsed:.0f} s)")
+    print(f"difftest: {n_agree} agree, {n_differ} differ, {n_skip} skipped  "
+          f"({len(verdicts)} programs, {elapsed:.0f} s)")
     print(f"  quadrants bugs (quadrants differs from the plain-Python run, qd does not): {n_qbugs}")
     for cat in ("differ", "qd_crash", "qd_hang", "qd_refused", "qd_refused_allowed", "skipped"):
         extra = ""

@@ -39,7 +39,8 @@ def program() -> str:
         for g in range(GROUPS))
     state = "@dataclasses.dataclass\nclass State:\n" + "".join(f"    g{g}: G{g}\n" for g in range(GROUPS))
     writes = "".join(f"    s.g{g}.a{m}[0] = {g * MEMBERS + m}\n" for g in range(GROUPS) for m in range(MEMBERS // 2))
-    dead = "".join(f"        s.g{g}.a{m}[0] = -1\n" for g in range(GROUPS) for m in range(MEMBERS // 2, 3 * MEMBERS // 4))
+    dead = "".join(f"        s.g{g}.a{m}[0] = -1\n"
+                   for g in range(GROUPS) for m in range(MEMBERS // 2, 3 * MEMBERS // 4))
     chain = "".join(f"@qd.func\ndef f{d}(s: State, deep: qd.template()):\n    f{d + 1}(s, deep)\n\n\n"
                     for d in range(1, DEPTH))
     return textwrap.dedent("""\

@@ -351,7 +351,8 @@ def main() -> None:
     for qd_impl, other in (("qd-vec", "quadrants-vec-ieee"), ("qd-vec-fast", "quadrants-vec"), ("qd-vec", "qd-scalar")):
         for threads in (1, None):
             per_round = [(rnd[(qd_impl, threads)], rnd[(other, threads)]) for rnd in rounds
-                         if "cloth_ms" in rnd.get((qd_impl, threads), {}) and "cloth_ms" in rnd.get((other, threads), {})]
+                         if "cloth_ms" in rnd.get((qd_impl, threads), {})
+                         and "cloth_ms" in rnd.get((other, threads), {})]
             if not per_round:
                 continue
             ratios = {case: [a[f"{case}_ms"] / b[f"{case}_ms"] for a, b in per_round] for case in ("cloth", "nbody")}

@@ -285,7 +285,8 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
                     built.add(flat)
                 outer = f"X_{rel}_{cols[0]}" if flat in built else "None"
                 body.append(
-                    f"    Y_{rel}_{_cols_name(cols)} = _build_nested({needs.rows_of(rel)}, {cols!r}, HINTS, {(rel, cols)!r}, {outer})"
+                    f"    Y_{rel}_{_cols_name(cols)} = "
+                    f"_build_nested({needs.rows_of(rel)}, {cols!r}, HINTS, {(rel, cols)!r}, {outer})"
                 )
                 built.add(key)
         def build(rel: str, key: tuple, line: str) -> None:
@@ -327,7 +328,8 @@ def _generate(program: Program, needs: _Needs, future: _Needs | None, vectorize:
                 plan(rule, None, rec_rels)
                 for s in ([rec] if rec else []) + ready
                 for rule in s.rules
-                if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty for lit in rule.body)
+                if not any(isinstance(lit, Atom) and not lit.negated and lit.rel in initially_empty
+                           for lit in rule.body)
             ]
 
         once = once_plans()
