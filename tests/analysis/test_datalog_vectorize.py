@@ -47,7 +47,8 @@ def join_chains(draw: Any) -> Generated:
             body = []
             rec = draw(st.sampled_from(["p", "q", "r", None]))
             if rec is not None:
-                body.append(f"{rec}({', '.join(draw(st.sampled_from(pool)) for _ in range({'p': 2, 'q': 1, 'r': 3}[rec]))})")
+                args = ", ".join(draw(st.sampled_from(pool)) for _ in range({"p": 2, "q": 1, "r": 3}[rec]))
+                body.append(f"{rec}({args})")
             for _ in range(draw(st.integers(1, 2))):
                 name = draw(st.sampled_from(list(ins)))
                 body.append(f"{name}({', '.join(term([]) for _ in range(ins[name]))})")

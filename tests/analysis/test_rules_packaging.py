@@ -24,6 +24,7 @@ def test_rules_found_and_loaded_from_outside_the_source_tree(tmp_path):
 
 def test_analysis_imports_before_qd(tmp_path):
     """The analysis package can be imported on its own, before qd (it imports nothing from qd)."""
-    r = subprocess.run([sys.executable, "-c", "import analysis.analyze, analysis.explain; import qd; print(qd.explain)"],
+    r = subprocess.run([sys.executable, "-c",
+                        "import analysis.analyze, analysis.explain; import qd; print(qd.explain)"],
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

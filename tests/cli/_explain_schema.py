@@ -17,7 +17,8 @@ def conforms(value, schema, root=SCHEMA, where="$"):
     if types is not None:
         names = types if isinstance(types, list) else [types]
         py = {"object": dict, "array": list, "string": str, "null": type(None), "boolean": bool}
-        ok = any((isinstance(value, int) and not isinstance(value, bool)) if t == "integer" else isinstance(value, py[t])
+        ok = any((isinstance(value, int) and not isinstance(value, bool)) if t == "integer"
+                 else isinstance(value, py[t])
                  for t in names)
         if not ok:
             return [f"{where}: {value!r} is not {types}"]

@@ -129,9 +129,11 @@ def test_json_output_follows_the_schema_and_the_text(tmp_path):
     deep = next(p for p in dead["params"] if p["path"] == "md.deep")
     assert deep["status"] == "pruned"
     (fwd,) = deep["reasons"]
-    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step[use_deep=False]", "inner[use_deep=False]", 21)
+    assert (fwd["kind"], fwd["func"], fwd["callee"], fwd["line"]) == ("unused_forward", "step[use_deep=False]",
+                                                                       "inner[use_deep=False]", 21)
     (inner,) = fwd["reasons"]
-    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner[use_deep=False]", 17, 9)
+    assert (inner["kind"], inner["func"], inner["line"], inner["col"]) == ("dead_access", "inner[use_deep=False]",
+                                                                           17, 9)
     assert inner["file"].endswith("sim.py")
     assert inner["arms"] == [{"condition": "qd.static(use_deep)", "arm": "if", "value": False, "taken": False}]
     kept = next(p for p in live["params"] if p["path"] == "md.deep")

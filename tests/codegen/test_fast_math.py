@@ -46,7 +46,8 @@ def test_fast_math_vectorises_the_reduction_and_stays_close(tmp_path):
     ieee, nan_ieee, src_ieee, v_ieee = _run(tmp_path, False)
     fast, nan_fast, src_fast, v_fast = _run(tmp_path, True)
     assert (src_ieee, src_fast) == ("compile", "compile")  # not the IEEE entry
-    assert "reassoc" not in v_ieee.module.ir_text and "fadd reassoc nsz arcp contract afn float" in v_fast.module.ir_text
+    assert ("reassoc" not in v_ieee.module.ir_text
+            and "fadd reassoc nsz arcp contract afn float" in v_fast.module.ir_text)
     text = str(jit.optimize(v_fast.module.ir_text))
     assert re.search(r"fadd reassoc[^=\n]*<\d+ x float>", text)  # the j loop's sums run in vector lanes
     np.testing.assert_allclose(fast, ieee, rtol=1e-3, atol=1e-3)

@@ -513,7 +513,8 @@ class ExprGen:
             if v is not None and D.is_float(t) and r.random() < 0.3:
                 d = r.choice([2.0, 4.0, 0.5])
                 den = v.den + int(abs(math.log2(d)))
-                return replace(v, src=f"({v.src} / {d})", lo=min(v.lo / d, v.hi / d), hi=max(v.lo / d, v.hi / d), den=den)
+                return replace(v, src=f"({v.src} / {d})", lo=min(v.lo / d, v.hi / d), hi=max(v.lo / d, v.hi / d),
+                               den=den)
             return v
         if kind == "neg":
             a = self.vector(t, shape, depth - 1)

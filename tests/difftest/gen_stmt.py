@@ -535,7 +535,8 @@ class Body(Scope):
                 self.emit(f"{var.name}.{comps} = {e.src}")
             else:
                 w = self.gen.vector(var.val.t, (n,), 1)
-                if var.budget is not None and var.loop != self.loop_id and not (var.val.lo <= w.lo and w.hi <= var.val.hi):
+                if (var.budget is not None and var.loop != self.loop_id
+                        and not (var.val.lo <= w.lo and w.hi <= var.val.hi)):
                     return
                 self.emit(f"{var.name}.{comps} = {w.src}")
                 self._widen(var, w)

@@ -154,7 +154,8 @@ class KernelGen:
             self.setup.append(f"{name} = {data}")
             out_expr = f"{name}.copy()"
         if elem:
-            dt = f"qd.types.vector({elem[0]}, {qt(t)})" if len(elem) == 1 else f"qd.types.matrix({elem[0]}, {elem[1]}, {qt(t)})"
+            dt = (f"qd.types.vector({elem[0]}, {qt(t)})" if len(elem) == 1
+                  else f"qd.types.matrix({elem[0]}, {elem[1]}, {qt(t)})")
             if len(elem) == 1 and t == "f32" and 2 <= elem[0] <= 4 and r.random() < 0.5:
                 dt = f"qd.math.vec{elem[0]}"
             ann = f"qd.types.ndarray(dtype={dt}, ndim={len(shape)})"
@@ -206,7 +207,8 @@ class KernelGen:
             t = r.choice(["i32", "f32", "f64", "i64", "u8", "i16", "u32"])
             vals = []
             for _c in range(n_calls):
-                vals.append(dyadic(r) if D.is_float(t) else r.randint(0, 20) if D.is_unsigned(t) else r.randint(-20, 20))
+                vals.append(dyadic(r) if D.is_float(t)
+                            else r.randint(0, 20) if D.is_unsigned(t) else r.randint(-20, 20))
             pname = self.p.name("k")
             self.scalars.append((pname, t, vals))
             self.params.append(f"{pname}: {qt(t)}")

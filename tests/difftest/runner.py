@@ -263,7 +263,8 @@ def classify(seed: int, qd: SideResult, qa: SideResult, ref: SideResult | None =
     for key in sorted(set(outs[0]) | set(outs[1])):
         q, a, r = (o.get(key) for o in outs)
         if not compare.agree(q, a):
-            per_key.append("qd bug" if compare.agree(r, a) else "quadrants bug" if compare.agree(r, q) else "unresolved")
+            per_key.append("qd bug" if compare.agree(r, a)
+                           else "quadrants bug" if compare.agree(r, q) else "unresolved")
     if "qd bug" in per_key:
         v.verdict = "qd bug"
     elif per_key and all(k == "quadrants bug" for k in per_key):
@@ -293,7 +294,8 @@ def _run_chunk(seeds: list[int], workdir: Path, timeout: float, results: dict[in
                 ref = ref_worker.run(s, files[s][0])
                 v = classify(s, out["qd"][s], out["quadrants"][s], ref)
                 if v.category == "agree":
-                    diff = compare.differences(ref.out, out["quadrants"][s].out) if ref.status == "ok" else [ref.brief()]
+                    diff = (compare.differences(ref.out, out["quadrants"][s].out) if ref.status == "ok"
+                            else [ref.brief()])
                     v.ref_check = "; ".join(diff[:3]) or "agrees"
             results[s] = v
             if progress is not None:

@@ -312,9 +312,9 @@ class _Mutator:
         self.after = self.rng.choice(AFTER_LAUNCH)
         return True
 
-    OPERATORS = ["after_launch", "odd_init", "odd_expr", "odd_expr", "odd_expr", "rename", "odd_target", "call_args", "annotation",
-                 "annotation", "signature", "decorator", "insert_stmt", "insert_stmt", "wrap_stmt", "delete_stmt",
-                 "operator", "launch_args"]
+    OPERATORS = ["after_launch", "odd_init", "odd_expr", "odd_expr", "odd_expr", "rename", "odd_target", "call_args",
+                 "annotation", "annotation", "signature", "decorator", "insert_stmt", "insert_stmt", "wrap_stmt",
+                 "delete_stmt", "operator", "launch_args"]
 
     def mutate(self) -> list[str]:
         done = []

@@ -67,9 +67,10 @@ ODD_STMTS = [
 ]
 
 STMT_WRAPPERS = [
-    "with open('f') as fh:\n    BODY", "try:\n    BODY\nexcept Exception:\n    pass", "if True:\n    BODY\nelse:\n    pass",
-    "for _w in range(1):\n    BODY", "def inner():\n    BODY", "class Inner:\n    BODY", "if qd.static(True):\n    BODY",
-    "for _w in qd.static(range(2)):\n    BODY", "if qd.static(False):\n    BODY", "while False:\n    BODY",
+    "with open('f') as fh:\n    BODY", "try:\n    BODY\nexcept Exception:\n    pass",
+    "if True:\n    BODY\nelse:\n    pass", "for _w in range(1):\n    BODY", "def inner():\n    BODY",
+    "class Inner:\n    BODY", "if qd.static(True):\n    BODY", "for _w in qd.static(range(2)):\n    BODY",
+    "if qd.static(False):\n    BODY", "while False:\n    BODY",
     "try:\n    BODY\nfinally:\n    pass",
 ]
 

@@ -63,7 +63,8 @@ HARNESS_CASES = [
 @pytest.fixture(scope="module")
 def harness_outcomes():
     sources = [src + LAUNCH for _name, _status, _detail, src in HARNESS_CASES]
-    return _mutate.run_mutants(0, len(sources), sources=sources, mutant_seconds=6, hang_seconds=12)  # margin for a loaded machine
+    # margin for a loaded machine
+    return _mutate.run_mutants(0, len(sources), sources=sources, mutant_seconds=6, hang_seconds=12)
 
 
 @pytest.mark.parametrize("n", range(len(HARNESS_CASES)), ids=[c[0] for c in HARNESS_CASES])

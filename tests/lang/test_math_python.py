@@ -74,7 +74,8 @@ def test_scalar_arguments_and_result_types():
     assert qd.math.atan2(1.0, 1.0) == pytest.approx(math.pi / 4) and qd.math.distance(1.0, 4.0) == 3.0
     v = qd.math.vec3(1, 2, 3)
     assert qd.math.clamp(v, 1.5, 2.5).dtype == qd.f32 and qd.math.step(2, qd.Vector([1, 2, 3])).dtype == qd.f32
-    assert qd.math.asin(qd.Vector([0, 1])).dtype == qd.f32 and qd.math.atan2(qd.Vector([1]), qd.Vector([1])).dtype == qd.f32
+    assert (qd.math.asin(qd.Vector([0, 1])).dtype == qd.f32
+            and qd.math.atan2(qd.Vector([1]), qd.Vector([1])).dtype == qd.f32)
     assert qd.math.clamp(qd.Vector([float("nan"), 2.0]), 0.0, 1.0).to_list() == [0.0, 1.0]  # NaN-ignoring
     assert qd.math.asin(np.float32(0.5)).dtype == np.float32
 
@@ -143,7 +144,8 @@ def test_transform_matrices(a, b, c, axis):
     ypr = qd.math.rot_yaw_pitch_roll(a, b, c).to_numpy()
     np.testing.assert_allclose(ypr[:3, :3], (_ry(a) @ _rx(b) @ _rz(c)).T, atol=1e-6)
     np.testing.assert_array_equal(ypr[3], [0, 0, 0, 1])
-    np.testing.assert_array_equal(qd.math.rotation3d(a, b, c).to_numpy(), qd.math.rot_yaw_pitch_roll(c, a, b).to_numpy())
+    np.testing.assert_array_equal(qd.math.rotation3d(a, b, c).to_numpy(),
+                                  qd.math.rot_yaw_pitch_roll(c, a, b).to_numpy())
     u = np.array(axis)
     if np.linalg.norm(u) > 1e-2:
         u = u / np.linalg.norm(u)

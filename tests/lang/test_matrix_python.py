@@ -94,7 +94,8 @@ def test_filled_constructors():
     np.testing.assert_array_equal(qd.Matrix.diag(3, 2.5).to_numpy(), np.eye(3) * 2.5)
     r = qd.Matrix.rows([qd.Vector([1, 2, 3]), [4, 5, 6]])
     np.testing.assert_array_equal(r.to_numpy(), [[1, 2, 3], [4, 5, 6]])
-    np.testing.assert_array_equal(qd.Matrix.cols([qd.Vector([1, 2, 3]), [4, 5, 6]]).to_numpy(), [[1, 4], [2, 5], [3, 6]])
+    np.testing.assert_array_equal(qd.Matrix.cols([qd.Vector([1, 2, 3]), [4, 5, 6]]).to_numpy(),
+                                  [[1, 4], [2, 5], [3, 6]])
     with pytest.raises(qd.QdIndexError):
         qd.Matrix.unit(3, 3)
 

@@ -173,7 +173,8 @@ def test_fill():
 
 def test_repr():
     assert repr(qd.ndarray(qd.math.vec3, 4)) == "qd.ndarray(dtype=qd.types.vector(3, qd.f32), shape=(4,))"
-    assert repr(qd.Matrix.ndarray(2, 3, qd.i32, (1, 2))) == "qd.ndarray(dtype=qd.types.matrix(2, 3, qd.i32), shape=(1, 2))"
+    assert (repr(qd.Matrix.ndarray(2, 3, qd.i32, (1, 2)))
+            == "qd.ndarray(dtype=qd.types.matrix(2, 3, qd.i32), shape=(1, 2))")
     assert repr(qd.ndarray(qd.f64, 2)) == "qd.ndarray(dtype=qd.f64, shape=(2,))"
 
 

@@ -10,7 +10,8 @@ from qd.runtime import status
 
 
 def test_kinds_and_int_types_agree_with_codegen():
-    for name in ("BOUNDS", "ADD", "SUB", "MUL", "SHL", "STEP", "EXTENT", "ASSERT", "NEG_POW", "I32_MAX", "INT_TYPES", "WARN_SLOT"):
+    for name in ("BOUNDS", "ADD", "SUB", "MUL", "SHL", "STEP", "EXTENT", "ASSERT", "NEG_POW", "I32_MAX", "INT_TYPES",
+                 "WARN_SLOT"):
         assert getattr(status, name) == getattr(checks, name), name
     assert sorted(checks.OVERFLOW.values()) == sorted([status.ADD, status.SUB, status.MUL, status.SHL])
 

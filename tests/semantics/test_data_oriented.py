@@ -99,7 +99,8 @@ def test_kernel_method_reads_member_chains(damping):
     np.testing.assert_allclose(s.rigid.pos.to_numpy(), p, rtol=1e-6)
     np.testing.assert_allclose(s.frame.to_numpy(), fr, rtol=1e-6)
     info = qd.launch_info(s.step)
-    kept = {"self.frame", "self.rigid.mass", "self.rigid.pos", "self.rigid.vel"} | ({"self.prm.damp"} if damping else set())
+    kept = ({"self.frame", "self.rigid.mass", "self.rigid.pos", "self.rigid.vel"}
+            | ({"self.prm.damp"} if damping else set()))
     assert set(info.kept) == kept
     assert set(info.pruned) == set(ALL_LEAVES) - kept  # the unused array and the dead-arm one are not passed
     np.testing.assert_allclose(s.total(), np.float32(2) * p.sum(dtype=np.float32), rtol=1e-5)

@@ -7,7 +7,8 @@ template values (folded by the frontend). All three must equal a plain Python / 
 statement of the documented rules (`qd/frontend/semantics.py`), restated here:
 
 - ints wrap; `//` floors, `%` takes the divisor's sign, both give 0 for a zero divisor;
-- a shift by a count outside 0..width-1 gives 0 (-1 for a negative value shifted right); `x ** n` with n < 0 is 0 for ints;
+- a shift by a count outside 0..width-1 gives 0 (-1 for a negative value shifted right); `x ** n` with n < 0
+  is 0 for ints;
 - floats are IEEE (numpy's result for `+ - * / // %`);
 - float min/max ignore NaN and return the first operand on ties;
 - float → int truncates and saturates, NaN → 0; bool(x) is x != 0.

@@ -202,7 +202,8 @@ def test_arrays_of_vectors_read_write_and_atomics():
 
 def test_arrays_of_matrices():
     @qd.kernel
-    def k(m: M2, v: qd.types.NDArray[qd.types.vector(2, qd.f32), 1], out: qd.types.NDArray[qd.types.vector(2, qd.f32), 1]):
+    def k(m: M2, v: qd.types.NDArray[qd.types.vector(2, qd.f32), 1],
+          out: qd.types.NDArray[qd.types.vector(2, qd.f32), 1]):
         for i in range(m.shape[0]):
             out[i] = m[i] @ v[i] + m[i][1, :]
 
