@@ -1,37 +1,37 @@
 """One compile of a kernel variant: frontend → pruning plan → argument layout (`qd.core.abi`) →
-codegen (target-neutral) → the target's compile, and the disk-cache entry written from it.
+codegen (target-neutral) → the target's compile. `prepare` is the one way to a module's IR:
+a launch, `qd.compile_all` and `qd.ptx` (`ptx_variant`, with a CUDA code generator that needs
+no GPU) all go through it.
 
 This is the compile side of `qd.compile.pipeline`, reached only through `qd.compile.compiler` when a variant is
 in neither the memory nor the disk cache (or for `qd.ptx` and `qd.explain`), so a process
 served from the disk cache never imports the frontend lowering, the analysis or codegen. It
 owns the instantiation registry, the compile-time cache that `qd.init` resets; loading the
-compiled object and wrapping it in a launcher stay with the pipeline.
+compiled object, the disk cache (`disk_cache`) and wrapping it in a launcher stay with the
+pipeline.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import dataclass
 
 from analysis.plan import PruningPlan
 from analysis.records import record
 
-from ..cache import disk as fastcache
-from ..cache import records as fastcache_records
 from ..cache.rule_images import RuleImages, images_dir
 from ..codegen.lower_llvm import ModuleGen
 from ..core import ir, variants
 from ..core.abi import KernelModule
 from ..core.abi import layout as arg_layout
-from ..core.errors import QdError, QdInternalError
+from ..core.errors import QdArgumentError, QdError, QdInternalError, caller_loc
 from ..frontend import purity
 from ..frontend.lower import lower_kernel
 from ..frontend.registry import InstRegistry
-from ..frontend.signature import ArraySpec, walk_specs
+from ..frontend.spec_key import array_types
 from ..lang import config as _config
-from ..runtime.args import array_signature, get_path, leaf_type
 from ..runtime.kernel_view import KernelView
-from ..targets import target_for
+from ..targets import ptx_target, target_for
 from ..targets.base import Target
 from . import pool as compile_pool
 from . import pruning
@@ -71,8 +71,7 @@ _store: dict = {}  # the rule images of this user (an explicit cache)
 
 
 def target(cfg: _config.Config) -> Target:
-    """The code generator for `cfg`'s machine: the CPU, or CUDA (`qd.init` has started the
-    driver, so the device's `sm_XX` is known)."""
+    """The code generator for `cfg`'s machine (made once per `qd.init`, by `qd.targets`)."""
     return target_for(cfg)
 
 
@@ -132,16 +131,19 @@ def compile_many(kernels: list[KernelView], builts: list[Built], workers: int) -
         return out
 
 
-def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
+def prepare(kernel: KernelView, bound: dict, noalias: bool = True, tgt: Target | None = None) -> Built:
     """Everything of `build` up to the module's IR text, which the target has not compiled yet
-    (`qd.compile_all` compiles many at once)."""
+    (`qd.compile_all` compiles many at once). `tgt`: the code generator, when not the
+    configuration's (`qd.ptx`, whose module is never stored, so the rule that keeps a cached
+    kernel pure is not applied)."""
     cfg = _config.current()
     reg = registry()
-    tgt = target(cfg)
+    stored = tgt is None
+    tgt = target(cfg) if tgt is None else tgt
     with timed("frontend"):
-        inst = lower_kernel(reg, kernel, bound, _array_types(kernel, bound))
+        inst = lower_kernel(reg, kernel, bound, array_types(kernel, bound))
         insts = ir.reachable(inst, reg.insts)
-        if kernel.fastcache:
+        if kernel.fastcache and stored:
             purity.check(kernel.fn.__qualname__, insts)
     with timed("analysis"):
         plan = pruning.plan(inst, insts, reg.analysed, cfg.prune, rule_store(cfg))
@@ -158,34 +160,6 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     except Exception as e:  # a code generation failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
     return Built(km, None, plan, inst, insts, written)
-
-
-def store(path: Path, dkey: str, kernel: KernelView, built: Built, obj: bytes,
-          launcher: tuple[str, bytes] | None = None) -> str | None:
-    """Write the disk-cache entry of `built` (`obj`: its object code as loaded, e.g. PTX with
-    the cubin assembled from it; `launcher`: its launcher's code, `fastcache.LauncherCode`).
-    Returns None, or what the kernel depends on that another process cannot re-check (then
-    nothing is written); raises `OSError` if the write fails."""
-    insts = built.insts
-    caps, problem = fastcache_records.captures(insts)
-    sources = {}
-    functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
-    functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
-    for file, qualname, line in functions:
-        rec = fastcache_records.source_record(file, qualname, line) if file else None
-        if rec is None:
-            problem = problem or f"the source of {qualname}"
-        else:
-            sources[rec[0]] = rec[1]
-    if problem is not None:
-        return problem  # froze something that cannot be re-checked later
-    facts = pruning.explain_facts(built.inst, insts)
-    facts = {k: [list(r) for r in v] for k, v in facts.items()}
-    plan = built.plan
-    with timed("disk_write"):
-        fastcache.store(path, dkey, built.module, obj, kept=plan.kept, pruned=plan.pruned, inst_id=built.inst.id,
-                        written=built.written, facts=facts, sources=sources, caps=caps, launcher=launcher)
-    return None
 
 
 def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
@@ -207,12 +181,45 @@ def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
 
 
 def _ident(s: str) -> str:
+    """`s` as part of a symbol name: every character but letters and digits becomes `_`."""
     return "".join(c if c.isalnum() else "_" for c in s)
 
 
-def _array_types(kernel: KernelView, bound: dict) -> dict[str, tuple]:
-    """(dtype, ndim) of every array argument, checked against its annotation: the frontend
-    types the kernel's leaves from these and never inspects launch values itself."""
-    loc_of = kernel.param_loc
-    return {path: leaf_type(array_signature(get_path(bound, path, loc_of), spec, path, loc_of=loc_of), spec)
-            for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
+@dataclass(frozen=True)
+class PtxVariant:
+    """One specialisation compiled for CUDA: its layout and IR (`kernel_module`), the PTX and
+    launch steps (`module`), the kernel instantiation and the pruning decision."""
+
+    kernel_module: KernelModule
+    module: object
+    inst: ir.Inst
+    kept: tuple[str, ...]
+    pruned: tuple[str, ...]
+
+
+def ptx_variant(kernel: KernelView, bound: dict, sm: str = "sm_90") -> PtxVariant:
+    """The CUDA variant for arguments already bound to the kernel's parameters (as a launch
+    binds them), without a GPU or driver: `prepare` with a CUDA code generator for `sm`, then
+    NVPTX code generation; nothing is loaded, launched or stored. The caller holds the compile
+    lock."""
+    tgt = ptx_target(sm)
+    built = prepare(kernel, bound, True, tgt)
+    module = tgt.compile_module(built.module.ir_text)
+    return PtxVariant(built.module, module, built.inst, tuple(built.plan.kept), tuple(built.plan.pruned))
+
+
+def compile_ptx(kernel, *args, sm: str = "sm_90", **kwargs) -> PtxVariant:
+    """The CUDA variant of `kernel` for these arguments (`ptx_variant`)."""
+    if not getattr(type(kernel), "is_qd_kernel", False):
+        raise QdArgumentError(f"qd.ptx expects a @qd.kernel, got {type(kernel).__name__}", caller_loc())
+    try:
+        with variants.compile_lock():
+            kernel._reset()  # signature facts follow the current qd.init (default_ip, default_fp)
+            return ptx_variant(kernel, kernel.bind_checked(args, kwargs), sm)
+    except QdError as e:
+        raise e.with_traceback(None) from None
+
+
+def ptx(kernel: KernelView, *args, sm: str = "sm_90", **kwargs) -> str:
+    """`qd.ptx`: the PTX text of `kernel`'s specialisation for these arguments, for CUDA `sm`."""
+    return compile_ptx(kernel, *args, sm=sm, **kwargs).module.ptx

@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from analysis.explain import Explainer, record_text, to_dot
 
-from ..targets import module as _target_module
-from .compile_path import build, compile_many, forget, prepare, registry, start_workers, store
+from .compile_path import build, compile_many, forget, prepare, ptx, registry, start_workers
 from .pruning import explain_facts, explain_relations
 
-
-def ptx(*args, **kwargs):
-    """`qd.ptx`: the CUDA code generation is loaded only when PTX is asked for."""
-    return _target_module("cuda.ptx").ptx(*args, **kwargs)
-
 __all__ = ["Explainer", "build", "compile_many", "explain_facts", "explain_relations", "forget", "prepare", "ptx",
-           "record_text", "registry", "start_workers", "store", "to_dot"]
+           "record_text", "registry", "start_workers", "to_dot"]

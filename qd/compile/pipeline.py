@@ -2,7 +2,7 @@
 compiled, then loaded by the target's host side and wrapped in a launcher.
 
 This is the launch side of the compile pipeline and imports only what a disk-cache hit needs
-(the cache key and entry reader, the host side of the targets, the launcher). The compile
+(the disk cache through `disk_cache`, the host side of the targets, the launcher). The compile
 side (`qd.compile.compiler`: frontend lowering, the pruning plan, codegen, `qd.ptx`, explanations) is
 imported by `load_compiler` on the first variant that has to be compiled, or the first
 `qd.ptx` / `qd.explain`; a process whose kernels all come from the disk cache never loads it.
@@ -15,18 +15,14 @@ import traceback
 from analysis.plan import PruningPlan
 from analysis.records import record
 
-from ..cache import disk as fastcache
-from ..cache import trust as fastcache_trust
 from ..core import variants
 from ..core.abi import KernelModule
 from ..core.errors import QdError, QdInternalError
-from ..core.version import __version__
 from ..lang import config as _config
-from ..lang.ndarray import DeviceNdarray, Ndarray
 from ..runtime.kernel_view import KernelView, LaunchInfo
 from ..runtime.launcher import make_launcher
-from ..targets import host_for
 from ..targets.base import Host
+from . import disk_cache
 from .stats import timed, watch
 
 _compiler: dict = {"module": None}  # qd.compile.compiler once loaded
@@ -50,7 +46,7 @@ class Variant:
     info: LaunchInfo
     plan: PruningPlan | None
     insts: list  # the kernel's instantiation first, then every one it reaches (empty for disk hits)
-    stored: object | None = None  # the facts of a disk-cache entry (`fastcache.StoredFacts`), for explanations
+    stored: object | None = None  # the facts of a disk-cache entry (`qd.cache.disk.StoredFacts`), for explanations
     code: object | None = None  # its machine code (the target's), loaded while this variant or its launcher lives
 
     def explain_facts(self) -> dict[str, list]:
@@ -68,9 +64,9 @@ _configured: dict = {"gen": -1, "epoch": 0}
 
 
 def host(cfg: _config.Config) -> Host:
-    """Where `cfg`'s code runs: the CPU, or the CUDA device `qd.init` started (so its `sm_XX` is
-    known). Its run-time settings (the CPU thread count) are applied once per `qd.init`."""
-    h = host_for(cfg)
+    """Where `cfg`'s code runs (made once per `qd.init`, by `qd.targets`). Its run-time settings
+    (the CPU thread count) are applied once per `qd.init`, and again in a forked child."""
+    h = _config.host()
     if _configured["gen"] != cfg.generation or _configured["epoch"] != variants.epoch():
         _configured.update(gen=cfg.generation, epoch=variants.epoch())
         h.configure()
@@ -102,22 +98,13 @@ def _what(kernel: KernelView) -> str:
 def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
     """(the variant of a valid disk-cache entry or None, the entry's path, its key): the path
     and key are where a fresh compile is stored (None when the kernel is not cached)."""
-    if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
-        return None, None, None
-    with timed("cache_key"):
-        dkey = fastcache.key(kernel, key, cfg, tgt.cache_identity(), __version__)
-    if dkey is None:
-        _not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
-        return None, None, None
-    entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
-    with timed("disk_read"):
-        entry = fastcache.load(entry_path, kernel, key, dkey, tgt.entry_symbol)
+    entry, entry_path, dkey = disk_cache.find(kernel, key, cfg, tgt, noalias)
     if entry is None:
         return None, entry_path, dkey
     with timed("load"):
         code = tgt.load(entry.obj, entry.module.entry)
     return (_finish(kernel, key, tgt, entry.module, code, entry.kept, entry.pruned, entry.inst_id, entry.written,
-                    noalias, None, [], entry.facts, fastcache.LauncherCode(entry.launcher)), entry_path, dkey)
+                    noalias, None, [], entry.facts, disk_cache.LauncherCode(entry.launcher)), entry_path, dkey)
 
 
 def _from_built(kernel: KernelView, key, cfg, tgt: Host, built, entry_path, dkey, noalias: bool) -> Variant:
@@ -135,32 +122,19 @@ def _from_built(kernel: KernelView, key, cfg, tgt: Host, built, entry_path, dkey
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}",
                               built.inst.loc) from None
     plan = built.plan
-    launcher = fastcache.LauncherCode() if entry_path is not None else None  # its code goes into the entry
+    launcher = disk_cache.LauncherCode() if entry_path is not None else None  # its code goes into the entry
     v = _finish(kernel, key, tgt, km, code, plan.kept, plan.pruned, built.inst.id, built.written, noalias, plan,
                 built.insts, None, launcher)
     if entry_path is not None:
-        try:
-            problem = compiler.store(entry_path, dkey, kernel, built, obj, launcher.made)
-        except OSError as e:
-            fastcache_trust.warn_once(("write", str(entry_path)), f"qd fastcache: could not write {entry_path}: {e}",
-                                      kernel.def_loc())
-        else:
-            if problem is not None:
-                _not_stored(kernel, problem)  # froze something that cannot be re-checked later
+        disk_cache.write(entry_path, dkey, kernel, built, obj, launcher.made,
+                         lambda: compiler.explain_facts(built.inst, built.insts))
     return v
-
-
-def _not_stored(kernel, what: str) -> None:
-    """Say once per kernel and process why a `fastcache=True` kernel stays in memory only."""
-    fastcache_trust.warn_once(("memory-only", id(kernel.fn)),
-                              f"qd fastcache: kernel {kernel.fn.__qualname__} depends on {what}, which cannot be "
-                              "re-checked in another process; it is compiled in memory only", kernel.def_loc())
 
 
 def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias, plan, insts, stored,
             launcher_code=None) -> Variant:
     """Wrap native code in a launcher; shared by fresh compiles and disk-cache hits. For a
-    variant the disk cache serves, `launcher_code` (a `fastcache.LauncherCode`) compiles the
+    variant the disk cache serves, `launcher_code` (a `disk_cache.LauncherCode`) compiles the
     launcher's text, or hands back the code its entry keeps."""
     info = LaunchInfo(key, kept, pruned, "memory", inst_id)
 
@@ -175,10 +149,9 @@ def _finish(kernel, key, tgt, km, code, kept, pruned, inst_id, written, noalias,
         return v.launch(*args, **kwargs)
 
     entry = tgt.entry_point(code, km, written, kernel.fn.__qualname__)
-    array_type = DeviceNdarray if tgt.name == "cuda" else Ndarray  # what a launch passes without a copy
     fields = {p: src.fetcher(kernel.def_loc()) for p, src in insts[0].fields.items()} if insts else None
     with timed("launcher"):
-        launch = make_launcher(kernel, km, entry, written, on_alias if noalias else None, info, array_type, fields,
+        launch = make_launcher(kernel, km, entry, written, on_alias if noalias else None, info, tgt.array_type, fields,
                                launcher_code)
     # The launcher is its namespace's only resident that refers back to it; without that
     # cycle, dropping the variant frees the launcher and then its code at once, not at the

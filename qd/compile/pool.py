@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..targets import compile_worker
 from ..targets.base import Target
 from ..targets.compile_worker import read_message, write_message
 
@@ -60,7 +61,7 @@ class _Worker:
     def __init__(self) -> None:
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
-        script = str(Path(__file__).resolve().parent / "targets" / "compile_worker.py")
+        script = str(Path(compile_worker.__file__).resolve())
         try:
             self.pid = _spawn([sys.executable, script, str(to_child_r), str(from_child_w)], (to_child_r, from_child_w))
         finally:

@@ -15,7 +15,6 @@ from .. import targets as _targets
 from ..core import dtypes as _dt
 from ..core import variants as _variants
 from ..core.errors import QdConfigError, caller_loc, show, warn_at
-from ..targets.cuda import driver as _cuda_driver
 
 
 class Arch(str):
@@ -37,6 +36,7 @@ vulkan = Arch("vulkan")
 amdgpu = Arch("amdgpu")
 
 _KNOWN_ARCHS = {cpu, x64, arm64, cuda, gpu, metal, vulkan, amdgpu}
+_BY_NAME = {str(a): a for a in _KNOWN_ARCHS}
 
 # Every keyword quadrants' `qd.init` accepts that qd does not act on, with quadrants' default:
 # the fields of its compile config (what `qd.cfg` exposes there), the runtime options it
@@ -132,26 +132,25 @@ def _thread_count(value, source: str) -> int:
 
 
 def _select(arch: Arch) -> Arch:
-    """The arch qd runs on for the requested one. `qd.cuda` starts the CUDA driver now, so a
-    machine without bindings, driver or device fails here with one `QdConfigError` saying what
-    is missing, not at the first launch; `qd.gpu` takes CUDA when it starts, else the CPU with
-    one warning; the other GPU backends are not implemented and run on the CPU, warned once."""
-    if arch in (x64, arm64, cpu):
-        return cpu
-    if arch == cuda:
-        _cuda_driver.open_driver()
-        return cuda
-    if arch == gpu:
+    """The arch qd runs on for the requested one, from the machines `qd.targets` tries for it,
+    best first: each is started now (`qd.cuda` starts the CUDA driver), so a machine without
+    bindings, driver or device fails here with one `QdConfigError` saying what is missing, not
+    at the first launch; where a fallback follows (`qd.gpu`: CUDA, else the CPU) the failure
+    is one warning. An arch this build does not implement runs on the CPU, warned once."""
+    tries = _targets.machines(arch)
+    for n, machine in enumerate(tries):
         try:
-            _cuda_driver.open_driver()
-            return cuda
+            _targets.start(machine)
+            return _BY_NAME[machine]
         except QdConfigError as e:
-            reason = e.message.removeprefix("qd.init: ").removeprefix("arch=qd.cuda")
-            _warn_once("arch:gpu", f"qd.init: arch=qd.gpu: no usable CUDA GPU ({reason.lstrip(': ')}); "
-                       "running on the CPU")
-            return cpu
-    _warn_once(f"arch:{arch}", f"qd.init: arch={arch} is not available in this build; running on the CPU")
-    return cpu
+            if n + 1 == len(tries):
+                raise
+            reason = e.message.removeprefix("qd.init: ").removeprefix(f"arch=qd.{machine}")
+            _warn_once(f"arch:{arch}", f"qd.init: arch=qd.{arch}: no usable {_targets.label(machine)} GPU "
+                       f"({reason.lstrip(': ')}); running on the {_targets.label(tries[-1])}")
+    if not tries:
+        _warn_once(f"arch:{arch}", f"qd.init: arch={arch} is not available in this build; running on the CPU")
+    return _BY_NAME[_targets.DEFAULT]
 
 
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
@@ -193,11 +192,16 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         raise_on_templated_floats=bool(raise_on_templated_floats), generation=_config.generation + 1,
     )
     _variants.drop_all()  # frees the machine code of every compiled variant
-    if arch == cpu:
-        # the CPU backend is loaded here, as quadrants' init loads its runtime (and as
-        # arch=qd.cuda loads the driver): LLVM's shared library and the native target cost
-        # ~0.15 s once per process, which the first launch would otherwise pay
-        _targets.host_for(_config).prepare()
+    # the machine's run-time support is loaded here, as quadrants' init loads its runtime: for
+    # the CPU, LLVM's shared library and the native target cost ~0.15 s once per process, which
+    # the first launch would otherwise pay (CUDA's driver was started by `_select`)
+    host().prepare()
+
+
+def host() -> _targets.base.Host:
+    """The machine the current configuration runs code on (`qd.targets.base.Host`): made once
+    per `qd.init`, it allocates device arrays and waits for queued work (`qd.sync`)."""
+    return _targets.host_for(_config)
 
 
 def reset() -> None:

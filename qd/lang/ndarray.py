@@ -3,8 +3,9 @@
 The data pointer, shape and byte extent are cached as plain ints when the array is
 created, because reading them from numpy on every launch costs about 1 µs per array.
 
-`qd.ndarray(...)` under `arch=qd.cuda` makes a `DeviceNdarray`: its memory is a device
-allocation (`qd.targets.cuda.memory`), `_ptr` is the device address, so a CUDA launch passes
+`qd.ndarray(...)` makes the array class the configuration's machine names
+(`qd.targets.base.Host.array_type`): under `arch=qd.cuda` a `DeviceNdarray`, whose memory the
+machine allocates (`Host.alloc`), `_ptr` being the device address, so a CUDA launch passes
 it without any copy; `to_numpy`, `from_numpy`, `fill`, element access and `np.asarray` copy
 between host and device. It is a subclass, so the CPU launcher's fast path (`type(v) is
 Ndarray`) never takes it, and the checked path refuses it with a clear error instead of
@@ -16,7 +17,8 @@ the component type and `element_shape` the shape of one element; the memory is t
 array of shape `shape + element_shape` (what `to_numpy` returns), and `a[i]` is a
 `qd.Vector` / `qd.Matrix` (on the host a view: writing its components writes the array).
 What a launch reads is cached once: `_dtype` (the component type), `_ndim` (all dimensions,
-outer and element), `element_shape`, `_sig = (_dtype, _ndim, element_shape)` and `_type_key`, the array's type as a specialisation key
+outer and element), `element_shape`, `_sig = (_dtype, _ndim, element_shape)` and `_type_key`,
+the array's type as a specialisation key
 (`frontend/ct_keys.member_key`: arrays inside data-oriented objects are keyed by type).
 """
 
@@ -26,8 +28,7 @@ import numpy as np
 
 from ..core import dtypes as _dt
 from ..core.errors import QdArgumentError, QdIndexError, QdShapeError, QdValueError, caller_loc, show
-from ..targets.cuda import driver as _cuda_driver
-from ..targets.cuda.memory import DeviceBuffer
+from ..targets.base import register_array_types
 from . import config as _config
 from . import matrix as _matrix
 from .matrix import Matrix, MatrixType, VectorType
@@ -340,7 +341,8 @@ def _fill(arr: np.ndarray, dtype: _dt.DType, value) -> None:
     try:
         arr.fill(dtype.wrapped(value))
     except (TypeError, ValueError, OverflowError) as e:
-        raise QdValueError(f"fill: cannot fill an array of {dtype.name} with {show(value)}: {e}", caller_loc()) from None
+        raise QdValueError(f"fill: cannot fill an array of {dtype.name} with {show(value)}: {e}",
+                           caller_loc()) from None
 
 
 def _item_error(e: Exception, idx, value) -> Exception:
@@ -381,16 +383,14 @@ class DeviceNdarray(Ndarray):
     __slots__ = ()
     on_device = True
 
-    def __init__(self, dtype, shape, driver=None):
+    def __init__(self, dtype, shape, host=None):
         d, es = _element_of(dtype)
         shape = _shape_of(shape)
-        drv = driver or _cuda_driver.open_driver()
         nbytes = int(np.prod(shape + es, dtype=np.int64)) * d.np.itemsize
         self._describe(d, shape, es)
-        self._arr = DeviceBuffer(drv, nbytes)
+        self._arr = (host or _config.host()).alloc(nbytes)  # zero-filled, as on the host
         self._ptr = self._arr.ptr
         self._end = self._ptr + nbytes
-        drv.zero(self._ptr, nbytes)  # zero-filled, as on the host
 
     def to_numpy(self, dtype=None, **_options) -> np.ndarray:
         host = np.empty(self._full(), dtype=self.dtype.np)
@@ -418,8 +418,7 @@ class DeviceNdarray(Ndarray):
         if not isinstance(other, Ndarray):
             raise QdArgumentError(f"copy_from expects a qd.ndarray, got {type(other).__name__}", caller_loc())
         if other.on_device and other._full() == self._full() and other.dtype == self.dtype:
-            self._arr.driver.dtod(self._ptr, other._ptr, self._end - self._ptr)
-            self._arr.driver.sync()
+            self._arr.copy_from(other._ptr, self._end - self._ptr)
             return
         self.from_numpy(other.to_numpy())
 
@@ -482,7 +481,7 @@ def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
     type or a vector / matrix type): in device memory under `arch=qd.cuda`, else in host memory."""
     if not isinstance(needs_grad, (bool, np.bool_)):
         raise QdArgumentError(f"qd.ndarray: needs_grad must be True or False, got {show(needs_grad)}", caller_loc())
-    make = DeviceNdarray if _config.current().arch == _config.cuda else Ndarray
+    make = _config.host().array_type
     a = make(dtype, shape)
     if needs_grad:
         if not a.dtype.is_float:
@@ -493,6 +492,7 @@ def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
 
 
 _matrix.ndarray_factory = ndarray
+register_array_types(Ndarray, DeviceNdarray)
 
 
 class _ElementKind(type):

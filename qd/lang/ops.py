@@ -15,7 +15,7 @@ import numpy as np
 from ..core import dtypes as _dt
 from ..core import semantics as _semantics
 from ..core.errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError, caller_loc
-from ..targets.cuda import driver as _cuda_driver
+from . import config as _config
 from .matrix import Matrix, Vector, wrap_entries
 
 
@@ -104,7 +104,7 @@ def cast(x, dtype):
 
 def sync() -> None:
     """Wait for queued device work (`arch=qd.cuda`); CPU launches are synchronous already."""
-    _cuda_driver.sync()
+    _config.host().sync()
 
 
 def _atomic(op):
@@ -324,7 +324,9 @@ def raw_mod(a, b):
         r = np.fmod(x, y)
     if x.dtype.kind not in "fc" and y.dtype.kind not in "fc":
         r = np.where(y == 0, 0, r)
-        return int(r) if isinstance(a, int) and isinstance(b, int) else _scalar_out(r.astype(np.result_type(x, y)), a, b)
+        if isinstance(a, int) and isinstance(b, int):
+            return int(r)
+        return _scalar_out(r.astype(np.result_type(x, y)), a, b)
     return _scalar_out(r, a, b)
 
 

@@ -66,7 +66,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     plist, fwd = param_list(sig, nm.bind("defaults", kernel.defaults))
     lock = threading.Lock()
     loc_of = kernel.param_loc  # where an argument error points
-    device_ok = array_type is not Ndarray
+    device_ok = array_type.on_device  # the machine's code addresses device memory: host arrays are copied
     returns = [(fstatus if t.is_float else ustatus if not t.is_signed else status, return_slot(i), t.is_bool)
                for i, t in enumerate(km.returns)]
 
@@ -86,12 +86,13 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
-                        "Fd": Field if array_type is Ndarray else array_type,  # fields live in host memory
+                        "Fd": array_type if device_ok else Field,  # fields live in host memory
                         "arr": lambda v, d, nd, path, w, es=(), perm=(), off=(): array_arg(v, d, nd, path, loc_of, w,
                                                                                             device_ok, es, perm, off),
                         "nptr": lambda v, path, w: _numpy_pointer(v, path, w, loc_of),
                         "overlaps": overlaps, "aliased": on_alias, "slow": slow, "fail": fail,
-                        "comps": lambda v, shape, path: components(v, shape, path, loc_of), "mat": lambda values, shape: _as_matrix(values, shape, km.returns[0]),
+                        "comps": lambda v, shape, path: components(v, shape, path, loc_of),
+                        "mat": lambda values, shape: _as_matrix(values, shape, km.returns[0]),
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
                         "lock": lock, "canon": (), "warn": warn}.items():
         nm.bind(name, value)
@@ -124,7 +125,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
             name = f"@path{k}"
             # a field's offset shifts the code's indices: only the offset compiled in may pass
-            if array_type is not Ndarray:  # device arrays: fields take the checked path
+            if device_ok:  # device arrays: fields take the checked path
                 arrays_ok = "False" if s.offset else "@type(@v) is @Nd"
             elif s.offset:
                 arrays_ok = f"(@type(@v) is @Fd and @v.offset == {tuple(s.offset)!r})"

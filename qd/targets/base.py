@@ -18,12 +18,14 @@ machine matters it asks the `Target` it was given:
 - identity: what of the target goes into disk-cache keys (triple, CPU name and features).
 
 The interface comes in two layers. `Host` is what running compiled code needs (identity, entry
-symbol, load, entry point): a kernel served from the disk cache uses only that, so it never
-imports a code generator. `Target` adds the codegen seam and `compile`. The codegen types below
-are imported for annotations only, for the same reason.
+symbol, load, entry point) and what the language asks of the machine: where `qd.ndarray`
+allocates (`device_memory`, `alloc`), which array class a launch passes without a copy
+(`array_type`) and how to wait for queued work (`sync`). A kernel served from the disk cache
+uses only that, so it never imports a code generator. `Target` adds the codegen seam and
+`compile`. The codegen types below are imported for annotations only, for the same reason.
 
-Each concrete target lives in a package of its own (`qd.targets.cpu`); nothing outside the
-pipeline chooses one.
+Each concrete target lives in a package of its own (`qd.targets.cpu`); nothing outside
+`qd.targets` chooses one (`qd.targets.host_for`, `target_for`).
 """
 
 from __future__ import annotations
@@ -40,10 +42,37 @@ if TYPE_CHECKING:
     from ..core.entry import EntryPoint
 
 
+# device memory? -> the `qd.ndarray` class whose memory is there: the array classes belong to the
+# language (`qd.lang.ndarray`, which registers them here when it is imported)
+_ARRAY_TYPES: dict[bool, type] = {}
+
+
+def register_array_types(host_memory: type, device_memory: type) -> None:
+    """Name the `qd.ndarray` classes of host and of device memory (`Host.array_type`)."""
+    _ARRAY_TYPES.update({False: host_memory, True: device_memory})
+
+
 class Host(abc.ABC):
     """The machine compiled code runs on: what a launch of already compiled code needs."""
 
     name: str = ""
+    device_memory: bool = False  # whether arrays live in memory of the machine's own (`alloc`)
+
+    @property
+    def array_type(self) -> type:
+        """The `qd.ndarray` class whose pointer this machine's code uses as it is: what
+        `qd.ndarray` makes and what a launch passes without a copy."""
+        return _ARRAY_TYPES[self.device_memory]
+
+    def alloc(self, nbytes: int) -> object:
+        """`nbytes` of zeroed device memory for an array (a buffer with `ptr`, `upload`,
+        `download` and `copy_from`), freed with the buffer; only where `device_memory`."""
+        raise NotImplementedError(f"{type(self).__name__} keeps arrays in host memory")
+
+    def sync(self) -> None:
+        """Wait until the work this machine has queued is done (`qd.sync`); by default launches
+        are synchronous."""
+        return None
 
     @classmethod
     @abc.abstractmethod

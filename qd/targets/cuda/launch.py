@@ -107,7 +107,8 @@ def assemble_cubin(ptx: str, sm: str) -> bytes | None:
             f.write(ptx)
         r = subprocess.run([exe, f"-arch={sm}", "-o", out, src], capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
-            raise _driver.CudaError(f"ptxas rejected the generated PTX for {sm}: {r.stderr.strip() or r.stdout.strip()}")
+            raise _driver.CudaError(f"ptxas rejected the generated PTX for {sm}: "
+                                    f"{r.stderr.strip() or r.stdout.strip()}")
         with open(out, "rb") as f:
             return f.read()
 
@@ -215,9 +216,18 @@ class CudaHost(Host):
     Its identity is the code generator's, so both name a variant's cache entry alike."""
 
     name = "cuda"
+    device_memory = True
 
     def __init__(self, sm: str):
         self.sm = sm
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        buf = DeviceBuffer(_driver.open_driver(), nbytes)
+        buf.zero()  # zero-filled, as on the host
+        return buf
+
+    def sync(self) -> None:
+        _driver.sync()
 
     @classmethod
     def from_config(cls, cfg) -> CudaHost:

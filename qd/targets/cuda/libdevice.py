@@ -50,7 +50,8 @@ def candidates() -> list[Path]:
         root = os.environ.get(var)
         if root:
             out.append(Path(root) / "nvvm" / "libdevice" / BITCODE)
-    out += [Path(p) / "nvvm" / "libdevice" / BITCODE for p in ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*"), reverse=True)]]
+    toolkits = ["/usr/local/cuda", *sorted(glob.glob("/usr/local/cuda-*"), reverse=True)]
+    out += [Path(p) / "nvvm" / "libdevice" / BITCODE for p in toolkits]
     roots = [*sys.path, *site.getsitepackages(), site.getusersitepackages()]
     for root in dict.fromkeys(roots):
         out.append(Path(root) / "nvidia" / "cuda_nvcc" / "nvvm" / "libdevice" / BITCODE)

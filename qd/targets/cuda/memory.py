@@ -68,6 +68,15 @@ class DeviceBuffer:
         _register(self.ptr, self.ptr + max(1, self.nbytes))
         weakref.finalize(self, _release, driver, self.ptr)
 
+    def zero(self) -> None:
+        """Fill the whole block with zero bytes."""
+        self.driver.zero(self.ptr, self.nbytes)
+
+    def copy_from(self, src: int, nbytes: int) -> None:
+        """Copy `nbytes` from device address `src` to the start of this block, and wait."""
+        self.driver.dtod(self.ptr, src, nbytes)
+        self.driver.sync()
+
     def upload(self, host: int, nbytes: int | None = None, offset: int = 0) -> None:
         """Copy from host address `host` and wait (the host memory may be reused at once)."""
         self.driver.current()

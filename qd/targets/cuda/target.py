@@ -129,7 +129,8 @@ class CudaTarget(Target):
         # the frame pointer is loaded first thing: kernel-scope variables' addresses are
         # computed from it in the entry block (`Emitter.var_ptr`)
         p, frame = fn.tmp(), fn.tmp()
-        fn.allocas += [f"  {p} = getelementptr i64, ptr %args, i64 {FRAME_SLOT}", f"  {frame} = load ptr, ptr {p}, align 8"]
+        fn.allocas += [f"  {p} = getelementptr i64, ptr %args, i64 {FRAME_SLOT}",
+                       f"  {frame} = load ptr, ptr {p}, align 8"]
         q = fn.ins(f"getelementptr i64, ptr {frame}, i64 {mg.frame_size}")
         done = fn.ins(f"load i64, ptr {q}, align 8")
         skip = fn.ins(f"icmp ne i64 {done}, 0")
@@ -238,6 +239,10 @@ class CudaTarget(Target):
 
     def compile_job(self) -> tuple[str, str, tuple]:
         return "cuda.target", "compile_text", (self.sm,)
+
+    def compile_module(self, ir_text: str) -> CudaModule:
+        """The module of `compile` as data, its PTX readable (`qd.ptx`)."""
+        return compile_module(ir_text, self.sm)
 
     def load(self, obj: bytes, entry: str) -> object:
         module = CudaModule.from_bytes(obj)

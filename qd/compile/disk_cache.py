@@ -1,0 +1,85 @@
+"""The disk cache as the compile driver uses it: the one place that reads an entry for a
+variant and writes a freshly compiled one (`qd.cache.disk` is the entry format and key).
+
+It imports only what a disk-cache hit needs, so the launch side (`pipeline`) reads through it
+without loading the compiler; what only a write needs of the compiler (the explanation facts)
+is handed in by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..cache import disk as fastcache
+from ..cache import records as fastcache_records
+from ..cache import trust as fastcache_trust
+from ..core.version import __version__
+from ..runtime.kernel_view import KernelView
+from ..targets.base import Host
+from .stats import timed
+
+LauncherCode = fastcache.LauncherCode  # a launcher's code object, compiled or kept with its entry
+
+
+def find(kernel: KernelView, key, cfg, host: Host, noalias: bool):
+    """(the intact, still valid disk-cache entry of this variant or None, the entry's path, its
+    key): the path and key are where a fresh compile is stored (both None when the kernel is not
+    cached: it did not opt in, the cache is off, or the variant is the aliasing one)."""
+    if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
+        return None, None, None
+    with timed("cache_key"):
+        dkey = fastcache.key(kernel, key, cfg, host.cache_identity(), __version__)
+    if dkey is None:
+        not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
+        return None, None, None
+    entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
+    with timed("disk_read"):
+        entry = fastcache.load(entry_path, kernel, key, dkey, host.entry_symbol)
+    return entry, entry_path, dkey
+
+
+def write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher: tuple[str, bytes] | None,
+          facts: Callable[[], dict]) -> None:
+    """Write the disk-cache entry of `built` (a `compile_path.Built`; `obj`: its object code as
+    loaded, e.g. PTX with the cubin assembled from it; `launcher`: its launcher's code,
+    `fastcache.LauncherCode`; `facts()`: its explanation facts). When the kernel depends on
+    something another process cannot re-check, nothing is written and that is said once; a
+    failed write is a warning."""
+    try:
+        problem = _write(path, dkey, kernel, built, obj, launcher, facts)
+    except OSError as e:
+        fastcache_trust.warn_once(("write", str(path)), f"qd fastcache: could not write {path}: {e}",
+                                  kernel.def_loc())
+    else:
+        if problem is not None:
+            not_stored(kernel, problem)  # froze something that cannot be re-checked later
+
+
+def _write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher, facts) -> str | None:
+    insts = built.insts
+    caps, problem = fastcache_records.captures(insts)
+    sources = {}
+    functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
+    functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
+    for file, qualname, line in functions:
+        rec = fastcache_records.source_record(file, qualname, line) if file else None
+        if rec is None:
+            problem = problem or f"the source of {qualname}"
+        else:
+            sources[rec[0]] = rec[1]
+    if problem is not None:
+        return problem  # froze something that cannot be re-checked later
+    plain = {k: [list(r) for r in v] for k, v in facts().items()}
+    plan = built.plan
+    with timed("disk_write"):
+        fastcache.store(path, dkey, built.module, obj, kept=plan.kept, pruned=plan.pruned, inst_id=built.inst.id,
+                        written=built.written, facts=plain, sources=sources, caps=caps, launcher=launcher)
+    return None
+
+
+def not_stored(kernel: KernelView, what: str) -> None:
+    """Say once per kernel and process why a `fastcache=True` kernel stays in memory only."""
+    fastcache_trust.warn_once(("memory-only", id(kernel.fn)),
+                              f"qd fastcache: kernel {kernel.fn.__qualname__} depends on {what}, which cannot be "
+                              "re-checked in another process; it is compiled in memory only", kernel.def_loc())
