@@ -6,8 +6,17 @@ setup:
 demo:
     .venv/bin/python examples/demo.py
 
+# everything (what CI runs)
 test:
     .venv/bin/python -m pytest -q
+
+# the quick tier: no subprocess suites, no PTX sweep, Hypothesis with a few examples (a few minutes)
+test-fast:
+    .venv/bin/python -m pytest -q -m "not slow"
+
+# what test-fast leaves out
+test-slow:
+    .venv/bin/python -m pytest -q -m slow
 
 bench:
     .venv/bin/python bench/throughput.py

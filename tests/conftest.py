@@ -17,12 +17,21 @@ created for this pytest run, never to the user's home cache, so a stale entry fr
 checkout cannot make a test pass or fail. The fastcache's per-user secret lives in a temporary
 directory too (`QD_CONFIG_DIR`, inherited by the programs tests run in subprocesses), never in
 the real home, and so does the user cache root (`XDG_CACHE_HOME`: the compiled rules).
+
+Two tiers: `pytest -m "not slow"` (`just test-fast`) is the quick run, a few minutes on two
+cores; the plain `pytest` runs everything. Tests marked `slow` are the ones that start Python
+processes (each pays for an interpreter and a cold `qd`), the PTX sweep (the semantics suite
+once more) and whatever else runs for many seconds. Every Hypothesis property runs twice:
+`[examples-full]`, marked `slow`, with the `max_examples` its own `@settings` give, and
+`[examples-few]` with at most `FEW_EXAMPLES` of them, so the quick run still exercises each
+property and the full run keeps the whole budget.
 """
 
 import os
 import sys
 import tempfile
 
+import hypothesis
 import pytest
 
 _CONFIG_DIR = tempfile.TemporaryDirectory(prefix="qd-config-")
@@ -50,3 +59,36 @@ def _qd_fresh_runtime(request, qd_cache_dir):
         return
     qd.init(arch=qd.cpu, offline_cache_file_path=str(qd_cache_dir))
     yield
+
+
+# Examples per Hypothesis property in the quick tier (`[examples-few]`); the full tier keeps each
+# test's own budget.
+FEW_EXAMPLES = 8
+
+
+def _is_hypothesis_test(fn) -> bool:
+    return getattr(fn, "is_hypothesis_test", False)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each Hypothesis test twice: with its own budget (marked `slow`) and with a few examples."""
+    if _is_hypothesis_test(metafunc.function):
+        metafunc.parametrize("_hypothesis_budget", [pytest.param("few", id="examples-few"),
+                                                    pytest.param("full", id="examples-full", marks=pytest.mark.slow)],
+                             indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _hypothesis_budget(request):
+    """`few`: the test's Hypothesis settings with `max_examples` cut to `FEW_EXAMPLES` while it
+    runs (`@given` reads them from the test function at each call); anything else leaves them."""
+    if getattr(request, "param", None) != "few":
+        yield
+        return
+    fn = request.function
+    own = fn._hypothesis_internal_use_settings
+    fn._hypothesis_internal_use_settings = hypothesis.settings(own, max_examples=min(own.max_examples, FEW_EXAMPLES))
+    try:
+        yield
+    finally:
+        fn._hypothesis_internal_use_settings = own

@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 ROOT = README.parent
 DOCS = ROOT / "docs"
@@ -20,6 +22,7 @@ def documentation() -> list[pathlib.Path]:
     return [README, ROOT / "DESIGN.md", *sorted(DOCS.glob("*.md"))]
 
 
+@pytest.mark.slow  # starts Python processes
 def test_readme_example_and_stated_pruning(tmp_path):
     text = README.read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
@@ -36,6 +39,7 @@ def test_readme_example_and_stated_pruning(tmp_path):
     assert kept == stated["kept"] and pruned == stated["pruned"]
 
 
+@pytest.mark.slow  # starts Python processes
 def test_readme_explain_example_is_what_qd_explain_prints():
     """The README's qd-explain session: the command it shows, run here, prints the output it shows."""
     text = README.read_text()

@@ -14,6 +14,8 @@ import sys
 import pytest
 import souffle_standin
 
+pytestmark = pytest.mark.slow  # starts Python processes
+
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 SUITE = ["semantics/test_pruning_809.py", "analysis/test_explain.py", "analysis/test_incremental_analysis.py"]
 

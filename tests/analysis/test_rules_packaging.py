@@ -5,6 +5,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts Python processes
+
 
 def test_rules_found_and_loaded_from_outside_the_source_tree(tmp_path):
     script = textwrap.dedent("""

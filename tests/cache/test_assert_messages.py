@@ -1,6 +1,9 @@
 """A failed kernel `assert` loaded from the disk cache keeps its message and location."""
 
+import pytest
 from _env import Project
+
+pytestmark = pytest.mark.slow  # starts Python processes
 
 PROG = """
     import numpy as np

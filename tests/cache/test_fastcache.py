@@ -10,6 +10,8 @@ import textwrap
 import pytest
 from _env import child_env
 
+pytestmark = pytest.mark.slow  # starts Python processes
+
 HELPER = textwrap.dedent("""
     import qd
 

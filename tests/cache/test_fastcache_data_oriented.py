@@ -6,6 +6,8 @@ kernel."""
 import pytest
 from _env import Project
 
+pytestmark = pytest.mark.slow  # starts Python processes
+
 PROGRAM = """
     import os
 

@@ -9,6 +9,8 @@ from disk and runs it on its own fields.
 import pytest
 from _env import Project
 
+pytestmark = pytest.mark.slow  # starts Python processes
+
 PROGRAM = """
     import numpy as np
     import qd

@@ -8,6 +8,8 @@ import shutil
 import pytest
 from _env import TWO_VARIANTS, Project
 
+pytestmark = pytest.mark.slow  # starts Python processes
+
 
 @pytest.fixture
 def project(tmp_path):

@@ -15,6 +15,8 @@ import pytest
 from _env import TWO_VARIANTS as PROG
 from _env import Project, child_env
 
+pytestmark = pytest.mark.slow  # starts Python processes
+
 GOOD = [[1.0, 1.0], [2.0, 2.0]]
 
 

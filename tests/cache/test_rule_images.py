@@ -10,9 +10,12 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from _env import child_env
 
 from qd.cache.rule_images import RuleImages
+
+pytestmark = pytest.mark.slow  # starts Python processes
 
 PROGRAM = textwrap.dedent("""
     import json, sys

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from _explain_schema import SCHEMA, conforms
 
 # The program both modes explain; `{init}` is its qd.init arguments (line numbers are the same
@@ -46,6 +47,7 @@ def run(*args, cwd):
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # starts Python processes
 def test_explain_from_cache(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     cache = tmp_path / "cache"
@@ -81,6 +83,7 @@ def run_mode(tmp_path, *args):
     return run("-m", "qd.explain.cli", *args, cwd=tmp_path)
 
 
+@pytest.mark.slow  # starts Python processes
 def test_run_mode_explains_a_program_without_a_cache(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--param", "md.deep", "--", "x", "y")
     assert r.returncode == 0, r.stderr
@@ -95,6 +98,7 @@ def test_run_mode_explains_a_program_without_a_cache(tmp_path):
     assert "not taken: `if qd.static(use_deep)` is False in inner[use_deep=False]" in pruned
 
 
+@pytest.mark.slow  # starts Python processes
 def test_run_mode_reports_what_compiled_before_an_exception(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--", "fail")
     assert r.returncode == 1
@@ -105,6 +109,7 @@ def test_run_mode_reports_what_compiled_before_an_exception(tmp_path):
     assert "explain_cli" not in r.stderr  # the traceback starts in the user's script
 
 
+@pytest.mark.slow  # starts Python processes
 def test_run_mode_suggests_the_closest_names(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--kernel", "stpe")
     assert r.returncode == 1 and "did you mean step" in r.stderr
@@ -112,11 +117,13 @@ def test_run_mode_suggests_the_closest_names(tmp_path):
     assert r.returncode == 1 and "did you mean md.deep" in r.stdout
 
 
+@pytest.mark.slow  # starts Python processes
 def test_cache_mode_without_an_entry_points_to_run_mode(tmp_path):
     r = run("-m", "qd.explain.cli", "--cache-dir", str(tmp_path / "none"), "step", cwd=tmp_path)
     assert r.returncode == 1 and "fastcache=True" in r.stderr and "qd-explain SCRIPT.py" in r.stderr
 
 
+@pytest.mark.slow  # starts Python processes
 def test_json_output_follows_the_schema_and_the_text(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--json")
     assert r.returncode == 0, r.stderr
@@ -162,6 +169,7 @@ PRINTING = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # starts Python processes
 def test_json_and_dot_leave_stdout_to_the_document(tmp_path):
     """The program's own output (Python's and a kernel's print) goes to stderr, so stdout parses."""
     (tmp_path / "chatty.py").write_text(PRINTING)
@@ -184,6 +192,7 @@ def test_the_schema_checker_can_fail():
     assert len(conforms(bad, SCHEMA)) >= 3  # status, reason kind, reason func/param
 
 
+@pytest.mark.slow  # starts Python processes
 def test_dot_output_is_one_graph_of_the_selected_kernel(tmp_path):
     r = run_mode(tmp_path, "sim.py", "--dot", "--param", "md.deep")
     assert r.returncode == 0, r.stderr
@@ -197,6 +206,7 @@ def test_dot_output_is_one_graph_of_the_selected_kernel(tmp_path):
         assert g.returncode == 0, g.stderr
 
 
+@pytest.mark.slow  # starts Python processes
 def test_cache_mode_has_the_same_output_options(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     cache = tmp_path / "cache"

@@ -12,7 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests._support.ptx import PTXAS
+
+pytestmark = pytest.mark.slow  # the semantics suite once more, in a Python process of its own
 
 ROOT = Path(__file__).resolve().parents[2]
 

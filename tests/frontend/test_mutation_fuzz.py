@@ -19,6 +19,7 @@ COUNT = int(os.environ.get("QD_MUTANTS", "500"))
 SEED = int(os.environ.get("QD_MUTANT_SEED", "20261201"))
 
 
+@pytest.mark.slow  # starts Python processes
 def test_mutants_give_located_errors_or_run():
     outcomes = _mutate.run_mutants(SEED, COUNT)
     assert len(outcomes) == COUNT
@@ -67,6 +68,7 @@ def harness_outcomes():
     return _mutate.run_mutants(0, len(sources), sources=sources, mutant_seconds=6, hang_seconds=12)
 
 
+@pytest.mark.slow  # starts Python processes
 @pytest.mark.parametrize("n", range(len(HARNESS_CASES)), ids=[c[0] for c in HARNESS_CASES])
 def test_harness_classifies(harness_outcomes, n):
     """The classifier can fail: each kind of hole is reported, and the run goes on after a crash."""

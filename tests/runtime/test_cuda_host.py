@@ -426,6 +426,7 @@ def test_cache_key_names_the_device_and_the_ptx_isa(fake):
 # -- bench/gpu_check.py ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # starts Python processes
 def test_gpu_check_exits_cleanly_without_a_device(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_check.py"), "--out", str(tmp_path / "g.json")],

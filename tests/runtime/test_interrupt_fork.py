@@ -11,6 +11,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts Python processes
+
 TIMEOUT_S = 240
 
 

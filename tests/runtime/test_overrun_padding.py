@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import qd
 from qd.lang.ndarray import zeros
@@ -40,6 +41,7 @@ PROGRAM = """
 """
 
 
+@pytest.mark.slow  # starts Python processes
 def test_a_small_overrun_does_not_corrupt_the_interpreter(tmp_path):
     path = tmp_path / "prog.py"
     path.write_text(textwrap.dedent(PROGRAM))

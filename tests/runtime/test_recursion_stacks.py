@@ -10,6 +10,9 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow  # starts Python processes
 
 PROGRAM = textwrap.dedent("""
     import json, sys

@@ -57,6 +57,7 @@ def _run(body: str, tmp_path) -> str:
     return r.stdout
 
 
+@pytest.mark.slow  # starts Python processes
 @linux_only
 def test_qd_init_frees_compiled_variants(tmp_path):
     """400 compiles, a qd.init after every 50. Without freeing, each variant keeps ~155 KB;
@@ -78,6 +79,7 @@ def test_qd_init_frees_compiled_variants(tmp_path):
     assert per_variant < 115 * 1024, f"{per_variant / 1024:.0f} KB of native memory kept per dropped variant"
 
 
+@pytest.mark.slow  # starts Python processes
 @linux_only
 def test_disk_cache_hits_are_freed_too(tmp_path):
     """Objects loaded from the disk cache are freed with their variant. One process compiles
