@@ -18,9 +18,8 @@ import ast
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
-from ..core.errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError
+from ..core.errors import QdCallError, QdError, QdSyntaxError, QdTypeError
 from ..core.source import FuncSource, get_source
-from ..lang import ops as lang
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     bool_ops,
     builtin_loops,
@@ -30,6 +29,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     fields,
     ids,
     linalg_calls,
+    loops,
     objects,
     struct_fields,
     structs,
@@ -39,10 +39,12 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
 )
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
+from .kinds import kind_of
+from .loops import StaticJump
 from .lower_expr import BINOPS, ExprLowerer, relocated
 from .registry import InstRegistry
 from .signature import return_items, return_shape, return_struct, return_types
-from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, template_values
+from .values import CT, MatV, RecV, TupleV, template_values
 
 __all__ = ["Lowerer", "lower_kernel"]
 
@@ -51,15 +53,6 @@ _ATOMIC_AUG = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor
 _AUG_SYMBOL = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^"}
 
 
-
-class _StaticJump(Exception):
-    """A `break` or `continue` of an unrolled `qd.static` loop reached with no run-time branch
-    in between (under `if qd.static(...)` arms only): the unrolling stops, or goes on with the
-    next item, at compile time."""
-
-    def __init__(self, what: str):
-        super().__init__(what)
-        self.what = what
 
 class Lowerer(ExprLowerer):
     """Lowers one instantiation's body: `run()` gives its `ir.Inst`."""
@@ -268,7 +261,7 @@ class Lowerer(ExprLowerer):
             rhs = self.expr(node.value)
             if self.task >= 0 and op in _ATOMIC_AUG and p.leaf is not None:
                 r = vector_places.atomic(self, _ATOMIC_AUG[op], p, rhs, node)
-                for e in (r.entries if isinstance(r, MatV) else (r,)):
+                for e in kind_of(r).components(r):
                     self.emit(ir.ExprStmt(self.loc(node), e))
                 return
             if self.task >= 0 and p.vars is not None and self.is_kernel and op in _ATOMIC_AUG \
@@ -350,39 +343,8 @@ class Lowerer(ExprLowerer):
             raise self.syntax(target, "assignment to this target")
 
     def assign_name(self, name: str, value, node) -> None:
-        if structs.is_rec(value):
-            structs.assign_name(self, name, value, node)
-            return
-        cur = self.scope.get(name)
-        if isinstance(cur, RecV) and cur.is_var and structs.is_visible(self, cur):
-            raise QdTypeError(f"cannot assign {self.describe(value)} to struct variable {name!r}", self.loc(node))
-        if isinstance(value, MatV):
-            if isinstance(cur, MatV) and cur.vars is not None and cur.shape == value.shape \
-                    and vectors.is_visible(self, cur):
-                vector_places.store(self, vector_places.Place(cur.shape, list(cur.vars)), value, node, self.loc(node))
-                return
-            if isinstance(cur, ir.Var):
-                raise QdTypeError(f"cannot assign {self.describe(value)} to scalar variable {name!r}", self.loc(node))
-            vectors.new_vars(self, name, value, None, self.loc(node))
-            return
-        if isinstance(cur, MatV) and cur.vars is not None and vectors.is_visible(self, cur):
-            raise QdTypeError(f"cannot assign {self.describe(value)} to vector variable {name!r}", self.loc(node))
-        if isinstance(value, CT) and not isinstance(value.value, _NUMERIC):
-            if isinstance(cur, ir.Var):
-                raise QdTypeError(f"cannot assign {self.describe(value)} to runtime variable {name!r}", self.loc(node))
-            self.scope[name] = value
-            return
-        if isinstance(value, (StructV, TupleV)) or (isinstance(value, LeafV) and value.leaf.is_array):
-            if isinstance(cur, ir.Var):
-                raise QdTypeError(f"cannot assign {self.describe(value)} to runtime variable {name!r}", self.loc(node))
-            self.scope[name] = value
-            return
-        v = self.scalar(value, node)
-        if isinstance(cur, ir.Var) and self.visible(cur):
-            self.emit(ir.Assign(self.loc(node), cur, self.store_cast(v, cur.dtype, node)))
-            return
-        var = self.new_var(name, v.dtype)
-        self.emit(ir.Assign(self.loc(node), var, v))
+        """`name = value`: what it does is asked of the value's kind."""
+        kind_of(value).assign_name(self, name, value, node)
 
     def stmt_If(self, node):
         static_arg = self.static_call_arg(node.test)
@@ -395,7 +357,7 @@ class Lowerer(ExprLowerer):
             jump = None
             try:
                 self.in_block(tb, taken)
-            except _StaticJump as j:  # a `break` / `continue` of the unrolled loop: this arm ends there
+            except StaticJump as j:  # a `break` / `continue` of the unrolled loop: this arm ends there
                 jump = j
             self.emit(ir.Nested(self.loc(node), tb))
             if dead:
@@ -438,7 +400,7 @@ class Lowerer(ExprLowerer):
             raise QdSyntaxError(f"`{what}` outside a loop")
         if self.loops[-1] == "static":
             if self.runtime_depth == self.static_depths[-1]:  # decided at compile time: stop unrolling
-                raise _StaticJump(what)
+                raise StaticJump(what)
             raise QdSyntaxError(f"You are trying to `{what}` a static `for` loop (`{what}` inside an unrolled "
                                 "`qd.static` for loop is not supported)", self.loc(node))
         if self.loops[-1] == "task" and what == "break":  # its iterations run in any order, on many threads
@@ -518,129 +480,7 @@ class Lowerer(ExprLowerer):
         return items
 
     def stmt_For(self, node):
-        if node.orelse:
-            raise self.syntax(node, "`for ... else`")
-        static_arg = self.static_call_arg(self.static_choice(node.iter))
-        if static_arg is not None:
-            seq = self.static_value(static_arg)
-            try:
-                items = list(seq)
-            except TypeError:
-                raise QdStaticError(f"qd.static(...) in a for loop must be iterable, got {type(seq).__name__}",
-                                    self.loc(node.iter)) from None
-            self.loops.append("static")
-            self.static_depths.append(self.runtime_depth)
-            try:
-                for item in items:
-                    blk = self.new_block(self.block.id, None)
-                    saved = self.block
-                    self.block = blk
-                    jump = None
-                    try:
-                        self.bind_static_target(node.target, item)
-                        self.lower_body(node.body)
-                    except _StaticJump as j:
-                        jump = j
-                    finally:
-                        self.block = saved
-                    self.emit(ir.Nested(self.loc(node), blk))
-                    if jump is not None and jump.what == "break":
-                        break
-            finally:
-                self.loops.pop()
-                self.static_depths.pop()
-            return
-        directives, self.loop_config = self.loop_config or {}, None
-        rng = fields.struct_range(self, self.expr(node.iter), node.iter)
-        if isinstance(rng, CT) and isinstance(rng.value, range):
-            r = rng.value
-            rng = RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
-        elif isinstance(rng, CT) and isinstance(rng.value, lang.ndrange):
-            rng = RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in rng.value.dims), rng.value.axes)
-        elif isinstance(rng, CT) and isinstance(rng.value, lang.grouped):  # qd.grouped of a compile-time range
-            x = rng.value.x
-            dims = ((x.start, x.stop, x.step),) if isinstance(x, range) else tuple((a, b, 1) for a, b in x.dims)
-            rng = RangeV(tuple((CT(a), CT(b), CT(c)) for a, b, c in dims), getattr(x, "axes", None), grouped=True)
-        elif isinstance(rng, LeafV) and rng.leaf.is_array:  # `for i, j in a`: a's index space
-            if rng.leaf.ndim == 0:
-                raise QdTypeError(f"array {rng.leaf.path!r} has no dimensions to iterate over", self.loc(node.iter))
-            self.access(rng.leaf.path, node.iter, "shape")
-            rng = RangeV(tuple((CT(0), fields.extent(rng.leaf, d, self.loc(node.iter)), CT(1))
-                               for d in range(rng.leaf.outer_ndim)))
-        if not isinstance(rng, RangeV):
-            raise QdSyntaxError("kernel for-loops must iterate over range(...), qd.ndrange(...), an array or "
-                                "qd.static(...)", self.loc(node.iter))
-        names = []
-        if rng.grouped:
-            if not isinstance(node.target, ast.Name):
-                raise QdTypeError("a qd.grouped loop has one loop variable, the index vector", self.loc(node.target))
-            group_name = node.target.id
-            names = [ast.Name(id=f"{group_name}[{d}]") for d in range(len(rng.dims))]
-        elif isinstance(node.target, ast.Name):
-            names = [node.target]
-        elif isinstance(node.target, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.target.elts):
-            names = list(node.target.elts)
-        else:
-            raise self.syntax(node.target, "this loop target")
-        if len(names) != len(rng.dims):
-            raise QdSyntaxError("Ndrange for loop with number of the loop variables not equal to the dimension of "
-                                f"the ndrange is not supported: the loop has {len(names)} variable(s), the range "
-                                f"{len(rng.dims)} dimension(s)", self.loc(node.target))
-        dims = []
-        for start, stop, step in rng.dims:
-            s = self.int_scalar(start, node.iter)
-            e = self.int_scalar(stop, node.iter)
-            st = self.int_scalar(step, node.iter)
-            if isinstance(st, ir.Const) and st.value == 0:
-                it = node.iter
-                where = it.args[2] if isinstance(it, ast.Call) and len(it.args) == 3 else it
-                raise QdTypeError("range() step must not be zero", self.loc(where))
-            t = _dt.promote(s.dtype, e.dtype)
-            dims.append((self.cast(s, t), self.cast(e, t), self.cast(st, t)))
-        serialize = bool(directives.get("serialize")) or directives.get("parallelize") == 1
-        parallel = self.is_kernel and self.task < 0 and not self.loops_runtime() and not serialize
-        saved_task = self.task
-        if parallel:
-            self.task = self.n_tasks
-            self.n_tasks += 1
-        body = self.new_block(self.block.id, None)
-        loop_vars = []
-        saved_scope = {n.id: self.scope.get(n.id) for n in names}
-        for n, (s, _, _) in zip(names, dims):
-            var = ir.Var(n.id, s.dtype, self.task if self.is_kernel else -1)
-            if self.is_kernel and var.home == -1:
-                self.inst.frame_vars.append(var)
-            self.scope[n.id] = var
-            loop_vars.append(var)
-        if rng.grouped:
-            for n in names:
-                del self.scope[n.id]
-            saved_scope[group_name] = self.scope.get(group_name)
-            self.scope[group_name] = MatV((len(loop_vars),), tuple(ir.VarRead(v.dtype, v) for v in loop_vars),
-                                          tuple(loop_vars))
-        self.loops.append("task" if parallel else "serial")
-        try:
-            self.in_block(body, node.body, node)
-        finally:
-            self.loops.pop()
-            self.task = saved_task
-        if parallel:  # task-local names are not visible after the task
-            for k, v in list(self.scope.items()):
-                if (isinstance(v, ir.Var) and v.home >= 0) or \
-                        (isinstance(v, MatV) and v.vars is not None and any(x.home >= 0 for x in v.vars)) or \
-                        structs.task_local(v):
-                    del self.scope[k]
-        for k, v in saved_scope.items():  # nor are the loop variables, after any loop (as in quadrants)
-            if v is not None:
-                self.scope[k] = v
-            else:
-                self.scope.pop(k, None)
-                self.ended[k] = self.loc(node)
-        if rng.axes is not None:  # visit the dims in `axes` order; each variable keeps its own dim
-            loop_vars = [loop_vars[a] for a in rng.axes]
-            dims = [dims[a] for a in rng.axes]
-        self.emit(ir.For(self.loc(node), loop_vars, dims, body, self.n_tasks - 1 if parallel else -1,
-                         self.loc(node.iter), directives.get("block_dim") if parallel else None))
+        loops.lower_for(self, node)
 
     def static_choice(self, node):
         """The arm `a if qd.static(c) else b` selects (repeatedly), so `for i in qd.static(r) if

@@ -35,8 +35,7 @@ from ..core.errors import (
 )
 from ..core.source import FuncSource, free_vars
 from ..lang import ops as lang
-from ..lang.field import Field
-from . import (
+from . import (  # noqa: F401 - the kind_* modules register the kinds of values
     bool_ops,
     builtin_calls,
     calls,
@@ -44,15 +43,22 @@ from . import (
     comprehensions,
     fields,
     ir_folding,
-    objects,
+    kind_const,
+    kind_dataclass,
+    kind_leaf,
+    kind_range,
+    kind_rec,
+    kind_scalar,
+    kind_tuple,
+    kind_vector,
     purity,
-    struct_fields,
     structs,
     vector_places,
     vectors,
 )
+from .kinds import NOT_A_METHOD, kind_of
 from .registry import InstRegistry
-from .values import _NUMERIC, CT, LeafV, MatV, RangeV, RecV, StructV, TupleV, describe
+from .values import CT, LeafV, MatV, RecV, StructV, TupleV
 
 __all__ = ["BINOPS", "ExprLowerer"]
 
@@ -182,8 +188,7 @@ class ExprLowerer:
     def lookup(self, name: str, node):
         if name in self.scope:
             v = self.scope[name]
-            if (isinstance(v, ir.Var) and not self.visible(v)) or (isinstance(v, MatV) and not vectors.is_visible(self, v)) \
-                    or (isinstance(v, RecV) and not structs.is_visible(self, v)):
+            if not kind_of(v).visible(self, v):
                 raise QdNameError(f"variable {name!r} belongs to another parallel loop and is not visible here",
                                   self.loc(node))
             return v
@@ -204,137 +209,23 @@ class ExprLowerer:
         raise QdNameError(f'Name "{name}" is not defined', self.loc(node))  # quadrants' words
 
     def read(self, v, node):
-        if isinstance(v, ir.Var):
-            return ir.VarRead(v.dtype, v)
-        if isinstance(v, LeafV) and not v.leaf.is_array:
-            self.access(v.leaf.path, node, "read")
-            return ir.ParamRead(v.leaf.dtype, v.leaf.path)
-        return v
+        """What a name bound to `v` reads as (a variable's value, a scalar parameter's read)."""
+        return kind_of(v).read(self, v, node)
 
     def expr_Attribute(self, node, base=None):
         if base is None:
             base = self.expr(node.value)
-        name = node.attr
-        if isinstance(base, CT) and vectors.is_mat(base) and not hasattr(base.value, name):
-            base = vectors.as_mat(self, base, node)  # `.x`, `.T` of a Python-scope vector read at compile time
-        if isinstance(base, MatV):
-            r = vectors.attribute(self, base, name, node)
-            if r is None:
-                raise QdTypeError(f"{name} is a method: call it, `.{name}()`")
-            return r
-        if isinstance(base, StructV):
-            m = base.member(name)
-            if m is None and base.obj is not None:
-                return objects.attribute(self, base, name, node)
-            if m is None:
-                raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {name!r}")
-            return self.read(m, node)
-        if isinstance(base, RecV):
-            return structs.attribute(self, base, name, node)
-        if isinstance(base, LeafV) and base.leaf.is_array:
-            leaf = base.leaf
-            if name == "shape":
-                self.access(leaf.path, node, "shape")
-                if self.static_scope and (shape := fields.static_shape(self, leaf)) is not None:
-                    return CT(shape)
-                return TupleV(tuple(fields.extent(leaf, d, self.loc(node)) for d in range(leaf.outer_ndim)))
-            if name == "dtype":
-                return CT(leaf.dtype)
-            if name == "ndim":
-                return CT(leaf.outer_ndim)
-            if name == "element_shape":
-                return CT(leaf.element_shape)
-            if name == "fill":  # only called (`x.fill(v)`, lowered by `expr_Call`)
-                return CT(None)
-            if name == "grad":
-                return fields.grad_of(self, leaf, self.loc(node))
-            raise QdTypeError(f"arrays have no attribute {name!r} inside kernels")
-        if isinstance(base, CT):
-            try:
-                v = getattr(base.value, name)
-            except AttributeError:
-                raise QdNameError(f"{self.describe(base)} has no attribute {name!r}") from None
-            if isinstance(v, (LeafV, StructV, TupleV)):
-                return v
-            purity.record_attribute(self, base, name, v, node)
-            return fields.wrap(self, captures.attribute(self.inst, base, name, v), node)
-        raise QdTypeError(f"{self.describe(base)} has no attribute {name!r}")
+        return kind_of(base).attribute(self, base, node.attr, node)
 
     def expr_Subscript(self, node):
         base = self.expr(node.value)
-        if struct_fields.is_struct_field(base):  # `x[i]` of a struct field, read whole
-            return struct_fields.element(self, node, base.value)
-        if isinstance(base, LeafV) and base.leaf.is_array:
-            arr, idx = self.subscript_parts(node, base)
-            if arr.leaf.element_shape:
-                return vector_places.place(self, node).read(self, node)
-            self.access(arr.leaf.path, node, "read")
-            return ir.Load(arr.leaf.dtype, arr.leaf.path, idx, self.loc(node))
-        index = self.expr(node.slice)
-        mat = vectors.as_mat(self, base, node)
-        if mat is not None:
-            return vectors.index(self, mat, index, node)
-        if isinstance(base, TupleV):
-            if not isinstance(index, CT) or not isinstance(index.value, int):
-                raise QdTypeError("tuples can only be indexed with compile-time integers", self.loc(node.slice))
-            try:
-                return base.items[index.value]
-            except IndexError:
-                raise QdTypeError(f"tuple index {index.value} out of range", self.loc(node.slice)) from None
-        if isinstance(base, CT) and isinstance(index, CT):
-            _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
-            try:
-                item = base.value[index.value]
-                if base.origin is not None and type(index.value) in (int, str) and isinstance(item, Field):
-                    kind, module, chain = base.origin  # a field in a list or dict: read by its place at launch
-                    return fields.wrap(self, CT(item, (kind, module, f"{chain}[{index.value!r}]")), node)
-                return self.wrap_static(item)
-            except QdError:
-                raise
-            except Exception as e:
-                raise QdTypeError(f"cannot index {self.describe(base)}: {e}") from None
-        raise QdTypeError(f"{self.describe(base)} cannot be indexed here")
+        return kind_of(base).subscript(self, base, node)
 
     def subscript_parts(self, node: ast.Subscript, base=None):
+        """(the array, its element's indices) of `a[i, j]`, for a read, a store or an atomic."""
         if base is None:
             base = self.expr(node.value)
-        if not (isinstance(base, LeafV) and base.leaf.is_array):
-            if isinstance(base, CT) and getattr(base.value, "_qd_array", False):  # a qd.ndarray reached by name
-                raise QdTypeError("a qd.ndarray named by a global or closure variable cannot be read by a kernel: "
-                                  "pass it as an argument (fields can be named as globals)", self.loc(node.value))
-            raise QdTypeError(f"{self.describe(base)} is not an array and cannot be subscripted", self.loc(node.value))
-        sl = node.slice
-        if isinstance(sl, ast.Slice):
-            raise self.syntax(sl, "slicing")
-        items = sl.elts if isinstance(sl, ast.Tuple) else [] if fields.is_none_index(sl) else [sl]
-        vals, nodes = [], []
-        for it in items:
-            v = TupleV(tuple(calls.unpacked(self, self.expr(it.value), it.value))) if isinstance(it, ast.Starred) \
-                else self.expr(it)
-            if isinstance(v, (TupleV, MatV)) or len(vectors.index_parts(v)) > 1:  # a tuple or an index vector
-                items = v.entries if isinstance(v, MatV) else vectors.index_parts(v)  # (`a[I]`, qd.grouped)
-                vals.extend(items)
-                nodes.extend([it] * len(items))
-            else:
-                vals.append(v)
-                nodes.append(it)
-        ndim = base.leaf.outer_ndim
-        if len(vals) != ndim:
-            raise QdTypeError(f"array {base.leaf.path!r} has {ndim} dimension(s) but is indexed with {len(vals)} "
-                              f"index(es)", self.loc(node))
-        idx = []
-        for v, it in zip(vals, nodes):
-            e = self.scalar(v, node.slice)
-            if not (e.dtype.is_int or e.dtype.is_bool):
-                raise QdTypeError(f"array index must be an integer, got {e.dtype}", self.loc(node.slice))
-            if isinstance(e, ir.Const) and int(e.value) < 0 and not base.leaf.offset:
-                # quadrants rejects these too; without a debug bounds check a[-1] would write
-                # before the array instead of meaning its last element
-                raise QdSyntaxError(f"negative index {int(e.value)}: negative indices are not supported in kernels "
-                                    f"(write a.shape[{len(idx)}] - {-int(e.value)} for Python's meaning)",
-                                    self.loc(it))
-            idx.append(e)
-        return base, fields.shifted(base.leaf, idx)
+        return kind_of(base).element_index(self, base, node)
 
     def expr_Tuple(self, node):
         items = []
@@ -377,26 +268,17 @@ class ExprLowerer:
         if op is None:
             raise self.syntax(node, f"the `{type(node.op).__name__}` operator")
         a, b = self.expr(node.left), self.expr(node.right)
-        if isinstance(a, TupleV) or isinstance(b, TupleV):  # list and tuple displays: `+` joins, `* n` repeats
-            seq = bool_ops.sequence_op(self, op, a, b, node)
-            if seq is not None:
-                return seq
+        # list and tuple displays: `+` joins, `* n` repeats
+        seq = kind_of(a).sequence_op(self, op, a, b, node)
+        if seq is None:
+            seq = kind_of(b).sequence_op(self, op, a, b, node)
+        if seq is not None:
+            return seq
         return ir.located(self.binop(op, a, b, node), self.loc(node))
 
     def expr_UnaryOp(self, node):
-        op = _UNARY[type(node.op)]
         v = self.expr(node.operand)
-        mat = vectors.as_mat(self, v, node)
-        if mat is not None:
-            return vectors.unary(self, op, mat, node)
-        if isinstance(v, CT) and not rules.is_typed(v.value):
-            return CT(rules.static_unary(op, v.value))
-        if isinstance(v, CT):
-            return self.folded(self._unary(op, node, self.const(v.value, node)))
-        return self._unary(op, node, self.scalar(v, node.operand))
-
-    def _unary(self, op: str, node, e: ir.Expr) -> ir.Expr:
-        return self.unary_scalar(op, e, node.operand)
+        return kind_of(v).unary(self, _UNARY[type(node.op)], v, node)
 
     def unary_scalar(self, op: str, v, node) -> ir.Expr:
         """A unary operator on one run-time scalar (`node`: where the operand is written)."""
@@ -449,20 +331,9 @@ class ExprLowerer:
                 if p is not None and p.shape and p.leaf is not None:
                     return vector_places.store(self, p, self.expr(node.args[0]), node, self.loc(node))
             base = self.expr(node.func.value)
-            if isinstance(base, LeafV) and base.leaf.is_array and node.func.attr == "fill":
-                return fields.fill(self, base, node)
-            mat = vectors.as_mat(self, base, node) if not (isinstance(base, CT) and isinstance(base.value, type)) \
-                else None
-            if mat is not None and node.func.attr in vectors.METHODS:
-                args = [self.expr(a) for a in node.args]
-                kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-                return vectors.method(self, mat, node.func.attr, args, kwargs, node)
-            with self.at(node.func):
-                method = structs.method_of(self, base, node.func.attr) or objects.method_of(base, node.func.attr)
-            if method is not None and isinstance(base, StructV):  # a data-oriented object's method
-                return calls.call_func(self, method, node, base)
-            if method is not None:  # a struct's @qd.func method, `self` bound to the struct
-                return calls.call_func(self, method, node, structs.as_rec(self, base, node))
+            r = kind_of(base).call_method(self, base, node)
+            if r is not NOT_A_METHOD:
+                return r
             with self.at(node.func):
                 fn = self.expr_Attribute(node.func, base)
         else:
@@ -514,7 +385,7 @@ class ExprLowerer:
     # -- typed helpers ---------------------------------------------------------------------
 
     def describe(self, v) -> str:
-        return describe(v)
+        return kind_of(v).describe(v)
 
     def member_place(self, node: ast.Attribute):
         """The place of a struct variable's scalar or vector member (for `vector_places.place`)."""
@@ -526,18 +397,7 @@ class ExprLowerer:
         return ir.Const(d, v)
 
     def scalar(self, v, node) -> ir.Expr:
-        if isinstance(v, ir.Expr):
-            if v.dtype is None:
-                raise QdTypeError("this call returns nothing and cannot be used as a value", self.loc(node))
-            return v
-        if isinstance(v, CT):
-            return self.const(v.value, node)
-        if isinstance(v, ir.Var):
-            return ir.VarRead(v.dtype, v)
-        if isinstance(v, LeafV) and not v.leaf.is_array:
-            self.access(v.leaf.path, node, "read")
-            return ir.ParamRead(v.leaf.dtype, v.leaf.path)
-        raise QdTypeError(f"expected a scalar value, got {self.describe(v)}", self.loc(node))
+        return kind_of(v).scalar(self, v, node)
 
     def int_scalar(self, v, node) -> ir.Expr:
         e = self.scalar(v, node)
@@ -600,18 +460,16 @@ class ExprLowerer:
         return ir.Const(d, v)
 
     def binop(self, op: str, a, b, node):
-        if isinstance(a, MatV) or isinstance(b, MatV) or vectors.is_mat(a) or vectors.is_mat(b):
-            return vectors.binop(self, op, a, b, node)
-        if isinstance(a, CT) and isinstance(b, CT):
-            if (rules.is_typed(a.value) or rules.is_typed(b.value)) \
-                    and isinstance(a.value, _NUMERIC) and isinstance(b.value, _NUMERIC):
-                # typed constants fold by the run-time rules
-                return self.folded(self.binop(op, self.typed_const(a, node), self.typed_const(b, node), node))
-            with self.at(node):
-                return CT(rules.fold_literal(op, a.value, b.value))
+        """`a op b`, lowered by the kind of the higher ranked operand (a vector's, then a
+        compile-time value's, then the scalar arithmetic of `scalar_binop`)."""
+        ka, kb = kind_of(a), kind_of(b)
+        k = ka if ka.operand_rank(a) >= kb.operand_rank(b) else kb
+        return k.binop(self, op, a, b, node)
+
+    def scalar_binop(self, op: str, a, b, node):
+        """`a op b` of run-time scalars (and compile-time values typed by the other operand)."""
         for v in (a, b):
-            if isinstance(v, (LeafV, StructV, TupleV, RangeV)) and not (isinstance(v, LeafV) and not v.leaf.is_array):
-                raise QdTypeError(f"unsupported operand for `{op}`: {self.describe(v)}", self.loc(node))
+            kind_of(v).check_operand(self, v, op, node)
         if op == "pow" and isinstance(b, CT) and isinstance(b.value, int) and not isinstance(b.value, bool):
             base = self.scalar(a, node)
             if rules.expands_pow(base.dtype, b.value):
@@ -679,13 +537,4 @@ class ExprLowerer:
         return self.static_of(v, node)
 
     def static_of(self, v, node):
-        if isinstance(v, CT):
-            return v.value
-        if isinstance(v, (StructV, LeafV)) and not (isinstance(v, LeafV) and not v.leaf.is_array):
-            return v
-        if isinstance(v, TupleV) and not any(isinstance(x, (ir.Expr, MatV)) for x in v.items):
-            return tuple(x.value if isinstance(x, CT) else self.static_of(x, node) if isinstance(x, TupleV) else x
-                         for x in v.items)
-        what = f"a runtime kernel argument, {self.describe(v)}" if isinstance(v, ir.ParamRead) else self.describe(v)
-        raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "
-                            f"runtime values ({what})", self.loc(node))
+        return kind_of(v).static(self, v, node)

@@ -1,0 +1,140 @@
+"""Compile-time values (`values.CT`): a literal, a global or closure value, a template
+argument, the result of a compile-time call. Operations on them are evaluated now, with
+Python's (or, for typed values, qd's) rules; a `qd.Matrix` read at compile time is a vector
+whose components are constants, and a struct field or a `qd.Struct` object answers as those."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..core import ir
+from ..core import typing_rules as rules
+from ..core.errors import QdError, QdNameError, QdTypeError
+from ..lang import ops as lang
+from ..lang.field import Field
+from ..lang.matrix import Matrix
+from . import calls, captures, fields, purity, struct_fields, structs, vectors
+from .kinds import NOT_A_METHOD, Kind, kind_of, register
+from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["ConstKind"]
+
+
+class ConstKind(Kind):
+    rank = 1
+
+    def describe(self, v) -> str:
+        return f"compile-time value {v.value!r}"[:120]
+
+    def scalar(self, lw: Lowering, v, node) -> ir.Expr:
+        return lw.const(v.value, node)
+
+    def static(self, lw: Lowering, v, node):
+        return v.value
+
+    def static_item(self, lw: Lowering, v, node):
+        return v.value
+
+    def as_mat(self, lw: Lowering, v, node):
+        return vectors.as_mat(lw, v, node) if isinstance(v.value, Matrix) else None
+
+    def attribute(self, lw: Lowering, v, name: str, node):
+        if isinstance(v.value, Matrix) and not hasattr(v.value, name):
+            # `.x`, `.T` of a Python-scope vector read at compile time
+            mat = vectors.as_mat(lw, v, node)
+            return kind_of(mat).attribute(lw, mat, name, node)
+        try:
+            a = getattr(v.value, name)
+        except AttributeError:
+            raise QdNameError(f"{self.describe(v)} has no attribute {name!r}") from None
+        if isinstance(a, (LeafV, StructV, TupleV)):
+            return a
+        purity.record_attribute(lw, v, name, a, node)
+        return fields.wrap(lw, captures.attribute(lw.inst, v, name, a), node)
+
+    def subscript(self, lw: Lowering, v, node: ast.Subscript):
+        if struct_fields.is_struct_field(v):  # `x[i]` of a struct field, read whole
+            return struct_fields.element(lw, node, v.value)
+        index = lw.expr(node.slice)
+        if isinstance(v.value, Matrix):
+            return vectors.index(lw, vectors.as_mat(lw, v, node), index, node)
+        if kind_of(index) is not self:
+            raise QdTypeError(f"{self.describe(v)} cannot be indexed here")
+        _qd_user_site = lw.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
+        try:
+            item = v.value[index.value]
+            if v.origin is not None and type(index.value) in (int, str) and isinstance(item, Field):
+                kind, module, chain = v.origin  # a field in a list or dict: read by its place at launch
+                return fields.wrap(lw, CT(item, (kind, module, f"{chain}[{index.value!r}]")), node)
+            return lw.wrap_static(item)
+        except QdError:
+            raise
+        except Exception as e:
+            raise QdTypeError(f"cannot index {self.describe(v)}: {e}") from None
+
+    def element_index(self, lw: Lowering, v, node: ast.Subscript):
+        if getattr(v.value, "_qd_array", False):  # a qd.ndarray reached by name
+            raise QdTypeError("a qd.ndarray named by a global or closure variable cannot be read by a kernel: "
+                              "pass it as an argument (fields can be named as globals)", lw.loc(node.value))
+        return super().element_index(lw, v, node)
+
+    def call_method(self, lw: Lowering, v, node: ast.Call):
+        name = node.func.attr
+        if isinstance(v.value, Matrix) and name in vectors.METHODS:
+            args = [lw.expr(a) for a in node.args]
+            kwargs = {k.arg: lw.expr(k.value) for k in node.keywords}
+            return vectors.method(lw, vectors.as_mat(lw, v, node), name, args, kwargs, node)
+        with lw.at(node.func):
+            method = structs.method_of(lw, v, name)
+        if method is not None:  # a `qd.Struct`'s @qd.func method, `self` bound to the struct
+            return calls.call_func(lw, method, node, structs.as_rec(lw, v, node))
+        return NOT_A_METHOD
+
+    def operand_rank(self, v) -> int:
+        return 2 if isinstance(v.value, Matrix) else 1
+
+    def binop(self, lw: Lowering, op: str, a, b, node):
+        if vectors.is_mat(a) or vectors.is_mat(b):
+            return vectors.binop(lw, op, a, b, node)
+        if kind_of(a) is not self or kind_of(b) is not self:  # a constant next to a run-time value
+            return lw.scalar_binop(op, a, b, node)
+        if (rules.is_typed(a.value) or rules.is_typed(b.value)) \
+                and isinstance(a.value, _NUMERIC) and isinstance(b.value, _NUMERIC):
+            # typed constants fold by the run-time rules
+            return lw.folded(lw.binop(op, lw.typed_const(a, node), lw.typed_const(b, node), node))
+        with lw.at(node):
+            return CT(rules.fold_literal(op, a.value, b.value))
+
+    def unary(self, lw: Lowering, op: str, v, node: ast.UnaryOp):
+        if isinstance(v.value, Matrix):
+            return vectors.unary(lw, op, vectors.as_mat(lw, v, node), node)
+        if not rules.is_typed(v.value):
+            return CT(rules.static_unary(op, v.value))
+        return lw.folded(lw.unary_scalar(op, lw.const(v.value, node), node.operand))
+
+    def loop_range(self, lw: Lowering, v, node):
+        r = v.value
+        if isinstance(r, range):
+            return RangeV(((CT(r.start), CT(r.stop), CT(r.step)),))
+        if isinstance(r, lang.ndrange):
+            return RangeV(tuple((CT(a), CT(b), CT(1)) for a, b in r.dims), r.axes)
+        if isinstance(r, lang.grouped):  # qd.grouped of a compile-time range
+            x = r.x
+            dims = ((x.start, x.stop, x.step),) if isinstance(x, range) else tuple((a, b, 1) for a, b in x.dims)
+            return RangeV(tuple((CT(a), CT(b), CT(c)) for a, b, c in dims), getattr(x, "axes", None), grouped=True)
+        return None
+
+    def assign_name(self, lw: Lowering, name: str, value, node) -> None:
+        if structs.is_rec(value):  # a `qd.Struct` read at compile time: a struct value
+            structs.assign_name(lw, name, value, node)
+        elif isinstance(value.value, _NUMERIC):
+            super().assign_name(lw, name, value, node)
+        else:
+            self.bind_name(lw, name, value, node)
+
+
+CONST = register(CT, ConstKind())

@@ -1,0 +1,60 @@
+"""Struct values (`values.RecV`: `qd.types.struct`, `@qd.dataclass` inside a kernel),
+scalarised into their members; what each operation does to them is `structs.py`'s."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..core import ir
+from ..core.errors import QdTypeError
+from . import calls, structs
+from .kinds import NOT_A_METHOD, Kind, kind_of, register
+from .values import RecV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["RecKind"]
+
+
+class RecKind(Kind):
+    def describe(self, v) -> str:
+        return f"a {v.stype.name} struct"
+
+    def visible(self, lw: Lowering, v) -> bool:
+        return structs.is_visible(lw, v)
+
+    def task_local(self, v) -> bool:
+        return structs.task_local(v)
+
+    def leaves(self, v) -> Iterator[ir.Leaf]:
+        return v.leaves()
+
+    def components(self, v) -> Iterator[ir.Expr]:
+        for _, e in v.members:
+            yield from kind_of(e).components(e)
+
+    def snapshot(self, lw: Lowering, v, node):
+        return RecV(v.stype, tuple((name, kind_of(e).snapshot(lw, e, node)) for name, e in v.members))
+
+    def attribute(self, lw: Lowering, v, name: str, node):
+        return structs.attribute(lw, v, name, node)
+
+    def call_method(self, lw: Lowering, v, node: ast.Call):
+        with lw.at(node.func):
+            method = structs.method_of(lw, v, node.func.attr)
+        if method is None:
+            return NOT_A_METHOD
+        return calls.call_func(lw, method, node, v)  # a struct's @qd.func method, `self` bound to the struct
+
+    def assign_name(self, lw: Lowering, name: str, value, node) -> None:
+        structs.assign_name(lw, name, value, node)
+
+    def refuse_rebind(self, lw: Lowering, cur, name: str, value, node, by: str) -> None:
+        if cur.is_var and structs.is_visible(lw, cur):
+            raise QdTypeError(f"cannot assign {lw.describe(value)} to struct variable {name!r}", lw.loc(node))
+
+
+REC = register(RecV, RecKind())

@@ -1,0 +1,60 @@
+"""Tuples and lists written in a kernel (`values.TupleV`): indexed with compile-time integers,
+joined with `+` and repeated with `* n`; a tuple of numbers next to a vector is a vector."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..core import ir
+from ..core.errors import QdTypeError
+from . import bool_ops
+from .kinds import Kind, kind_of, register
+from .values import CT, MatV, TupleV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["TupleKind"]
+
+
+class TupleKind(Kind):
+    def describe(self, v) -> str:
+        return "a tuple"
+
+    def components(self, v) -> Iterator[ir.Expr]:
+        for e in v.items:
+            yield from kind_of(e).components(e)
+
+    def snapshot(self, lw: Lowering, v, node):
+        return TupleV(tuple(kind_of(e).snapshot(lw, e, node) for e in v.items))
+
+    def static(self, lw: Lowering, v, node):
+        if any(isinstance(x, (ir.Expr, MatV)) for x in v.items):  # a run-time scalar or a vector
+            return super().static(lw, v, node)
+        return tuple(kind_of(x).static_item(lw, x, node) for x in v.items)
+
+    def static_item(self, lw: Lowering, v, node):
+        return self.static(lw, v, node)
+
+    def subscript(self, lw: Lowering, v, node: ast.Subscript):
+        index = lw.expr(node.slice)
+        if not isinstance(index, CT) or not isinstance(index.value, int):
+            raise QdTypeError("tuples can only be indexed with compile-time integers", lw.loc(node.slice))
+        try:
+            return v.items[index.value]
+        except IndexError:
+            raise QdTypeError(f"tuple index {index.value} out of range", lw.loc(node.slice)) from None
+
+    def check_operand(self, lw: Lowering, v, op: str, node) -> None:
+        raise QdTypeError(f"unsupported operand for `{op}`: {self.describe(v)}", lw.loc(node))
+
+    def sequence_op(self, lw: Lowering, op: str, a, b, node):
+        return bool_ops.sequence_op(lw, op, a, b, node)
+
+    def assign_name(self, lw: Lowering, name: str, value, node) -> None:
+        self.bind_name(lw, name, value, node)
+
+
+TUPLE = register(TupleV, TupleKind())

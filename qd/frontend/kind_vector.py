@@ -1,0 +1,87 @@
+"""Vectors and matrices (`values.MatV`): scalarised into their components; what each operation
+does to them is `vectors.py`'s (and a store into a local vector variable `vector_places.py`'s)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..core import ir
+from ..core.errors import QdTypeError
+from . import vector_places, vectors
+from .kinds import NOT_A_METHOD, Kind, kind_of, register
+from .values import MatV, shape_text
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["MatKind"]
+
+
+class MatKind(Kind):
+    rank = 2
+
+    def describe(self, v) -> str:
+        return f"a {shape_text(v.shape)} value"
+
+    def visible(self, lw: Lowering, v) -> bool:
+        return vectors.is_visible(lw, v)
+
+    def task_local(self, v) -> bool:
+        return v.vars is not None and any(x.home >= 0 for x in v.vars)
+
+    def leaves(self, v) -> Iterator[ir.Leaf]:
+        return v.leaves()
+
+    def components(self, v) -> Iterator[ir.Expr]:
+        for e in v.entries:
+            yield from kind_of(e).components(e)
+
+    def snapshot(self, lw: Lowering, v, node):
+        return MatV(v.shape, tuple(kind_of(e).snapshot(lw, e, node) for e in v.entries), clamp=v.clamp)
+
+    def as_mat(self, lw: Lowering, v, node):
+        return v
+
+    def attribute(self, lw: Lowering, v, name: str, node):
+        r = vectors.attribute(lw, v, name, node)
+        if r is None:
+            raise QdTypeError(f"{name} is a method: call it, `.{name}()`")
+        return r
+
+    def subscript(self, lw: Lowering, v, node: ast.Subscript):
+        return vectors.index(lw, v, lw.expr(node.slice), node)
+
+    def call_method(self, lw: Lowering, v, node: ast.Call):
+        name = node.func.attr
+        if name not in vectors.METHODS:
+            return NOT_A_METHOD
+        args = [lw.expr(a) for a in node.args]
+        kwargs = {k.arg: lw.expr(k.value) for k in node.keywords}
+        return vectors.method(lw, v, name, args, kwargs, node)
+
+    def binop(self, lw: Lowering, op: str, a, b, node):
+        return vectors.binop(lw, op, a, b, node)
+
+    def unary(self, lw: Lowering, op: str, v, node: ast.UnaryOp):
+        return vectors.unary(lw, op, v, node)
+
+    def assign_name(self, lw: Lowering, name: str, value, node) -> None:
+        cur = lw.scope.get(name)
+        kind_of(cur).refuse_rebind(lw, cur, name, value, node, "vector")
+        if not kind_of(cur).store_vector(lw, cur, value, node):
+            vectors.new_vars(lw, name, value, None, lw.loc(node))
+
+    def refuse_rebind(self, lw: Lowering, cur, name: str, value, node, by: str) -> None:
+        if by != "vector" and cur.vars is not None and vectors.is_visible(lw, cur):
+            raise QdTypeError(f"cannot assign {lw.describe(value)} to vector variable {name!r}", lw.loc(node))
+
+    def store_vector(self, lw: Lowering, cur, value, node) -> bool:
+        if cur.vars is None or cur.shape != value.shape or not vectors.is_visible(lw, cur):
+            return False
+        vector_places.store(lw, vector_places.Place(cur.shape, list(cur.vars)), value, node, lw.loc(node))
+        return True
+
+
+MAT = register(MatV, MatKind())

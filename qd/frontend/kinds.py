@@ -1,0 +1,192 @@
+"""The value model of the lowering: what each kind of value answers.
+
+A value of the lowering is a run-time scalar (an `ir.Expr`, or an `ir.Var` named in the scope)
+or one of the symbolic records of `values.py`. The visitor (`lower_expr.py`, `lower.py`)
+dispatches on the AST node and asks the value's *kind*, found by `kind_of`: one `Kind`
+subclass per kind of value, each in a module of its own (`kind_scalar.py`, `kind_const.py`,
+`kind_leaf.py`, `kind_vector.py`, `kind_rec.py`, `kind_dataclass.py`, `kind_tuple.py`,
+`kind_range.py`), registered for its record class. `Kind` itself gives the default answers:
+the located `qd` error an operation on a value of that kind has always raised.
+
+Every method takes the value it answers for (`v`) and the lowering asking (`lw`, see
+`lowering.py`); `node` is the AST node the operation is written at. The kinds live above the
+helpers they use (`vectors.py`, `structs.py`, `fields.py`, ...), which build the records of
+`values.py` and ask `kind_of` for what they need, so the import graph stays acyclic.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..core import ir
+from ..core.errors import QdStaticError, QdTypeError
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["NOT_A_METHOD", "Kind", "kind_of", "register"]
+
+
+class _NotAMethod:
+    """What `Kind.call_method` answers when `v.name(...)` is not a method of the value (the
+    call is then an attribute read and a call of what it reads)."""
+
+    def __repr__(self) -> str:
+        return "NOT_A_METHOD"
+
+
+NOT_A_METHOD = _NotAMethod()
+
+
+class Kind:
+    """The answers every kind of value gives unless it says otherwise."""
+
+    # which operand's kind lowers a binary operator: the higher (a vector's, then a constant's)
+    rank = 0
+
+    def describe(self, v) -> str:
+        """How messages name the value."""
+        return type(v).__name__
+
+    # -- reading ------------------------------------------------------------------------
+
+    def read(self, lw: Lowering, v, node):
+        """The value a name bound to `v` reads as (a variable's current value, a scalar
+        parameter's read, recorded as an access at `node`); most values read as themselves."""
+        return v
+
+    def scalar(self, lw: Lowering, v, node) -> ir.Expr:
+        """The value as one run-time scalar."""
+        raise QdTypeError(f"expected a scalar value, got {self.describe(v)}", lw.loc(node))
+
+    def visible(self, lw: Lowering, v) -> bool:
+        """Whether a name bound to `v` may be read here (a variable of another parallel loop
+        may not)."""
+        return True
+
+    def task_local(self, v) -> bool:
+        """Whether `v` is a variable of a parallel loop's body (not visible after the loop)."""
+        return False
+
+    def leaves(self, v) -> Iterator[ir.Leaf]:
+        """The parameter leaves the value is made of (what passing it on accesses)."""
+        return iter(())
+
+    def components(self, v) -> Iterator[ir.Expr]:
+        """The run-time expressions the value is made of, in order."""
+        return iter(())
+
+    def snapshot(self, lw: Lowering, v, node):
+        """The value with every run-time part read now into a temporary (`value_parts.snapshot`)."""
+        return v
+
+    def static(self, lw: Lowering, v, node):
+        """The value as the argument of `qd.static(...)`: known at compile time, or an error."""
+        raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "
+                            f"runtime values ({self.describe(v)})", lw.loc(node))
+
+    def static_item(self, lw: Lowering, v, node):
+        """The value as an item of a tuple given to `qd.static(...)`: itself, unless it is a
+        compile-time value (its Python value) or a tuple (of those)."""
+        return v
+
+    def as_mat(self, lw: Lowering, v, node):
+        """The value as a vector or matrix (`values.MatV`), None when it is not one."""
+        return None
+
+    # -- expressions --------------------------------------------------------------------
+
+    def attribute(self, lw: Lowering, v, name: str, node: ast.Attribute):
+        """`v.name`."""
+        raise QdTypeError(f"{self.describe(v)} has no attribute {name!r}")
+
+    def subscript(self, lw: Lowering, v, node: ast.Subscript):
+        """`v[...]` (the index is evaluated here, after the value)."""
+        lw.expr(node.slice)
+        raise QdTypeError(f"{self.describe(v)} cannot be indexed here")
+
+    def element_index(self, lw: Lowering, v, node: ast.Subscript):
+        """(the array, the indices of its element) that `v[...]` names, for a read, a store or an
+        atomic; only an array has elements."""
+        raise QdTypeError(f"{self.describe(v)} is not an array and cannot be subscripted", lw.loc(node.value))
+
+    def call_method(self, lw: Lowering, v, node: ast.Call):
+        """`v.name(...)` when `name` is a method of the value (its result), else NOT_A_METHOD."""
+        return NOT_A_METHOD
+
+    def operand_rank(self, v) -> int:
+        return self.rank
+
+    def check_operand(self, lw: Lowering, v, op: str, node) -> None:
+        """Refuse a value that is no operand of a scalar operator."""
+
+    def sequence_op(self, lw: Lowering, op: str, a, b, node):
+        """Python's `+` / `* n` of a tuple written in the kernel; None for arithmetic."""
+        return None
+
+    def binop(self, lw: Lowering, op: str, a, b, node):
+        """`a op b` lowered by this kind (the higher ranked operand's): scalar arithmetic."""
+        return lw.scalar_binop(op, a, b, node)
+
+    def unary(self, lw: Lowering, op: str, v, node: ast.UnaryOp):
+        """`op v` (`node.operand` is where the operand is written)."""
+        return lw.unary_scalar(op, lw.scalar(v, node.operand), node.operand)
+
+    def loop_range(self, lw: Lowering, v, node):
+        """The `values.RangeV` a run-time `for` over `v` iterates; None when `v` is no range."""
+        return None
+
+    # -- assignment ---------------------------------------------------------------------
+
+    def assign_name(self, lw: Lowering, name: str, value, node) -> None:
+        """`name = value`, asked of the value's kind: a run-time scalar stored into the
+        variable `name` holds, or into a new one."""
+        cur = lw.scope.get(name)
+        kind_of(cur).refuse_rebind(lw, cur, name, value, node, "scalar")
+        v = lw.scalar(value, node)
+        if kind_of(cur).store_scalar(lw, cur, v, node):
+            return
+        var = lw.new_var(name, v.dtype)
+        lw.emit(ir.Assign(lw.loc(node), var, v))
+
+    def bind_name(self, lw: Lowering, name: str, value, node) -> None:
+        """`name = value` for a value that exists only at compile time: the name denotes it."""
+        cur = lw.scope.get(name)
+        kind_of(cur).refuse_rebind(lw, cur, name, value, node, "runtime")
+        lw.scope[name] = value
+
+    def refuse_rebind(self, lw: Lowering, cur, name: str, value, node, by: str) -> None:
+        """Asked of what `name` holds (`cur`) before `name = value`: refuse a value its variable
+        cannot take. `by`: "scalar" (a run-time scalar), "vector" or "runtime" (a compile-time
+        value, which would rebind the name)."""
+
+    def store_scalar(self, lw: Lowering, cur, e: ir.Expr, node) -> bool:
+        """Store run-time scalar `e` into the variable `cur` is; False when it is none."""
+        return False
+
+    def store_vector(self, lw: Lowering, cur, value, node) -> bool:
+        """Store vector `value` into the vector variable `cur` is; False when it is none."""
+        return False
+
+
+_KINDS: dict[type, Kind] = {}
+_DEFAULT = Kind()
+
+
+def register(cls: type, kind: Kind) -> Kind:
+    """Make `kind` answer for the values of class `cls` (and its subclasses)."""
+    _KINDS[cls] = kind
+    return kind
+
+
+def kind_of(v) -> Kind:
+    """The kind that answers for `v`."""
+    k = _KINDS.get(type(v))
+    if k is None:
+        k = next((_KINDS[c] for c in type(v).__mro__ if c in _KINDS), None)
+        if k is None:
+            return _DEFAULT
+        _KINDS[type(v)] = k  # a subclass (an `ir.Expr` node class) answers as its base
+    return k
