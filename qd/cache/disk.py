@@ -3,14 +3,15 @@
 A hit skips parsing, analysis and LLVM entirely: the entry holds the native object, the
 argument-buffer layout and the analysis facts (so `qd.explain` still works).
 
-Key: qd version, a digest of qd's own sources and rules, the kernel's identity, source and position, the types of all its leaf
-parameters, its specialisation (template values, compile-time members, open array types), the
-codegen-relevant configuration and the target (triple, CPU name and features). Stored with the
-entry and re-checked on load (`fastcache_records`): its own key (an entry copied under another
-name is refused), the source and position of every function the kernel's code came from, and
-every compile-time value that code read — so an edited helper in another file, a changed
-global, class attribute or module constant is a miss instead of a stale kernel, while an edit
-to an unrelated function in the same file is not.
+Key: qd version, a digest of qd's own sources and rules, the kernel's identity, source and
+position, the types of all its leaf parameters, its specialisation key (`qd.frontend.spec_key`:
+template values, compile-time members, open array types), the codegen-relevant configuration
+and the target (triple, CPU name and features). Stored with the entry and re-checked on load
+(`fastcache_records`): its own key (an entry copied under another name is refused), the source
+and position of every function the kernel's code came from, and every compile-time value that
+code read — so an edited helper in another file, a changed global, class attribute or module
+constant is a miss instead of a stale kernel, while an edit to an unrelated function in the
+same file is not.
 
 Entries are authenticated, private files (`fastcache_trust`), written atomically; a damaged or
 forged entry, or one whose header does not fit the kernel's own parameters, is reported with a
@@ -43,7 +44,6 @@ from ..core.abi import KernelModule
 from ..core.errors import SourceLoc
 from ..core.source import get_source
 from ..frontend import ids
-from ..frontend.ct_keys import layout_of, object_leaves
 from ..frontend.signature import (
     ArraySpec,
     ConstSpec,
@@ -53,7 +53,7 @@ from ..frontend.signature import (
     return_shape,
     walk_specs,
 )
-from ..runtime.args import leaf_type
+from ..frontend.spec_key import is_array_part, key_leaves
 from . import records as records
 from . import trust as trust
 from .records import stable_key
@@ -124,8 +124,7 @@ def unstable_part(kernel, spec_key) -> str | None:
     variant cannot be stored), described for a warning; None when every part is stable."""
     paths = [p for p, _kind, _spec in kernel.key_paths]
     for path, part in zip(paths, spec_key):
-        if not (isinstance(part, tuple) and len(part) in (2, 3, 4) and isinstance(part[0], _dt.DType)) \
-                and stable_key(part) is None:
+        if not is_array_part(part) and stable_key(part) is None:
             return f"the compile-time argument {path!r}"
     return None
 
@@ -133,7 +132,7 @@ def unstable_part(kernel, spec_key) -> str | None:
 def key(kernel, spec_key, cfg, target, version: str) -> str | None:
     spec = []
     for part in spec_key:
-        if isinstance(part, tuple) and len(part) in (2, 3, 4) and isinstance(part[0], _dt.DType):
+        if is_array_part(part):
             spec.append(["array", part[0].name, part[1], *([list(part[2])] if len(part) >= 3 else []),
                          *([["perm", list(part[3])]] if len(part) == 4 else [])])
             continue
@@ -323,37 +322,7 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
     text reaches generated code unless it is one of the kernel's own leaf paths and types;
     `entry_symbol` is the target's name for a module's entry (`Target.entry_symbol`)."""
     _need(header.get("key") == dkey, "it was written for another key")
-    open_arrays = {p: part for (p, kind, _s), part in zip(kernel.key_paths, spec_key) if kind == "arr"}
-    extra = dict(spec_key[len(kernel.key_paths):])  # layouts, numpy dtypes of arrays typed by their annotation
-    typed_perms = dict(extra.get("layouts", ()))
-    typed_dtypes = {p: _dt.BY_NAME[n] for p, n in extra.get("dtypes", ())}
-    leaves: dict[str, tuple] = {}  # path -> (kind, dtype, ndim, element shape, layout, offset)
-    for path, spec in walk_specs(kernel.specs):
-        if isinstance(spec, ScalarSpec):
-            leaves[path] = ("scalar", spec.dtype, 0, (), (), ())
-        elif isinstance(spec, VecSpec):
-            count = 1
-            for d in spec.shape:
-                count *= d
-            for k in range(count):
-                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, (), (), ())
-        elif isinstance(spec, ArraySpec):
-            part = open_arrays.get(path)
-            if part == ():  # an optional tensor slot given None: a compile-time None, no leaf
-                continue
-            if part is None:  # fixed by the annotation: its ndim counts outer dimensions
-                elem = tuple(spec.element_shape or ())
-                leaves[path] = ("array", typed_dtypes.get(path, spec.dtype), spec.ndim + len(elem), elem,
-                                tuple(typed_perms.get(path, ())), ())
-            else:
-                leaves[path] = ("array", *leaf_type(part, spec), tuple(part[3]) if len(part) == 4 else (), ())
-        elif not isinstance(spec, (ConstSpec, StructSpec)):
-            raise ValueError(f"unexpected parameter spec {spec!r}")
-    for (path, kind, _s), part in zip(kernel.key_paths, spec_key):  # a field as a template is an array leaf
-        if kind == "ct" and isinstance(part, tuple) and len(part) in (5, 6) and part[0] == "field":
-            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]), layout_of(part, 5), tuple(part[4]))
-        elif kind == "ct" and isinstance(part, tuple) and len(part) in (4, 5) and part[0] == "do":  # 5: computed reads
-            leaves.update(object_leaves(path, part))  # a data-oriented object's arrays
+    leaves = key_leaves(kernel, spec_key)  # path -> (kind, dtype, ndim, element shape, layout, offset)
     m = _dict(header["module"])
     name = _str(m["name"])
     ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..core import source
 from ..core.source import definitions, parsed_module
-from ..frontend.ct_keys import ct_key
+from ..frontend.spec_key import ct_key
 from . import trust as trust
 
 # ---------------------------------------------------------------- stable values

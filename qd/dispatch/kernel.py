@@ -18,28 +18,24 @@ import typing
 import numpy as np
 
 from ..core import variants as _variants
-from ..core.dtypes import from_numpy
 from ..core.errors import (
     QdArgumentError,
     QdCompileError,
     QdError,
     QdInternalError,
     QdSyntaxError,
-    QdValueError,
     SourceLoc,
     caller_loc,
     signature_error,
     warn_at,
 )
 from ..core.source import free_vars, get_source
-from ..frontend.ct_keys import ct_key, reads_generation
-from ..frontend.signature import ArraySpec, ConstSpec, StructSpec, spec_of, walk_specs
+from ..frontend.signature import ConstSpec, StructSpec, spec_of, walk_specs
+from ..frontend.spec_key import dispatch_parts, key_paths, reads_generation, spec_key, typed_by_annotation
 from ..lang import config as _config
 from ..lang.funcs import Decorated, check_decorated, func
 from ..lang.matrix import MatrixType, OpenElementType, VectorType
-from ..lang.ndarray import DeviceNdarray, Ndarray
 from ..lang.structs import StructType
-from ..runtime.args import array_signature, get_path
 from ..runtime.hygiene import Namer, checked_path, internal_names, param_list
 from ..runtime.kernel_view import LaunchInfo
 
@@ -91,10 +87,7 @@ class Kernel(Decorated):
             self._ret_struct = ret if isinstance(ret, StructType) else None
             self._ret_items = _tuple_result_items(ret)
             self._specs = specs
-            self.key_paths = _key_paths(specs)
-            keyed = {path for path, _, _ in self.key_paths}
-            self.array_paths = [(path, spec) for path, spec in walk_specs(specs)
-                                if isinstance(spec, ArraySpec) and path not in keyed]
+            self.key_paths, self.array_paths = key_paths(specs)  # what `spec_key` reads
         return self._specs
 
     def __get__(self, obj, objtype=None):
@@ -198,38 +191,6 @@ class Kernel(Decorated):
                 _check_struct_arg(bound[name], spec, name, self)
         return bound
 
-    def key_of(self, bound: dict) -> tuple:
-        key = []
-        for path, kind, spec in self.key_paths:
-            v = get_path(bound, path, self.param_loc)
-            if kind == "ct":
-                try:
-                    key.append(ct_key(v))
-                except TypeError as e:
-                    raise QdArgumentError(f"argument {path!r} is a compile-time parameter: {e}",
-                                          self.param_loc(path)) from None
-                if _config._config.raise_on_templated_floats and _holds_float(key[-1]):
-                    raise QdValueError(f"argument {path!r} is a compile-time parameter holding a float "
-                                       f"({v!r}), refused under qd.init(raise_on_templated_floats=True): each float "
-                                       "value compiles a variant of its own", self.param_loc(path))
-            else:
-                key.append(array_signature(v, spec, path, loc_of=self.param_loc))
-        # arrays annotated with a dtype and rank are not key paths; one in a permuted layout
-        # (`qd.tensor(..., layout=)`) still needs code of its own, and so does a numpy array of
-        # vectors whose components are not of the annotated dtype (quadrants takes the array's)
-        perms, dtypes = [], []
-        for path, spec in self.array_paths:
-            v = get_path(bound, path, self.param_loc)
-            if isinstance(v, Ndarray):
-                if v._perm:
-                    perms.append((path, v._perm))
-            elif spec.element_shape and isinstance(v, np.ndarray):
-                dt = from_numpy(v.dtype)
-                if dt is not None and dt != spec.dtype:
-                    dtypes.append((path, dt.name))
-        return (tuple(key) + ((("layouts", tuple(perms)),) if perms else ())
-                + ((("dtypes", tuple(dtypes)),) if dtypes else ()))
-
     def _slow_call(self, args, kwargs):
         """First call of a specialisation (or a call the fast path could not handle). Runs
         under the compile lock, which also guards the lazily computed signature facts, but
@@ -237,14 +198,12 @@ class Kernel(Decorated):
         with _variants.compile_lock():
             bound = self.bind_checked(args, kwargs)
             reads = reads_generation()
-            key = self.key_of(bound)
+            key = spec_key(self, bound)
             variant, source = get_variant(self, key, bound)
             if reads != reads_generation():  # the compile read values objects compute: keys hold them now
-                key = self._rekey(key, self.key_of(bound), variant)
+                key = self._rekey(key, spec_key(self, bound), variant)
             if not self.key_paths:
-                # a variant for numpy vectors of another dtype checks only numpy arrays: a
-                # qd.ndarray of that dtype must not reach it (the annotation's dtype binds those)
-                if not any(part[:1] == ("dtypes",) for part in key):
+                if typed_by_annotation(key):
                     self._fast = variant.launch
             else:
                 self._fast = self._make_dispatcher()
@@ -265,23 +224,18 @@ class Kernel(Decorated):
         internal names live in a prefix no parameter can take (`runtime.hygiene`)."""
         nm = Namer(self.signature.parameters)
         plist, fwd = param_list(self.signature, nm.bind("defaults", self.defaults))
-        for name, value in {"table": self.variants, "slow": lambda *a, **k: self._slow_call(a, k),
-                            "ck": ct_key, "asig": _asig}.items():
+        for name, value in {"table": self.variants, "slow": lambda *a, **k: self._slow_call(a, k)}.items():
             nm.bind(name, value)
         for b in ("KeyError", "TypeError", "AttributeError"):
             nm.builtin(b)
         parts = []
-        for n, (path, kind, spec) in enumerate(self.key_paths):
+        for n, (path, part) in enumerate(dispatch_parts(self)):  # the parts of `spec_key`, inline
             try:
                 checked_path(path, self.signature.parameters, f"dispatcher of kernel {self.fn.__qualname__}")
             except QdInternalError as e:
                 raise QdInternalError(e.message, self.def_loc()) from None
-            if kind == "arr" and _open_elements(spec):  # element sizes come from the argument: ask the annotation
-                nm.bind(f"asig{n}", lambda v, spec=spec, path=path: array_signature(v, spec, path,
-                                                                                   loc_of=self.param_loc))
-                parts.append(f"@asig{n}({path})")
-            else:
-                parts.append(f"@ck({path})" if kind == "ct" else f"@asig({path})")
+            nm.bind(f"key{n}", part)
+            parts.append(f"@key{n}({path})")
         src = internal_names("\n".join([
             f"def @dispatch({plist}):",
             "  try:",
@@ -341,29 +295,6 @@ def _regroup(flat, items: tuple) -> tuple:
     return tuple(out)
 
 
-def _open_elements(spec) -> bool:
-    """An array annotation whose element sizes are taken from the argument (`element_dim=`)."""
-    return spec.element_shape is not None and None in spec.element_shape
-
-
-def _holds_float(key) -> bool:
-    """Whether a compile-time key (`ct_key`: floats are `("float", bits)`) has a float in it
-    (`raise_on_templated_floats`)."""
-    if isinstance(key, tuple) and len(key) == 2 and key[0] == "float":
-        return True
-    return isinstance(key, (tuple, list, frozenset)) and any(_holds_float(k) for k in key)
-
-
-def _asig(v):
-    if v is None:  # an optional tensor slot left empty (`args.optional_slot`); other slots refuse it
-        return ()
-    if type(v) is Ndarray or type(v) is DeviceNdarray:
-        if v._perm:
-            return (v._dtype, v._ndim, v.element_shape, v._perm)
-        return (v._dtype, v._ndim, v.element_shape) if v.element_shape else (v._dtype, v._ndim)
-    return (from_numpy(v.dtype), v.ndim)
-
-
 def load_pipeline():
     """The launch side of the pipeline (`qd.compile.pipeline`), imported on the first launch: `import qd`
     stays cheap for a script that only defines kernels."""
@@ -405,18 +336,6 @@ def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
             what = f"a {st.name} struct" if st is not None else f"a {s.cls.__qualname__} (the annotated dataclass)"
             raise QdArgumentError(f"argument {p!r} must be {what}, got {type(m).__name__}", kernel.param_loc(p))
         values.update((f"{p}.{name}", getattr(m, name, None)) for name, ms in s.members if isinstance(ms, StructSpec))
-
-
-def _key_paths(specs) -> list[tuple[str, str, object]]:
-    """Paths whose values select the compiled variant: template values, compile-time dataclass
-    members and arrays whose annotation leaves dtype or ndim open."""
-    out = []
-    for path, spec in walk_specs(specs):
-        if isinstance(spec, ConstSpec):
-            out.append((path, "ct", spec))
-        elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None or _open_elements(spec)):
-            out.append((path, "arr", spec))
-    return out
 
 
 def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, **_options):

@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterable
 
 from ..core.errors import QdArgumentError, QdError, caller_loc
+from ..frontend.spec_key import spec_key
 from ..lang import config as _config
 from ..runtime.kernel_view import LaunchInfo
 from .kernel import BoundKernel, as_kernel, load_pipeline
@@ -27,8 +28,9 @@ __all__ = ["compile_all"]
 
 def compile_all(calls: Iterable[tuple], *, workers: int | None = None) -> list[LaunchInfo]:
     """Compile (or fetch from the caches) the variant each `(kernel, args[, kwargs])` would
-    launch (`args` a tuple; anything else is the one argument), without launching it; `workers`: processes for the LLVM work (default: one per
-    core; 1 compiles in this process). Returns each call's `LaunchInfo`, whose `source` says
+    launch (`args` a tuple; anything else is the one argument), without launching it;
+    `workers`: processes for the LLVM work (default: one per core; 1 compiles in this
+    process). Returns each call's `LaunchInfo`, whose `source` says
     where its variant came from ("memory", "disk" or "compile").
 
     A call that fails (a bad argument, a kernel that does not compile) does not stop the
@@ -47,7 +49,7 @@ def compile_all(calls: Iterable[tuple], *, workers: int | None = None) -> list[L
             if kernel._gen != _config._config.generation:
                 kernel._reset()
             bound = kernel.bind_checked(args, kwargs)
-            jobs.append((index, kernel, kernel.key_of(bound), bound))
+            jobs.append((index, kernel, spec_key(kernel, bound), bound))
         except QdError as e:
             errors[index] = e
     try:

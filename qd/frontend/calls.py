@@ -35,7 +35,6 @@ from ..core.errors import (
 from ..core.source import free_vars, get_source
 from ..lang.structs import StructType
 from . import by_reference, fields, ids, structs, vectors
-from .ct_keys import computed_reads, ct_key
 from .signature import (
     AnySpec,
     ArraySpec,
@@ -51,6 +50,7 @@ from .signature import (
     return_types,
     spec_of,
 )
+from .spec_key import computed_reads, ct_key
 from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
 
 __all__ = ["CallSite", "arg_value", "assigns_a_caller_variable", "bind_argument", "call_arguments", "call_func",

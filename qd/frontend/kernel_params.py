@@ -16,9 +16,9 @@ from ..core.errors import QdInternalError, warn_at
 from ..lang.data_oriented import taken_apart
 from ..lang.field import Field
 from ..lang.ndarray import Ndarray
-from .ct_keys import ct_key
 from .objects import object_value
 from .signature import ArraySpec, ConstSpec, RecSpec, ScalarSpec, StructSpec, VecSpec, fold_spec
+from .spec_key import ct_key
 from .values import CT, LeafV, MatV, RecV, StructV
 
 __all__ = ["kernel_params"]

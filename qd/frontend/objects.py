@@ -7,7 +7,7 @@ under its member chain (`self.rigid.pos`), every other member a compile-time val
 it is a dataclass view like any other: its leaves are facts, the rules decide which ones the
 kernel uses, funcs receive it by reference (their leaves bound member by member), and a launch
 reads only the kept chains from the argument. The specialisation key that goes with it is
-`ct_keys.object_key`; `ct_keys.object_leaves` reads the same leaves back from such a key (the disk
+`spec_key.object_key`; `spec_key.object_leaves` reads the same leaves back from such a key (the disk
 cache checks a stored entry's slots against them).
 """
 
@@ -21,7 +21,7 @@ from ..lang.data_oriented import is_walked, members_of, runtime_primitives
 from ..lang.field import Field
 from ..lang.ndarray import Ndarray
 from . import captures
-from .ct_keys import computed_by_instance, layout_of, note_computed_read, object_leaves, primitive_dtype
+from .spec_key import computed_by_instance, layout_of, note_computed_read, object_leaves, primitive_dtype
 from .values import CT, LeafV, StructV
 
 __all__ = ["attribute", "layout_of", "method_of", "object_leaves", "object_value"]
@@ -31,7 +31,7 @@ def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], obj
     """The view of `obj` at parameter path `path`; its leaves (arrays, and the primitives of a
     class with `template_primitives=False`) are appended to `leaves`
     (`loc(path)` gives a leaf's source location). An object met again inside itself stays a
-    compile-time value (as its key, `ct_keys.object_key`, has it)."""
+    compile-time value (as its key, `spec_key.object_key`, has it)."""
     walking = (*walking, id(obj))
     lifted = runtime_primitives(obj)
     members = []

@@ -1,7 +1,21 @@
-"""Compile-time keys: the hashable identity of a compile-time value in instantiation keys.
+"""The specialisation key: which compiled variant of a kernel a call uses, in one place.
 
-Apart from the lowering's symbolic values (`values`), because the dispatch keys every launch's
-compile-time arguments and so needs this at `import qd`, long before anything is lowered.
+A kernel is compiled once per key. The key of a call holds, in `key_paths` order, the part of
+every path whose value selects code: a compile-time value (a template parameter, a
+compile-time dataclass member) by its `ct_key`, a data-oriented object by its members' types
+and values (`object_key`), an array whose annotation leaves dtype, rank or element sizes open
+by its `array_signature`; then, when there are any, the layouts of permuted `qd.tensor`s and
+the component dtypes of numpy arrays of vectors among the arrays the annotation types.
+
+`spec_key(kernel, bound)` is the one entry point: a call's first launch (`qd.dispatch.kernel`),
+`qd.compile_all` and `qd.ptx` key their arguments with it. The generated dispatcher of a warm
+launch evaluates the same parts inline, one bound function per path (`dispatch_parts`), and
+falls back to `spec_key` on a miss. The disk cache reads keys back here too: the leaves a key
+implies (`key_leaves`) and the compile-time values it re-verifies on load (`ct_key`).
+
+In `frontend`, below the runtime, the cache and the dispatch, because the lowering keys the
+compile-time values of func instantiations with `ct_key` as well; it imports nothing that
+lowers, so `import qd` loads it cheaply.
 """
 
 from __future__ import annotations
@@ -15,14 +29,241 @@ import struct
 import threading
 import types
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 from ..core import dtypes as _dt
+from ..core.errors import QdArgumentError, QdValueError, SourceLoc
+from ..lang import config as _config
 from ..lang.data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives, taken_apart
 from ..lang.field import Field
-from ..lang.ndarray import TensorBase
+from ..lang.ndarray import DeviceNdarray, Ndarray, TensorBase
+from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, VecSpec, walk_specs
+
+LocOf = Callable[[str], SourceLoc | None]  # leaf path -> location of its kernel parameter
+
+# ---------------------------------------------------------------- the key of a call
+
+
+def key_paths(specs) -> tuple[list[tuple[str, str, object]], list[tuple[str, ArraySpec]]]:
+    """(key paths, typed arrays) of a kernel's parameter specs. Key paths, as (path, "ct" |
+    "arr", spec), are the paths whose values select the variant: template values, compile-time
+    dataclass members and arrays whose annotation leaves dtype, ndim or element sizes open.
+    Typed arrays are the other arrays: only a permuted layout or the component dtype of a numpy
+    array of vectors adds to the key for them."""
+    paths = []
+    for path, spec in walk_specs(specs):
+        if isinstance(spec, ConstSpec):
+            paths.append((path, "ct", spec))
+        elif isinstance(spec, ArraySpec) and (spec.dtype is None or spec.ndim is None or _open_elements(spec)):
+            paths.append((path, "arr", spec))
+    keyed = {path for path, _, _ in paths}
+    typed = [(path, spec) for path, spec in walk_specs(specs) if isinstance(spec, ArraySpec) and path not in keyed]
+    return paths, typed
+
+
+def spec_key(kernel: Any, bound: dict) -> tuple:
+    """The specialisation key of a call of `kernel` (its `key_paths` and `array_paths`, set
+    from its specs, and `param_loc`) with the arguments `bound` to its parameters (checked by
+    `Kernel.bind_checked`). A value that cannot key (an unhashable template value, an array
+    that does not fit its annotation) is a QdArgumentError at its parameter."""
+    loc_of = kernel.param_loc
+    key = []
+    for path, kind, spec in kernel.key_paths:
+        v = member_at(bound, path, loc_of)
+        if kind == "ct":
+            try:
+                key.append(ct_key(v))
+            except TypeError as e:
+                raise QdArgumentError(f"argument {path!r} is a compile-time parameter: {e}", loc_of(path)) from None
+            if _config._config.raise_on_templated_floats and _holds_float(key[-1]):
+                raise QdValueError(f"argument {path!r} is a compile-time parameter holding a float "
+                                   f"({v!r}), refused under qd.init(raise_on_templated_floats=True): each float "
+                                   "value compiles a variant of its own", loc_of(path))
+        else:
+            key.append(array_signature(v, spec, path, loc_of=loc_of))
+    # arrays annotated with a dtype and rank are not key paths; one in a permuted layout
+    # (`qd.tensor(..., layout=)`) still needs code of its own, and so does a numpy array of
+    # vectors whose components are not of the annotated dtype (quadrants takes the array's)
+    perms, dtypes = [], []
+    for path, spec in kernel.array_paths:
+        v = member_at(bound, path, loc_of)
+        if isinstance(v, Ndarray):
+            if v._perm:
+                perms.append((path, v._perm))
+        elif spec.element_shape and isinstance(v, np.ndarray):
+            dt = _dt.from_numpy(v.dtype)
+            if dt is not None and dt != spec.dtype:
+                dtypes.append((path, dt.name))
+    return (tuple(key) + ((("layouts", tuple(perms)),) if perms else ())
+            + ((("dtypes", tuple(dtypes)),) if dtypes else ()))
+
+
+def dispatch_parts(kernel: Any) -> list[tuple[str, Callable[[object], object]]]:
+    """(path, function of its value) for each key path, in key order: what a generated
+    dispatcher calls to build a warm launch's key inline. Each gives the part `spec_key` gives
+    for a valid argument (an array unchecked: a wrong one makes a key no variant has, and the
+    miss goes to `spec_key`, which explains it)."""
+    out = []
+    for path, kind, spec in kernel.key_paths:
+        if kind == "ct":
+            out.append((path, ct_key))
+        elif _open_elements(spec):  # element sizes come from the argument: ask the annotation
+            out.append((path, lambda v, spec=spec, path=path: array_signature(v, spec, path,
+                                                                              loc_of=kernel.param_loc)))
+        else:
+            out.append((path, _array_part))
+    return out
+
+
+def typed_by_annotation(key: tuple) -> bool:
+    """Whether a key's variant takes arrays of the annotated dtype only: a variant keyed for
+    numpy vectors of another dtype checks numpy arrays, and a `qd.ndarray` of that dtype must
+    not reach it."""
+    return not any(part[:1] == ("dtypes",) for part in key)
+
+
+def member_at(bound: dict, path: str, loc_of: LocOf):
+    """The value at a dotted path (`s.pos`) of bound kernel arguments; a missing member is an
+    argument error at its parameter."""
+    parts = path.split(".")
+    v = bound[parts[0]]
+    for p in parts[1:]:
+        try:
+            v = getattr(v, p)
+        except AttributeError:
+            raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated dataclass)",
+                                  loc_of(path)) from None
+    return v
+
+
+def _open_elements(spec) -> bool:
+    """An array annotation whose element sizes are taken from the argument (`element_dim=`)."""
+    return spec.element_shape is not None and None in spec.element_shape
+
+
+def _holds_float(key) -> bool:
+    """Whether a compile-time key (`ct_key`: floats are `("float", bits)`) has a float in it
+    (`raise_on_templated_floats`)."""
+    if isinstance(key, tuple) and len(key) == 2 and key[0] == "float":
+        return True
+    return isinstance(key, (tuple, list, frozenset)) and any(_holds_float(k) for k in key)
+
+
+# ---------------------------------------------------------------- array parts
+
+
+ABSENT = ()  # the key part of an optional tensor slot given None (no array signature is empty)
+
+
+def optional_slot(spec) -> bool:
+    """quadrants' optional tensor slot: a parameter annotated `qd.Tensor` (any dtype and rank)
+    may be given None, which is then a compile-time None (`qd.static(x is not None)` picks the
+    code) and a specialisation of its own."""
+    return spec.dtype is None and spec.ndim is None
+
+
+def _array_part(v) -> tuple:
+    """`array_signature` of an array without the checks (the dispatcher's fast form)."""
+    if v is None:  # an optional tensor slot left empty (`optional_slot`); other slots refuse it
+        return ()
+    if type(v) is Ndarray or type(v) is DeviceNdarray:
+        if v._perm:
+            return (v._dtype, v._ndim, v.element_shape, v._perm)
+        return (v._dtype, v._ndim, v.element_shape) if v.element_shape else (v._dtype, v._ndim)
+    return (_dt.from_numpy(v.dtype), v.ndim)
+
+
+def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
+    """(dtype, ndim) of an array argument, or (dtype, ndim, element shape) for a `qd.ndarray`
+    of vectors or matrices, checked against the parameter's annotation: `ndim` counts every
+    dimension of the components (a vec3 array of shape (n,) has 2), the dtype is the
+    components'. This is the argument's part of the specialisation key."""
+    value_elem: tuple = ()
+    if v is None and optional_slot(spec):
+        return ABSENT
+    if isinstance(v, Ndarray):
+        if getattr(v, "offset", None):
+            raise QdArgumentError(offset_message(path, v), loc_of(path))
+        dt, nd, value_elem = v._dtype, v._ndim, v.element_shape
+    elif isinstance(v, np.ndarray):
+        dt = _dt.from_numpy(v.dtype)
+        nd = v.ndim
+        if dt is None:
+            raise QdArgumentError(f"argument {path!r}: numpy dtype {v.dtype} is not supported by qd",
+                                  loc_of(path))
+    else:
+        raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
+                              loc_of(path))
+    # quadrants checks a numpy array given for a vector or matrix parameter by its element shape
+    # only: the components have the array's dtype, and the kernel is specialised for it.
+    numpy_elements = isinstance(v, np.ndarray) and bool(spec.element_shape)
+    if spec.dtype is not None and spec.dtype != dt and not numpy_elements:
+        raise QdArgumentError(f"argument {path!r} must have dtype {spec.dtype}, got {dt}", loc_of(path))
+    es = spec.element_shape
+    if es is not None and None in es:  # `element_dim=`: element sizes taken from the argument
+        k = len(es)
+        elem = tuple(value_elem) if value_elem else tuple(v.shape[nd - k:]) if nd >= k else ()
+        if len(elem) != k or any(w is not None and w != e for w, e in zip(es, elem)):
+            got = f"elements of shape {tuple(value_elem)}" if value_elem else f"shape {tuple(v.shape)}"
+            raise QdArgumentError(f"argument {path!r} must have {k}-dimensional elements{_elem_text_open(es)}, got "
+                                  f"{got}", loc_of(path))
+    else:
+        elem = element_shape(spec, value_elem)
+        if es is not None and value_elem and tuple(value_elem) != elem:
+            raise QdArgumentError(f"argument {path!r} must have elements of shape {elem}, got {tuple(value_elem)}",
+                                  loc_of(path))
+        if elem and not value_elem and (nd < len(elem) or tuple(v.shape[nd - len(elem):]) != elem):
+            raise QdArgumentError(f"argument {path!r} must end in the element shape {elem}, got shape "
+                                  f"{tuple(v.shape)}", loc_of(path))
+    if spec.ndim is not None and spec.ndim != nd - len(elem):
+        raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd - len(elem)}",
+                              loc_of(path))
+    perm = v._perm if isinstance(v, Ndarray) else ()
+    if perm:  # a permuted layout: (dtype, ndim, element shape, layout)
+        return (dt, nd, tuple(elem), perm)
+    if es is not None and None in es:
+        return (dt, nd, elem)
+    return (dt, nd, tuple(value_elem)) if value_elem else (dt, nd)
+
+
+def _elem_text_open(es) -> str:
+    return "" if all(e is None for e in es) else f" of shape {tuple('any' if e is None else e for e in es)}"
+
+
+def offset_message(path: str, v) -> str:
+    """Why a field with an index offset cannot be an ndarray argument."""
+    return (f"argument {path!r} is a qd.field with offset {tuple(v.offset)}, but an ndarray parameter indexes "
+            "from 0: annotate the parameter qd.template() to index the field with its offset")
+
+
+def element_shape(spec, value_elem: tuple = ()) -> tuple:
+    """The element shape an array parameter has: the annotation's, else the argument's."""
+    return tuple(spec.element_shape) if spec.element_shape is not None else tuple(value_elem)
+
+
+def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple] | None:
+    """(dtype, ndim, element shape) of an array leaf, from its argument's `array_signature`;
+    None for an optional slot given None (no leaf)."""
+    if sig == ABSENT:
+        return None
+    if len(sig) >= 3:
+        return sig[0], sig[1], tuple(sig[2])
+    return sig[0], sig[1], element_shape(spec)
+
+
+def array_types(kernel: Any, bound: dict) -> dict[str, tuple | None]:
+    """(dtype, ndim, element shape) of every array argument of a call, checked against its
+    annotation (None: an optional slot given None): the frontend types the kernel's leaves
+    from these and never inspects launch values itself."""
+    loc_of = kernel.param_loc
+    return {path: leaf_type(array_signature(member_at(bound, path, loc_of), spec, path, loc_of=loc_of), spec)
+            for path, spec in walk_specs(kernel.specs) if isinstance(spec, ArraySpec)}
+
+
+# ---------------------------------------------------------------- compile-time values
 
 
 def ct_key(v):
@@ -55,7 +296,8 @@ def ct_key(v):
         return ("range", v.start, v.stop, v.step)
     cls = type(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return ("dc", cls.__module__, cls.__qualname__, tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
+        return ("dc", cls.__module__, cls.__qualname__,
+                tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
     fn = getattr(v, "fn", None)
     if fn is not None and hasattr(v, "is_qd_func"):
         return ("func", fn.__module__, fn.__qualname__, identity(v))
@@ -138,7 +380,8 @@ def object_key(v) -> tuple:
         lifted = runtime_primitives(v)
         members = members_of(v)
         key = ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
-               tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted)) for name, m in members]))
+               tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted))
+                      for name, m in members]))
         key += computed_reads(v)
         if not _walking.cycle and is_data_oriented(v):
             _keep(v, key, members)
@@ -315,13 +558,60 @@ def _float_bits(v: float) -> int:
     return struct.unpack("<Q", struct.pack("<d", v))[0]
 
 
-# Reading keys back (the disk cache checks an entry's slots against the leaves a key implies);
-# here rather than in `objects`, so that a disk hit does not load the IR.
+# ---------------------------------------------------------------- reading keys back
+# The disk cache checks an entry's slots against the leaves a key implies; here rather than in
+# `objects`, so that a disk hit does not load the IR.
+
+
+def is_array_part(part) -> bool:
+    """Whether a key part is an array's `array_signature` (dtype, ndim[, element shape[, layout]])."""
+    return isinstance(part, tuple) and len(part) in (2, 3, 4) and isinstance(part[0], _dt.DType)
+
+
+def key_leaves(kernel: Any, key: tuple) -> dict[str, tuple]:
+    """path -> (kind, dtype, ndim, element shape, layout, offset) of every leaf a call of
+    `kernel` whose specialisation key is `key` passes: scalars and vector components from the
+    annotations, arrays from the annotation or the key (layouts and numpy dtypes included),
+    fields given as templates and the arrays of data-oriented objects from their keys. Raises
+    ValueError, KeyError or IndexError for a key this kernel cannot have."""
+    paths = kernel.key_paths
+    open_arrays = {p: part for (p, kind, _s), part in zip(paths, key) if kind == "arr"}
+    extra = dict(key[len(paths):])  # layouts, numpy dtypes of arrays typed by their annotation
+    typed_perms = dict(extra.get("layouts", ()))
+    typed_dtypes = {p: _dt.BY_NAME[n] for p, n in extra.get("dtypes", ())}
+    leaves: dict[str, tuple] = {}
+    for path, spec in walk_specs(kernel.specs):
+        if isinstance(spec, ScalarSpec):
+            leaves[path] = ("scalar", spec.dtype, 0, (), (), ())
+        elif isinstance(spec, VecSpec):
+            count = 1
+            for d in spec.shape:
+                count *= d
+            for k in range(count):
+                leaves[f"{path}[{k}]"] = ("scalar", spec.dtype, 0, (), (), ())
+        elif isinstance(spec, ArraySpec):
+            part = open_arrays.get(path)
+            if part == ABSENT:  # an optional tensor slot given None: a compile-time None, no leaf
+                continue
+            if part is None:  # fixed by the annotation: its ndim counts outer dimensions
+                elem = tuple(spec.element_shape or ())
+                leaves[path] = ("array", typed_dtypes.get(path, spec.dtype), spec.ndim + len(elem), elem,
+                                tuple(typed_perms.get(path, ())), ())
+            else:
+                leaves[path] = ("array", *leaf_type(part, spec), tuple(part[3]) if len(part) == 4 else (), ())
+        elif not isinstance(spec, (ConstSpec, StructSpec)):
+            raise ValueError(f"unexpected parameter spec {spec!r}")
+    for (path, kind, _s), part in zip(paths, key):  # a field as a template is an array leaf
+        if kind == "ct" and isinstance(part, tuple) and len(part) in (5, 6) and part[0] == "field":
+            leaves[path] = ("array", _dt.BY_NAME[part[1]], part[2], tuple(part[3]), layout_of(part, 5), tuple(part[4]))
+        elif kind == "ct" and isinstance(part, tuple) and len(part) in (4, 5) and part[0] == "do":  # 5: computed reads
+            leaves.update(object_leaves(path, part))  # a data-oriented object's arrays
+    return leaves
 
 
 def object_leaves(path: str, key: tuple) -> Iterator[tuple[str, tuple]]:
     """(leaf path, ("array", dtype, ndim, element shape, layout, offset)) of every array leaf an
-    object keyed `key` (`ct_keys.object_key`) has at `path`."""
+    object keyed `key` (`object_key`) has at `path`."""
     for name, mk in key[3]:
         sub = f"{path}.{name}"
         if mk[0] == "do":

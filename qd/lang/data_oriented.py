@@ -8,7 +8,7 @@ Marking a class is all the decorator does. What it means is read elsewhere:
   nested data-oriented members and dataclass members, is a leaf of the kernel under its member
   chain (`self.solver.pos`), so the rules prune it like any argument and a launch passes only
   the arrays the kernel uses; every other member is a compile-time constant;
-- the specialisation key (`frontend/ct_keys.py`) holds the class, each array member's type
+- the specialisation key (`frontend/spec_key.py`) holds the class, each array member's type
   (not its identity: a new array of the same type reuses the compiled kernel) and each other
   member's value;
 - with `template_primitives=False`, int, float and bool members are scalar leaves read at every

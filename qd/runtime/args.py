@@ -12,29 +12,19 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core import dtypes as _dt
-from ..core.errors import QdArgumentError, QdValueError, SourceLoc
+from ..core.errors import QdArgumentError, QdValueError
+from ..frontend.spec_key import LocOf, member_at, offset_message
 from ..lang.matrix import Matrix
 from ..lang.ndarray import Ndarray
-
-LocOf = Callable[[str], SourceLoc | None]  # leaf path -> location of its kernel parameter
 
 
 def get_path(bound: dict, path: str, loc_of: LocOf, vec_shapes: dict | None = None):
     """The value of leaf `path` (`s.pos`, or `v[2]`: component 2 of a vector argument, which is
     checked to have its parameter's shape, `vec_shapes[v]`) in bound kernel arguments."""
-    comp = None
     if path.endswith("]"):  # a component of a vector or matrix argument: `v[2]`
         path, _, k = path[:-1].rpartition("[")
-        comp = int(k)
-    parts = path.split(".")
-    v = bound[parts[0]]
-    for p in parts[1:]:
-        try:
-            v = getattr(v, p)
-        except AttributeError:
-            raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated dataclass)",
-                                  loc_of(path)) from None
-    return v if comp is None else components(v, (vec_shapes or {}).get(path), path, loc_of)[comp]
+        return components(member_at(bound, path, loc_of), (vec_shapes or {}).get(path), path, loc_of)[int(k)]
+    return member_at(bound, path, loc_of)
 
 
 def components(v, shape: tuple | None, path: str, loc_of: LocOf) -> list:
@@ -52,88 +42,6 @@ def components(v, shape: tuple | None, path: str, loc_of: LocOf) -> list:
                                                                    and a.ndim == 1):
         raise QdArgumentError(f"argument {path!r} must have shape {tuple(shape)}, got {tuple(a.shape)}", loc_of(path))
     return a.ravel().tolist()
-
-
-ABSENT = ()  # the key part of an optional tensor slot given None (no array signature is empty)
-
-
-def optional_slot(spec) -> bool:
-    """quadrants' optional tensor slot: a parameter annotated `qd.Tensor` (any dtype and rank)
-    may be given None, which is then a compile-time None (`qd.static(x is not None)` picks the
-    code) and a specialisation of its own."""
-    return spec.dtype is None and spec.ndim is None
-
-
-def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
-    """(dtype, ndim) of an array argument, or (dtype, ndim, element shape) for a `qd.ndarray`
-    of vectors or matrices, checked against the parameter's annotation: `ndim` counts every
-    dimension of the components (a vec3 array of shape (n,) has 2), the dtype is the
-    components'. This is the argument's part of the specialisation key."""
-    value_elem: tuple = ()
-    if v is None and optional_slot(spec):
-        return ABSENT
-    if isinstance(v, Ndarray):
-        if getattr(v, "offset", None):
-            raise QdArgumentError(_offset_message(path, v), loc_of(path))
-        dt, nd, value_elem = v._dtype, v._ndim, v.element_shape
-    elif isinstance(v, np.ndarray):
-        dt = _dt.from_numpy(v.dtype)
-        nd = v.ndim
-        if dt is None:
-            raise QdArgumentError(f"argument {path!r}: numpy dtype {v.dtype} is not supported by qd",
-                                  loc_of(path))
-    else:
-        raise QdArgumentError(f"argument {path!r} must be a qd.ndarray or a numpy array, got {type(v).__name__}",
-                              loc_of(path))
-    # quadrants checks a numpy array given for a vector or matrix parameter by its element shape
-    # only: the components have the array's dtype, and the kernel is specialised for it.
-    numpy_elements = isinstance(v, np.ndarray) and bool(spec.element_shape)
-    if spec.dtype is not None and spec.dtype != dt and not numpy_elements:
-        raise QdArgumentError(f"argument {path!r} must have dtype {spec.dtype}, got {dt}", loc_of(path))
-    es = spec.element_shape
-    if es is not None and None in es:  # `element_dim=`: element sizes taken from the argument
-        k = len(es)
-        elem = tuple(value_elem) if value_elem else tuple(v.shape[nd - k:]) if nd >= k else ()
-        if len(elem) != k or any(w is not None and w != e for w, e in zip(es, elem)):
-            raise QdArgumentError(f"argument {path!r} must have {k}-dimensional elements{_elem_text_open(es)}, got "
-                                  f"{'elements of shape ' + str(tuple(value_elem)) if value_elem else 'shape ' + str(tuple(v.shape))}",
-                                  loc_of(path))
-    else:
-        elem = element_shape(spec, value_elem)
-        if es is not None and value_elem and tuple(value_elem) != elem:
-            raise QdArgumentError(f"argument {path!r} must have elements of shape {elem}, got {tuple(value_elem)}",
-                                  loc_of(path))
-        if elem and not value_elem and (nd < len(elem) or tuple(v.shape[nd - len(elem):]) != elem):
-            raise QdArgumentError(f"argument {path!r} must end in the element shape {elem}, got shape "
-                                  f"{tuple(v.shape)}", loc_of(path))
-    if spec.ndim is not None and spec.ndim != nd - len(elem):
-        raise QdArgumentError(f"argument {path!r} must have {spec.ndim} dimension(s), got {nd - len(elem)}",
-                              loc_of(path))
-    perm = v._perm if isinstance(v, Ndarray) else ()
-    if perm:  # a permuted layout: (dtype, ndim, element shape, layout)
-        return (dt, nd, tuple(elem), perm)
-    if es is not None and None in es:
-        return (dt, nd, elem)
-    return (dt, nd, tuple(value_elem)) if value_elem else (dt, nd)
-
-
-def _elem_text_open(es) -> str:
-    return "" if all(e is None for e in es) else f" of shape {tuple('any' if e is None else e for e in es)}"
-
-
-def element_shape(spec, value_elem: tuple = ()) -> tuple:
-    """The element shape an array parameter has: the annotation's, else the argument's."""
-    return tuple(spec.element_shape) if spec.element_shape is not None else tuple(value_elem)
-
-
-def leaf_type(sig: tuple, spec) -> tuple[_dt.DType, int, tuple] | None:
-    """(dtype, ndim, element shape) of an array leaf, from its argument's `array_signature`;
-    None for an optional slot given None (no leaf)."""
-    if sig == ABSENT:
-        return None
-    if len(sig) >= 3:
-        return sig[0], sig[1], tuple(sig[2])
-    return sig[0], sig[1], element_shape(spec)
 
 
 def _elem_text(elem) -> str:
@@ -155,7 +63,7 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
     if (v._perm if isinstance(v, Ndarray) else ()) != tuple(perm):
         raise LayoutMismatch(path)
     if isinstance(v, Ndarray) and tuple(getattr(v, "offset", None) or ()) != tuple(offset):
-        raise QdArgumentError(_offset_message(path, v), loc_of(path))
+        raise QdArgumentError(offset_message(path, v), loc_of(path))
     if isinstance(v, Ndarray):
         if v._dtype != dtype or v._ndim != ndim or (elem and tuple(v._dims[ndim - len(elem):]) != tuple(elem)):
             raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
@@ -207,11 +115,6 @@ def _staged_overlap(spans: list) -> str | None:
             if (ca is not None or cb is not None) and ca is not cb and a0 < b1 and b0 < a1:
                 return pa if ca is not None else pb
     return None
-
-
-def _offset_message(path: str, v) -> str:
-    return (f"argument {path!r} is a qd.field with offset {tuple(v.offset)}, but an ndarray parameter indexes "
-            "from 0: annotate the parameter qd.template() to index the field with its offset")
 
 
 class LayoutMismatch(TypeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..core.errors import SourceLoc
@@ -24,7 +24,6 @@ class LaunchInfo:
     pruned: tuple[str, ...]
     source: str  # "compile" | "memory" | "disk"
     inst_id: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 class KernelView(Protocol):
