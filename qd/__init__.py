@@ -84,14 +84,16 @@ ij, ijk, ijkl = Axis(0, 1), Axis(0, 1, 2), Axis(0, 1, 2, 3)
 __all__ = [
     "types", "math", "Matrix", "Vector", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
-    "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError", "QdSignatureError",
-    "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError", "QdShapeError", "QdInternalError", "QdWarning",
+    "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
+    "QdSignatureError", "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError",
+    "QdShapeError", "QdInternalError", "QdWarning",
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "grouped", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
     "ndarray", "Ndarray", "VectorNdarray", "MatrixNdarray", "template", "Template", "ref", "ptx", "__version__",
     "svd", "polar_decompose", "sym_eig", "eig", "make_spd", "solve",
-    "field", "Field", "Layout", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure", "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
+    "field", "Field", "Layout", "root", "SNode", "Axis", "j", "k", "ij", "ijk", "ijkl", "data_oriented", "pure",
+    "real_func", "tensor", "Tensor", "Backend", "StructField", "VectorTensor", "MatrixTensor", "wrap",
     "compile_all", "compile_stats",
 ]
 __all__ += ["Struct", "dataclass"]
@@ -116,8 +118,8 @@ from .core.errors import QdAssertionError  # noqa: E402
 from .lang.config import cfg, extension, is_extension_enabled, reset  # noqa: E402
 
 __all__ += [
-    "cfg", "reset", "extension", "is_extension_enabled", "QdAssertionError", "f16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-    "uint1", "uint8", "uint16", "uint32", "uint64",
+    "cfg", "reset", "extension", "is_extension_enabled", "QdAssertionError", "f16", "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64", "uint1", "uint8", "uint16", "uint32", "uint64",
 ]
 from .lang.ops import (  # noqa: E402
     acos,
@@ -142,6 +144,6 @@ from .lang.ops import (  # noqa: E402
 )
 
 __all__ += [
-    "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow", "raw_div", "raw_mod", "round", "rsqrt",
-    "select", "static_assert", "tanh", "zero", "one",
+    "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow",
+    "raw_div", "raw_mod", "round", "rsqrt", "select", "static_assert", "tanh", "zero", "one",
 ]

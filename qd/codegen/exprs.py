@@ -191,7 +191,8 @@ class ExprGen(Emitter):
         if isinstance(e, ir.BinOp) and e.op in ("add", "sub", "mul") and e.dtype.is_int:
             a, b = self.index(e.lhs), self.index(e.rhs)
             return fn.ins(f"{e.op} i64 {a}, {b}")
-        if isinstance(e, ir.Cast) and e.dtype.is_int and e.operand.dtype.is_int and e.dtype.bits >= e.operand.dtype.bits:
+        if (isinstance(e, ir.Cast) and e.dtype.is_int and e.operand.dtype.is_int
+                and e.dtype.bits >= e.operand.dtype.bits):
             return self.index(e.operand)
         v = self.expr(e)
         d = e.dtype

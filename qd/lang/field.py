@@ -169,7 +169,8 @@ class Field(Ndarray):
                                   caller_loc()) from None
         # the element's components may come as quadrants writes them: (n,), (n, 1) or (1, n) for vectors
         lead, trail = a.shape[:len(self.shape)], a.shape[len(self.shape):]
-        if lead != self.shape or int(np.prod(trail, dtype=np.int64)) != int(np.prod(self.element_shape, dtype=np.int64)) \
+        if lead != self.shape \
+                or int(np.prod(trail, dtype=np.int64)) != int(np.prod(self.element_shape, dtype=np.int64)) \
                 or len(trail) > 2 or (len(trail) != len(self.element_shape) and not self.element_shape) \
                 or (len(trail) == 2 and len(self.element_shape) == 2 and trail != self.element_shape):
             raise QdValueError(f"from_numpy: shape {a.shape} does not match the field's shape {self.shape} "
