@@ -23,6 +23,7 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("qd", "analysis")
@@ -276,6 +277,7 @@ NOT_ON_A_CPU = ("subprocess", "qd.targets.cuda.launch", "qd.targets.cuda.target"
                 "qd.targets.cuda.module", "qd.targets.cuda.libdevice", "networkx")
 
 
+@pytest.mark.slow  # starts Python processes
 def test_import_loads_no_llvm_and_a_warm_process_no_compiler(tmp_path):
     cold, warm = _run_program(tmp_path), _run_program(tmp_path)
     x = np.arange(6, dtype=np.float32)
