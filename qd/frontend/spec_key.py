@@ -7,11 +7,12 @@ and values (`object_key`), an array whose annotation leaves dtype, rank or eleme
 by its `array_signature`; then, when there are any, the layouts of permuted `qd.tensor`s and
 the component dtypes of numpy arrays of vectors among the arrays the annotation types.
 
-`spec_key(kernel, bound)` is the one entry point: a call's first launch (`qd.dispatch.kernel`),
-`qd.compile_all` and `qd.ptx` key their arguments with it. The generated dispatcher of a warm
-launch evaluates the same parts inline, one bound function per path (`dispatch_parts`), and
-falls back to `spec_key` on a miss. The disk cache reads keys back here too: the leaves a key
-implies (`key_leaves`) and the compile-time values it re-verifies on load (`ct_key`).
+`spec_key(kernel, bound)` is the one entry point: a call's first launch (`qd.dispatch.kernel`)
+and `qd.compile_all` key their arguments with it. The generated dispatcher of a warm launch
+evaluates the same parts inline, one bound function per path (`dispatch_parts`), and falls back
+to `spec_key` on a miss. A compile types the kernel's array leaves from the same signatures
+(`array_types`). The disk cache reads keys back here too: the leaves a key implies
+(`key_leaves`) and the compile-time values it re-verifies on load (`ct_key`).
 
 In `frontend`, below the runtime, the cache and the dispatch, because the lowering keys the
 compile-time values of func instantiations with `ct_key` as well; it imports nothing that

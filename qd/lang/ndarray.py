@@ -19,7 +19,7 @@ array of shape `shape + element_shape` (what `to_numpy` returns), and `a[i]` is 
 What a launch reads is cached once: `_dtype` (the component type), `_ndim` (all dimensions,
 outer and element), `element_shape`, `_sig = (_dtype, _ndim, element_shape)` and `_type_key`,
 the array's type as a specialisation key
-(`frontend/ct_keys.member_key`: arrays inside data-oriented objects are keyed by type).
+(`frontend/spec_key.member_key`: arrays inside data-oriented objects are keyed by type).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The checks are compiled into kernels by `qd.codegen.checks`, which documents whe
 compiled in; a failing one records (kind, site, value) in the status block and the launcher
 raises `check_error(...)` once the launch returns. The kinds and the decoding live here, with
 the runtime, so that launching code (a kernel from the disk cache included) needs nothing of
-the code generator. The kind numbers are the contract between the two: `qd.codegen.checks`
-writes the same values (`tests/runtime/test_check_status.py` holds them equal).
+the code generator. The kind numbers are the contract between the two: both take them from
+`qd.core.abi` (`tests/runtime/test_check_status.py` checks what codegen writes).
 """
 
 from __future__ import annotations
