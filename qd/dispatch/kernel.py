@@ -255,10 +255,6 @@ class BoundKernel(functools.partial):
     """A kernel method bound to its object: calling it passes the object as `self` (a C-level
     partial, so a method launch costs what a plain launch does)."""
 
-    @property
-    def kernel(self) -> Kernel:
-        return self.func
-
     def __repr__(self) -> str:
         return f"<bound qd.kernel {self.func.fn.__qualname__} of {type(self.args[0]).__qualname__}>"
 
