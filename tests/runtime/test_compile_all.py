@@ -13,6 +13,8 @@ from qd.compile import compiler
 from qd.compile import pool as compile_pool
 from qd.targets.cpu.target import CpuTarget
 
+pytestmark = pytest.mark.slow  # starts Python processes (the compile workers)
+
 
 @pytest.fixture(autouse=True)
 def _init():

@@ -56,6 +56,7 @@ def test_it_reports_again_at_every_interval(monkeypatch, capfd, slow_llvm):
     assert err.count("qd: still compiling kernel") >= 2, err
 
 
+@pytest.mark.slow  # starts a Python process (a compile worker)
 def test_compile_all_reports_its_llvm_phase(monkeypatch, capfd, slow_llvm):
     monkeypatch.setenv("QD_COMPILE_PROGRESS", "0.2")
     a, b = _kernel(), _kernel()
