@@ -12,7 +12,8 @@ import ast
 from ..core import ir
 from . import fields
 from .ids import dead_site_id
-from .values import CT, LeafV, MatV, RecV, StructV
+from .kinds import kind_of
+from .values import CT, LeafV
 
 
 class DeadArmScanner:
@@ -65,11 +66,7 @@ class DeadArmScanner:
             return None
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
-            if isinstance(base, (StructV, RecV)):
-                return base.member(node.attr)
-            if isinstance(base, CT):
-                return CT(getattr(base.value, node.attr, None))
-            return None
+            return kind_of(base).member(base, node.attr)
         if isinstance(node, ast.Constant):
             return CT(node.value)
         return None
@@ -90,12 +87,9 @@ class DeadArmScanner:
                 v = self.resolve(arg) if isinstance(arg, (ast.Name, ast.Attribute)) else None
             except Exception:
                 v = None
-            if isinstance(v, LeafV):
-                paths.append(v.leaf.path)
-            elif isinstance(v, (StructV, MatV, RecV)):
-                paths.extend(lf.path for lf in v.leaves())
-            else:
+            if kind_of(v).dead_access("arg") is None:
                 continue
+            paths.extend(lf.path for lf in kind_of(v).leaves(v))
             passed.update(id(n) for n in ast.walk(arg))
         low.inst.dead_calls.append(ir.DeadCallRec(site, f.value.fn.__qualname__, self.block.id, tuple(paths),
                                                       low.loc(node)))
@@ -116,14 +110,9 @@ class DeadArmScanner:
                 continue
             val, at = v
             kind = "write" if id(chain) in stored or isinstance(getattr(at, "ctx", None), ast.Store) else default_kind
-            if isinstance(val, LeafV):
-                self._record(val.leaf.path, at, kind)
-            elif isinstance(val, (StructV, RecV)):
-                for lf in val.leaves():
-                    self._record(lf.path, at, "arg")
-            elif isinstance(val, MatV):
-                for lf in val.leaves():
-                    self._record(lf.path, at, default_kind)
+            access = kind_of(val).dead_access(kind, default_kind)
+            for lf in kind_of(val).leaves(val):
+                self._record(lf.path, at, access)
 
     def resolve_chain(self, node):
         # walk down to the deepest resolvable Name/Attribute prefix
@@ -131,7 +120,7 @@ class DeadArmScanner:
             v = self.resolve(node)
         except Exception:
             v = None
-        if v is not None and isinstance(v, (LeafV, StructV, MatV, RecV)):
+        if kind_of(v).dead_access("read") is not None:
             return v, node
         if isinstance(node, ast.Attribute):
             inner = self.resolve_chain(node.value)

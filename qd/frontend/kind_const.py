@@ -14,6 +14,7 @@ from ..core.errors import QdError, QdNameError, QdTypeError
 from ..lang import ops as lang
 from ..lang.field import Field
 from ..lang.matrix import Matrix
+from ..lang.structs import Struct
 from . import calls, captures, fields, purity, struct_fields, structs, vectors
 from .kinds import NOT_A_METHOD, Kind, kind_of, register
 from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV
@@ -30,17 +31,26 @@ class ConstKind(Kind):
     def describe(self, v) -> str:
         return f"compile-time value {v.value!r}"[:120]
 
+    def member(self, v, name: str):
+        return CT(getattr(v.value, name, None))
+
     def scalar(self, lw: Lowering, v, node) -> ir.Expr:
         return lw.const(v.value, node)
 
     def static(self, lw: Lowering, v, node):
         return v.value
 
+    def sequence_items(self, v) -> tuple | None:
+        return tuple(CT(x) for x in v.value) if isinstance(v.value, (tuple, list)) else None
+
     def static_item(self, lw: Lowering, v, node):
         return v.value
 
     def as_mat(self, lw: Lowering, v, node):
-        return vectors.as_mat(lw, v, node) if isinstance(v.value, Matrix) else None
+        return vectors.constant(v.value) if isinstance(v.value, Matrix) else None
+
+    def as_rec(self, lw: Lowering, v, node):
+        return structs.from_python(lw, v.value, node) if isinstance(v.value, Struct) else None
 
     def attribute(self, lw: Lowering, v, name: str, node):
         if isinstance(v.value, Matrix) and not hasattr(v.value, name):

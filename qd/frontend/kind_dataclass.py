@@ -24,6 +24,12 @@ class DataclassKind(Kind):
     def describe(self, v) -> str:
         return f"dataclass {v.cls.__qualname__} ({v.path!r})"
 
+    def member(self, v, name: str):
+        return v.member(name)
+
+    def dead_access(self, kind: str, default: str | None = None) -> str | None:
+        return "arg"
+
     def leaves(self, v) -> Iterator[ir.Leaf]:
         return v.leaves()
 

@@ -24,6 +24,9 @@ class LeafKind(Kind):
     def describe(self, v) -> str:
         return f"array {v.leaf.path!r}" if v.leaf.is_array else f"scalar {v.leaf.path!r}"
 
+    def dead_access(self, kind: str, default: str | None = None) -> str | None:
+        return kind
+
     def read(self, lw: Lowering, v, node):
         if v.leaf.is_array:
             return v

@@ -23,6 +23,12 @@ class RecKind(Kind):
     def describe(self, v) -> str:
         return f"a {v.stype.name} struct"
 
+    def member(self, v, name: str):
+        return v.member(name)
+
+    def dead_access(self, kind: str, default: str | None = None) -> str | None:
+        return "arg"
+
     def visible(self, lw: Lowering, v) -> bool:
         return structs.is_visible(lw, v)
 
@@ -38,6 +44,9 @@ class RecKind(Kind):
 
     def snapshot(self, lw: Lowering, v, node):
         return RecV(v.stype, tuple((name, kind_of(e).snapshot(lw, e, node)) for name, e in v.members))
+
+    def as_rec(self, lw: Lowering, v, node):
+        return v
 
     def attribute(self, lw: Lowering, v, name: str, node):
         return structs.attribute(lw, v, name, node)

@@ -30,6 +30,9 @@ class TupleKind(Kind):
     def snapshot(self, lw: Lowering, v, node):
         return TupleV(tuple(kind_of(e).snapshot(lw, e, node) for e in v.items))
 
+    def sequence_items(self, v) -> tuple | None:
+        return v.items
+
     def static(self, lw: Lowering, v, node):
         if any(isinstance(x, (ir.Expr, MatV)) for x in v.items):  # a run-time scalar or a vector
             return super().static(lw, v, node)

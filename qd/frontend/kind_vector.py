@@ -25,6 +25,9 @@ class MatKind(Kind):
     def describe(self, v) -> str:
         return f"a {shape_text(v.shape)} value"
 
+    def dead_access(self, kind: str, default: str | None = None) -> str | None:
+        return default if default is not None else kind
+
     def visible(self, lw: Lowering, v) -> bool:
         return vectors.is_visible(lw, v)
 

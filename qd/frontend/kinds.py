@@ -92,8 +92,28 @@ class Kind:
         compile-time value (its Python value) or a tuple (of those)."""
         return v
 
+    def member(self, v, name: str):
+        """Member `name` of the value as a not-taken `qd.static` arm sees it (nothing is
+        evaluated or recorded); None when it has none."""
+        return None
+
+    def dead_access(self, kind: str, default: str | None = None) -> str | None:
+        """How a not-taken `qd.static` arm that names the value accesses its leaves (`kind`:
+        how the arm uses the name, `default`: the arm's own access kind); None for a value
+        with no leaves to account for."""
+        return None
+
+    def sequence_items(self, v) -> tuple | None:
+        """The items of a tuple or list (written in the kernel, or known at compile time), None
+        for any other value."""
+        return None
+
     def as_mat(self, lw: Lowering, v, node):
         """The value as a vector or matrix (`values.MatV`), None when it is not one."""
+        return None
+
+    def as_rec(self, lw: Lowering, v, node):
+        """The value as a struct value (`values.RecV`), None when it is not one."""
         return None
 
     # -- expressions --------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ..core.errors import QdNameError, QdTypeError
 from ..lang.matrix import Matrix, MatrixType, VectorType
 from ..lang.structs import Struct, StructType
 from . import vector_places, vectors
+from .kinds import kind_of
 from .values import _NUMERIC as _NUMBERS
 from .values import CT, LeafV, MatV, RecV, TupleV
 
@@ -33,26 +34,23 @@ __all__ = ["as_rec", "is_rec"]
 
 
 def is_rec(v) -> bool:
-    return isinstance(v, RecV) or (isinstance(v, CT) and isinstance(v.value, Struct))
+    """Whether `v` is a struct value (a run-time one, or a `qd.Struct` read at compile time)."""
+    return isinstance(getattr(v, "value", None), Struct) or kind_of(v).as_rec(None, v, None) is not None
 
 
 def as_rec(low, v, node) -> RecV | None:
     """`v` as a RecV when it is a struct (a Python-scope `qd.Struct` read at compile time
     becomes constant members); None otherwise."""
-    if isinstance(v, RecV):
-        return v
-    if isinstance(v, CT) and isinstance(v.value, Struct):
-        return _from_python(low, v.value, node)
-    return None
+    return kind_of(v).as_rec(low, v, node)
 
 
-def _from_python(low, s: Struct, node) -> RecV:
+def from_python(low, s: Struct, node) -> RecV:
     st = type(s)._qd_type or infer_type(low, s, node)
     members = []
     for name, t in st.members.items():
         v = s.__dict__[name]
         if isinstance(t, StructType):
-            members.append((name, _from_python(low, t.cast(v) if type(v)._qd_type is not t else v, node)))
+            members.append((name, from_python(low, t.cast(v) if type(v)._qd_type is not t else v, node)))
         elif isinstance(t, (VectorType, MatrixType)):
             members.append((name, vectors.construct(low, t, node, [CT(v)], {})))
         else:
@@ -314,7 +312,7 @@ def is_visible(low, r: RecV) -> bool:
 
 def task_local(v) -> bool:
     """A struct variable of a parallel loop's body (not visible after the loop)."""
-    return isinstance(v, RecV) and v.is_var and any(x.home >= 0 for x in flat_vars(v))
+    return v.is_var and any(x.home >= 0 for x in flat_vars(v))
 
 
 def assign_name(low, name: str, value, node) -> None:
@@ -366,11 +364,9 @@ class BoundMethod:
 def method_of(low, base, name: str):
     """The `@qd.func` that `base.name(...)` calls when base is a struct and `name` one of its
     type's methods; None when it is not a method call."""
-    if isinstance(base, RecV):
-        st = base.stype
-    elif isinstance(base, CT) and isinstance(base.value, Struct) and type(base.value)._qd_type is not None:
-        st = type(base.value)._qd_type
-    else:
+    value = getattr(base, "value", None)  # a `qd.Struct` read at compile time: its declared type
+    st = type(value)._qd_type if isinstance(value, Struct) else getattr(base, "stype", None)
+    if st is None:
         return None
     if name not in st.methods:
         return None

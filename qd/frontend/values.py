@@ -11,6 +11,7 @@ import numpy as np
 from analysis.records import field, record
 
 from ..core import ir
+from .kinds import kind_of
 
 
 @record(frozen=True)
@@ -26,6 +27,11 @@ class CT:
 class LeafV:
     leaf: ir.Leaf
 
+    @property
+    def dtype(self):
+        """The leaf's type (a vector parameter's component is a scalar leaf, read where used)."""
+        return self.leaf.dtype
+
 
 class _Members:
     """What a dataclass view and a struct value share: named members, some of them leaves."""
@@ -40,10 +46,7 @@ class _Members:
 
     def leaves(self):
         for _, v in self.members:
-            if isinstance(v, LeafV):
-                yield v.leaf
-            elif isinstance(v, (StructV, MatV, RecV)):
-                yield from v.leaves()
+            yield from kind_of(v).leaves(v)
 
 
 @record(frozen=True)
@@ -81,8 +84,7 @@ class MatV:
         """The components' type; None for a value with none (`qd.Vector([])`)."""
         if not self.entries:
             return None
-        e = self.entries[0]
-        return e.leaf.dtype if isinstance(e, LeafV) else e.dtype
+        return self.entries[0].dtype
 
     @property
     def n(self) -> int:
@@ -99,8 +101,7 @@ class MatV:
     def leaves(self):
         """The leaves among the components (a vector parameter's, read where used)."""
         for e in self.entries:
-            if isinstance(e, LeafV):
-                yield e.leaf
+            yield from kind_of(e).leaves(e)
 
 
 @record(frozen=True)
@@ -147,22 +148,5 @@ def shape_text(shape) -> str:
 
 
 def describe(v) -> str:
-    """How messages name a value of the lowering."""
-    if isinstance(v, LeafV):
-        return f"array {v.leaf.path!r}" if v.leaf.is_array else f"scalar {v.leaf.path!r}"
-    if isinstance(v, StructV):
-        return f"dataclass {v.cls.__qualname__} ({v.path!r})"
-    if isinstance(v, MatV):
-        return f"a {shape_text(v.shape)} value"
-    if isinstance(v, RecV):
-        return f"a {v.stype.name} struct"
-    if isinstance(v, TupleV):
-        return "a tuple"
-    if isinstance(v, CT):
-        return f"compile-time value {v.value!r}"[:120]
-    if isinstance(v, ir.Expr):
-        return f"a {v.dtype} value" if v.dtype is not None else "a call that returns nothing"
-    if isinstance(v, RangeV):
-        return "a range"
-    return type(v).__name__
-
+    """How messages name a value of the lowering (its kind says)."""
+    return kind_of(v).describe(v)

@@ -20,6 +20,7 @@ from ..core import ir
 from ..core import typing_rules as rules
 from ..core.errors import QdTypeError
 from ..lang.matrix import Matrix, MatrixType, Vector, VectorType
+from .kinds import kind_of
 from .values import CT, LeafV, MatV, TupleV, shape_text
 
 SWIZZLE_SETS = ("xyzw", "rgba", "stpq")
@@ -29,23 +30,24 @@ SWIZZLE_SETS = ("xyzw", "rgba", "stpq")
 
 
 def edtype(e) -> _dt.DType:
-    return e.leaf.dtype if isinstance(e, LeafV) else e.dtype
+    return e.dtype
 
 
 def is_mat(v) -> bool:
-    return isinstance(v, MatV) or (isinstance(v, CT) and isinstance(v.value, Matrix))
+    """Whether `v` is a vector or matrix (a run-time one, or a `qd.Matrix` read at compile time)."""
+    return kind_of(v).as_mat(None, v, None) is not None
 
 
 def as_mat(low, v, node) -> MatV | None:
     """`v` as a MatV when it is a vector or matrix (a Python-scope `qd.Matrix` read at compile
     time becomes constant components); None otherwise."""
-    if isinstance(v, MatV):
-        return v
-    if isinstance(v, CT) and isinstance(v.value, Matrix):
-        m = v.value
-        d = m.dtype
-        return MatV(tuple(m.entries.shape), tuple(ir.Const(d, x.item()) for x in m.entries.ravel()))
-    return None
+    return kind_of(v).as_mat(low, v, node)
+
+
+def constant(m: Matrix) -> MatV:
+    """A Python-scope `qd.Matrix` as a value of constant components."""
+    d = m.dtype
+    return MatV(tuple(m.entries.shape), tuple(ir.Const(d, x.item()) for x in m.entries.ravel()))
 
 
 def scalars(low, v: MatV, node) -> list[ir.Expr]:
@@ -97,23 +99,21 @@ def build(low, items: list, shape: tuple, dtype: _dt.DType | None, node) -> MatV
 
 def flatten(low, v, node) -> list:
     """Items of a constructor argument: components of vectors, items of tuples (nested)."""
-    if isinstance(v, TupleV):
-        return [x for it in v.items for x in flatten(low, it, node)]
     m = as_mat(low, v, node)
     if m is not None:
         return list(m.entries)
-    if isinstance(v, CT) and isinstance(v.value, (list, tuple)):
-        return [x for it in v.value for x in flatten(low, CT(it), node)]
+    items = kind_of(v).sequence_items(v)
+    if items is not None:
+        return [x for it in items for x in flatten(low, it, node)]
     return [v]
 
 
 def rows_of(low, v, node) -> list[list]:
     """The rows of a `qd.Matrix(...)` argument: a list of lists (or of vectors)."""
-    if isinstance(v, CT) and isinstance(v.value, (list, tuple)):
-        v = TupleV(tuple(CT(x) for x in v.value))
-    if not isinstance(v, TupleV):
+    rows = kind_of(v).sequence_items(v)
+    if rows is None:
         raise QdTypeError("qd.Matrix() takes a list of rows (or a list of components for a vector)")
-    return [flatten(low, r, node) for r in v.items]
+    return [flatten(low, r, node) for r in rows]
 
 
 def dtype_arg(low, v, node) -> _dt.DType | None:
