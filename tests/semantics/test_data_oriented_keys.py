@@ -46,6 +46,7 @@ class WithNumpy:
         self.out[0] = v
 
 
+@pytest.mark.slow  # runs for seconds
 @pytest.mark.parametrize("cls", [WithDict, WithNumpy])
 def test_an_identity_keyed_member_of_a_dropped_object_is_not_reused(cls):
     wrong = []

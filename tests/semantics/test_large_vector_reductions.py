@@ -11,6 +11,8 @@ import pytest
 
 import qd
 
+pytestmark = pytest.mark.slow  # compiles kernels with hundreds of components: seconds each
+
 
 @pytest.fixture(autouse=True)
 def _init(arch):

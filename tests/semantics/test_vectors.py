@@ -706,6 +706,7 @@ def test_func_array_parameter_counts_outer_dimensions():
         bad(arr)
 
 
+@pytest.mark.slow  # compiles kernels with 1024 components: seconds
 def test_runtime_index_into_a_long_vector():
     """A run-time index picks among 1024 components (a balanced select tree: a chain that long
     nested past every recursion limit), as in quadrants' test of a 4 KiB argument."""
