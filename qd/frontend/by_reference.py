@@ -15,9 +15,9 @@ import ast
 
 from ..core import ir
 from ..core.source import free_vars, get_source
-from . import structs, value_parts, vectors
+from . import value_parts
+from .kinds import kind_of
 from .signature import ConstSpec, spec_of
-from .values import LeafV, MatV, RecV
 
 _ASSIGNED: dict[int, tuple[object, frozenset]] = {}  # id(code) -> (code, names assigned in the func)
 
@@ -104,43 +104,25 @@ def own_assigned_params(low, f, params: dict[str, object]) -> None:
         if name not in assigned:
             continue
         at = arg_nodes.get(name, low.src.tree)  # the read on entry is located at the parameter
-        if isinstance(v, LeafV) and not v.leaf.is_array:
-            e = low.read(v, at)
-            var = low.new_var(name, v.leaf.dtype)
-            low.emit(ir.Assign(low.loc(at), var, e))
-        elif isinstance(v, MatV) and v.vars is None:
-            entries = tuple(low.read(e, at) for e in v.entries)
-            vectors.new_vars(low, name, MatV(v.shape, entries), None, low.loc(at))
-        elif isinstance(v, RecV) and not v.is_var and not (
-                getattr(f, "is_struct_method", False) and name == next(iter(f.signature.parameters), None)):
-            structs.new_vars(low, name, v, at)  # (a method's `self` is not copied: writes to it are refused)
+        # (a method's `self` is not copied: writes to it are refused)
+        is_self = getattr(f, "is_struct_method", False) and name == next(iter(f.signature.parameters), None)
+        kind_of(v).own_parameter(low, name, v, at, is_self)
 
 
 def is_parameter_value(value) -> bool:
     """Whether `value` is a kernel argument itself (a scalar leaf, or a vector or struct made
     of them), not a variable: what quadrants calls a non-writable target."""
-    if isinstance(value, LeafV):
-        return not value.leaf.is_array
-    if isinstance(value, MatV):
-        return value.vars is None and all(isinstance(e, LeafV) for e in value.entries)
-    if isinstance(value, RecV):
-        return not value.is_var and all(isinstance(e, LeafV) for e in structs.flat(value))
-    return False
+    return kind_of(value).is_parameter_value(value)
 
 
 def is_variable(value) -> bool:
     """Whether an argument is a caller's local variable (a scalar, vector or struct one)."""
-    return (isinstance(value, ir.VarRead) or (isinstance(value, MatV) and value.vars is not None)
-            or (isinstance(value, RecV) and value.is_var))
+    return kind_of(value).variable_parts(value) is not None
 
 
 def _variable_parts(value) -> list:
     """The variables a local variable argument is made of, in component order."""
-    if isinstance(value, ir.VarRead):
-        return [value.var]
-    if isinstance(value, MatV):
-        return list(value.vars)
-    return [e.var for e in structs.flat(value)]
+    return kind_of(value).variable_parts(value)
 
 
 def component_count(value) -> int:

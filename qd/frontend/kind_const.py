@@ -15,7 +15,7 @@ from ..lang import ops as lang
 from ..lang.field import Field
 from ..lang.matrix import Matrix
 from ..lang.structs import Struct
-from . import calls, captures, fields, purity, struct_fields, structs, vectors
+from . import calls, captures, fields, print_calls, purity, struct_fields, structs, vectors
 from .kinds import NOT_A_METHOD, Kind, kind_of, register
 from .values import _NUMERIC, CT, LeafV, RangeV, StructV, TupleV
 
@@ -51,6 +51,14 @@ class ConstKind(Kind):
 
     def as_rec(self, lw: Lowering, v, node):
         return structs.from_python(lw, v.value, node) if isinstance(v.value, Struct) else None
+
+    def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
+        x = v.value
+        if isinstance(x, (list, tuple)):  # as quadrants: a bracketed list of the items
+            return print_calls.bracketed(lw, [CT(item) for item in x], node, spec)
+        if isinstance(x, _NUMERIC):  # a typed constant, printed like a run-time value of its type
+            return [print_calls.scalar_piece(lw, v, node, spec)]
+        return [format(x, spec or "")]
 
     def attribute(self, lw: Lowering, v, name: str, node):
         if isinstance(v.value, Matrix) and not hasattr(v.value, name):

@@ -47,6 +47,21 @@ class LeafKind(Kind):
     def static(self, lw: Lowering, v, node):
         return v if v.leaf.is_array else super().static(lw, v, node)
 
+    def own_parameter(self, lw: Lowering, name: str, v, node, is_self: bool) -> None:
+        if not v.leaf.is_array:
+            e = self.read(lw, v, node)
+            var = lw.new_var(name, v.leaf.dtype)
+            lw.emit(ir.Assign(lw.loc(node), var, e))
+
+    def is_parameter_value(self, v) -> bool:
+        return not v.leaf.is_array
+
+    def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
+        if v.leaf.is_array:
+            raise QdTypeError(f"print() of a whole array is not supported inside kernels; print its elements "
+                              f"({lw.describe(v)})", lw.loc(node))
+        return None
+
     def attribute(self, lw: Lowering, v, name: str, node):
         leaf = v.leaf
         if not leaf.is_array:

@@ -48,6 +48,16 @@ class RecKind(Kind):
     def as_rec(self, lw: Lowering, v, node):
         return v
 
+    def own_parameter(self, lw: Lowering, name: str, v, node, is_self: bool) -> None:
+        if not v.is_var and not is_self:
+            structs.new_vars(lw, name, v, node)
+
+    def is_parameter_value(self, v) -> bool:
+        return not v.is_var and len(list(v.leaves())) == len(structs.flat(v))
+
+    def variable_parts(self, v) -> list[ir.Var] | None:
+        return structs.flat_vars(v) if v.is_var else None
+
     def attribute(self, lw: Lowering, v, name: str, node):
         return structs.attribute(lw, v, name, node)
 

@@ -35,6 +35,9 @@ class ExprKind(Kind):
     def snapshot(self, lw: Lowering, v, node):
         return hold(lw, v, lw.loc(node))
 
+    def variable_parts(self, v) -> list[ir.Var] | None:
+        return [v.var] if isinstance(v, ir.VarRead) else None
+
     def static(self, lw: Lowering, v, node):
         what = f"a runtime kernel argument, {self.describe(v)}" if isinstance(v, ir.ParamRead) else self.describe(v)
         raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
-from . import bool_ops
+from . import bool_ops, print_calls
 from .kinds import Kind, kind_of, register
 from .values import CT, MatV, TupleV
 
@@ -40,6 +40,9 @@ class TupleKind(Kind):
 
     def static_item(self, lw: Lowering, v, node):
         return self.static(lw, v, node)
+
+    def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
+        return print_calls.bracketed(lw, v.items, node, spec)  # a tuple or list written in the kernel
 
     def subscript(self, lw: Lowering, v, node: ast.Subscript):
         index = lw.expr(node.slice)

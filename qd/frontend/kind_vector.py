@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
-from . import vector_places, vectors
+from . import print_calls, vector_places, vectors
 from .kinds import NOT_A_METHOD, Kind, kind_of, register
 from .values import MatV, shape_text
 
@@ -46,6 +46,20 @@ class MatKind(Kind):
 
     def as_mat(self, lw: Lowering, v, node):
         return v
+
+    def own_parameter(self, lw: Lowering, name: str, v, node, is_self: bool) -> None:
+        if v.vars is None:
+            entries = tuple(lw.read(e, node) for e in v.entries)
+            vectors.new_vars(lw, name, MatV(v.shape, entries), None, lw.loc(node))
+
+    def is_parameter_value(self, v) -> bool:
+        return v.vars is None and len(list(v.leaves())) == len(v.entries)
+
+    def variable_parts(self, v) -> list[ir.Var] | None:
+        return list(v.vars) if v.vars is not None else None
+
+    def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
+        return print_calls.matrix_pieces(lw, v, node, spec)
 
     def attribute(self, lw: Lowering, v, name: str, node):
         r = vectors.attribute(lw, v, name, node)

@@ -116,6 +116,10 @@ class Kind:
         """The value as a struct value (`values.RecV`), None when it is not one."""
         return None
 
+    def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
+        """The pieces `print(v)` joins (`print_calls.py`); None for a run-time scalar's one."""
+        return None
+
     # -- expressions --------------------------------------------------------------------
 
     def attribute(self, lw: Lowering, v, name: str, node: ast.Attribute):
@@ -181,6 +185,21 @@ class Kind:
         """Asked of what `name` holds (`cur`) before `name = value`: refuse a value its variable
         cannot take. `by`: "scalar" (a run-time scalar), "vector" or "runtime" (a compile-time
         value, which would rebind the name)."""
+
+    def own_parameter(self, lw: Lowering, name: str, v, node, is_self: bool) -> None:
+        """A func's parameter `name` bound to `v` that the func assigns: give it a variable of
+        its own, initialised on entry (read at `node`). Nothing to do for a value that is
+        a variable already, or that cannot be assigned."""
+
+    def is_parameter_value(self, v) -> bool:
+        """Whether `v` is a kernel argument itself (a scalar leaf, or a vector or struct made
+        of them), not a variable: what quadrants calls a non-writable target."""
+        return False
+
+    def variable_parts(self, v) -> list[ir.Var] | None:
+        """The variables a caller's local variable (a scalar, vector or struct one) is made
+        of, in component order; None when `v` is no variable."""
+        return None
 
     def store_scalar(self, lw: Lowering, cur, e: ir.Expr, node) -> bool:
         """Store run-time scalar `e` into the variable `cur` is; False when it is none."""

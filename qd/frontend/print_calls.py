@@ -15,18 +15,16 @@ import ast
 import re
 import string
 
-import numpy as np
-
 from ..core import ir
 from ..core.errors import QdTypeError
-from .values import CT, LeafV, MatV, TupleV
+from .kinds import kind_of
+from .values import CT
 
 __all__ = ["lower_print"]
 
 # a format spec printf can take for one value: flags, width, precision and a conversion letter
 _SPEC = re.compile(r"^(?P<flags>[-+ #0]*)(?P<width>\d*)(?:\.(?P<prec>\d+))?(?P<conv>[dieEfFgGxXo]?)$")
 _INT_CONV = set("dixXo")
-_NUMBERS = (bool, int, float, np.integer, np.floating, np.bool_)
 _FLOAT_CONV = set("eEfFgG")
 
 
@@ -119,44 +117,40 @@ def _str_format(low, node: ast.Call) -> list:
 
 
 def _value(low, v, node, spec: str | None) -> list:
-    if isinstance(v, TupleV):  # a tuple or list written in the kernel
-        out: list = ["["]
-        for i, item in enumerate(v.items):
-            out.extend(([", "] if i else []) + _value(low, item, node, spec))
-        return out + ["]"]
-    if isinstance(v, CT):
-        x = v.value
-        if isinstance(x, (list, tuple)):  # as quadrants: a bracketed list of the items
-            out: list = ["["]
-            for i, item in enumerate(x):
-                out.extend(([", "] if i else []) + _value(low, CT(item), node, spec))
-            return out + ["]"]
-        if isinstance(x, _NUMBERS):  # a typed constant, printed like a run-time value of its type
-            return [_scalar_piece(low, v, node, spec)]
-        return [format(x, spec or "")]
-    if isinstance(v, MatV):
-        rows = [v.entries] if v.ndim == 1 else [v.entries[r * v.m:(r + 1) * v.m] for r in range(v.n)]
-        out: list = ["["]
-        for r, row in enumerate(rows):
-            if r:
-                out.append(", \n")
-            if v.ndim == 2:
-                out.append("[")
-            for c, e in enumerate(row):
-                if c:
-                    out.append(", ")
-                out.append(_scalar_piece(low, e, node, spec))
-            if v.ndim == 2:
-                out.append("]")
-        out.append("]")
-        return out
-    if isinstance(v, LeafV) and v.leaf.is_array:
-        raise QdTypeError(f"print() of a whole array is not supported inside kernels; print its elements "
-                          f"({low.describe(v)})", low.loc(node))
-    return [_scalar_piece(low, v, node, spec)]
+    """The pieces that print value `v`: its kind's (a tuple, a vector, a compile-time value),
+    else the one printf piece of a run-time scalar."""
+    pieces = kind_of(v).print_pieces(low, v, node, spec)
+    return pieces if pieces is not None else [scalar_piece(low, v, node, spec)]
 
 
-def _scalar_piece(low, v, node, spec: str | None) -> tuple:
+def bracketed(low, items, node, spec: str | None) -> list:
+    """`[a, b, c]`: the pieces of a list of values."""
+    out: list = ["["]
+    for i, item in enumerate(items):
+        out.extend(([", "] if i else []) + _value(low, item, node, spec))
+    return out + ["]"]
+
+
+def matrix_pieces(low, v, node, spec: str | None) -> list:
+    """A vector as `[a, b]`, a matrix as `[[a, b], \\n[c, d]]`."""
+    rows = [v.entries] if v.ndim == 1 else [v.entries[r * v.m:(r + 1) * v.m] for r in range(v.n)]
+    out: list = ["["]
+    for r, row in enumerate(rows):
+        if r:
+            out.append(", \n")
+        if v.ndim == 2:
+            out.append("[")
+        for c, e in enumerate(row):
+            if c:
+                out.append(", ")
+            out.append(scalar_piece(low, e, node, spec))
+        if v.ndim == 2:
+            out.append("]")
+    out.append("]")
+    return out
+
+
+def scalar_piece(low, v, node, spec: str | None) -> tuple:
     e = low.scalar(v, node)
     if e.dtype.is_bool:
         e = low.cast(e, low.cfg.default_ip)
