@@ -6,9 +6,9 @@ rules and what is derived from them), `codegen/` (the LLVM lowering and generate
 itself), `lang/` (the user's API used from plain Python: fields, ndarrays and tensors,
 vectors, matrices and structs, `qd.math`, `qd.init` and its configuration), `runtime/`
 (launching: arguments, the thread pool, memory, signals, threads), `cache/`, `cli/`, and
-`semantics/`, the language suite: kernels whose results are compared
-with numpy or Python, run once per target (see `semantics/conftest.py`). Helpers used by more
-than one directory live in `_support/`.
+`semantics/`, the language suite: kernels whose results are compared with numpy or Python, run
+once per target (see `semantics/conftest.py`). Helpers used by more than one directory live in
+`_support/`.
 
 Every test that uses ``qd`` starts from a freshly initialised CPU runtime so that compiled
 kernels, debug mode and cache settings cannot leak from one test into the next (the semantics
@@ -18,8 +18,8 @@ checkout cannot make a test pass or fail. The fastcache's per-user secret lives 
 directory too (`QD_CONFIG_DIR`, inherited by the programs tests run in subprocesses), never in
 the real home, and so does the user cache root (`XDG_CACHE_HOME`: the compiled rules).
 
-Two tiers: `pytest -m "not slow"` (`just test-fast`) is the quick run, a few minutes on two
-cores; the plain `pytest` runs everything. Tests marked `slow` are the ones that start Python
+Two tiers: `pytest -m "not slow"` (`just test-fast`) is the quick run, about two minutes on
+two cores; the plain `pytest` runs everything. Tests marked `slow` are the ones that start Python
 processes (each pays for an interpreter and a cold `qd`), the PTX sweep (the semantics suite
 once more) and whatever else runs for many seconds. Every Hypothesis property runs twice:
 `[examples-full]`, marked `slow`, with the `max_examples` its own `@settings` give, and
@@ -81,7 +81,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(autouse=True)
 def _hypothesis_budget(request):
     """`few`: the test's Hypothesis settings with `max_examples` cut to `FEW_EXAMPLES` while it
-    runs (`@given` reads them from the test function at each call); anything else leaves them."""
+    runs; anything else leaves them. `@given` reads the settings from the test function at each
+    call, from the attribute that `@settings` and `@seed` write too (Hypothesis has no public way
+    to change them once the test is decorated)."""
     if getattr(request, "param", None) != "few":
         yield
         return
