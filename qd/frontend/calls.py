@@ -35,6 +35,7 @@ from ..core.errors import (
 from ..core.source import free_vars, get_source
 from ..lang.structs import StructType
 from . import by_reference, fields, ids, structs, vectors
+from .kinds import kind_of
 from .signature import (
     AnySpec,
     ArraySpec,
@@ -194,7 +195,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
         if inplace:
             return value
         src = fields.argument_source(low, value)  # fields read through it: where the caller reached them
-        return value, ("ct", _ct_key(low, value.value, node)) + ((src,) if src is not None else ())
+        return value, ("ct", ct_key_of(low, value.value, node)) + ((src,) if src is not None else ())
     if isinstance(value, TupleV) and open_spec:
         # a tuple (`f((F, G))`, `f((i, j))`): each item bound as a parameter of its own, `name[k]`
         bound = [bind_argument(low, f, f"{name}[{k}]", spec, x, node, site) for k, x in enumerate(value.items)]
@@ -219,12 +220,12 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     if isinstance(value, CT) and isinstance(spec, VecSpec):
         value = vectors.as_mat(low, value, node) or value
     if isinstance(value, MatV) or isinstance(spec, VecSpec):
-        return _bind_vector(low, where, spec, value, name, node, site)
+        return bind_vector(low, where, spec, value, name, node, site)
     if open_spec:
         if isinstance(value, (LeafV, StructV)):
             if inplace:
                 return value
-            spec = _spec_of_value(value)
+            spec = kind_of(value).param_spec(value)
         else:
             spec = None if inplace else ScalarSpec(low.scalar(value, node).dtype)
     if isinstance(spec, ArraySpec):
@@ -236,10 +237,10 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
             leaf = replace(leaf, clamp=True)
         site.leaves.append(leaf)
         site.binds.append((lf.path, name))
-        return LeafV(leaf), _array_key(leaf)
+        return LeafV(leaf), array_key(leaf)
     if isinstance(spec, StructSpec):
         _check_struct(low, where, spec, value, node)
-        return value if inplace else _rebase_struct(low, value, name, site, node)
+        return value if inplace else rebase_struct(low, value, name, site, node)
     if inplace:
         return _expand_scalar(low, where, spec, value, node)
     if isinstance(spec, ScalarSpec):
@@ -255,7 +256,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(node))
 
 
-def _bind_vector(low, where: str, spec, value, name: str, node, site: CallSite | None):
+def bind_vector(low, where: str, spec, value, name: str, node, site: CallSite | None):
     """A vector or matrix argument: instantiated, one scalar leaf per component (`v[0]`, ...),
     each bound to the caller's component leaf or fed its value; expanded in place, the
     caller's value itself (converted when the parameter's type differs)."""
@@ -322,7 +323,7 @@ def _check_struct(low, where: str, spec: StructSpec, value, node) -> StructV:
     return value
 
 
-def _array_key(lf: ir.ArrayLeaf) -> tuple:
+def array_key(lf: ir.ArrayLeaf) -> tuple:
     """The part of a callee's instantiation key for an array it is passed: everything of the
     leaf's type its code depends on (dtype, dimensions, element shape, offset, layout), so two
     call sites share an instantiation only when the same code serves both."""
@@ -330,57 +331,27 @@ def _array_key(lf: ir.ArrayLeaf) -> tuple:
         ((("perm", lf.perm),) if lf.perm else ()) + (("clamp",) if lf.clamp else ())
 
 
-def _rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
+def rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
     """The caller's struct `sv` seen as the callee's parameter `path`: every leaf renamed under
-    `path` and bound to the caller's leaf; compile-time members kept (and keyed)."""
+    `path` and bound to the caller's leaf (each member's kind rebases it); compile-time members
+    kept (and keyed)."""
     members = []
     key = []
     for mname, mv in sv.members:
         sub = f"{path}.{mname}"
-        if isinstance(mv, LeafV):
-            lf = mv.leaf
-            leaf = ir.leaf_like(lf, sub)
-            site.leaves.append(leaf)
-            site.binds.append((lf.path, sub))
-            members.append((mname, LeafV(leaf)))
-            key.append((mname, _array_key(lf) if lf.is_array else ("s", lf.dtype.name)))
-        elif isinstance(mv, StructV):
-            v, k = _rebase_struct(low, mv, sub, site, node)
-            members.append((mname, v))
-            key.append((mname, k))
-        elif isinstance(mv, MatV):
-            v, k = _bind_vector(low, f"member {sub!r}", None, mv, sub, node, site)
-            members.append((mname, v))
-            key.append((mname, k))
-        elif isinstance(mv, RecV):
-            v, k = structs.bind(low, f"member {sub!r}", None, mv, sub, node, site)
-            members.append((mname, v))
-            key.append((mname, k))
-        else:
+        rebased = kind_of(mv).rebase_member(low, mv, sub, site, node)
+        if rebased is None:  # a compile-time member
             members.append((mname, mv))
-            key.append((mname, "ct", _ct_key(low, mv.value, node)))
+            key.append((mname, "ct", ct_key_of(low, mv.value, node)))
+            continue
+        v, k = rebased
+        members.append((mname, v))
+        key.append((mname, k))
     key = ("st", sv.cls.__module__, sv.cls.__qualname__, tuple(key))  # with what the object computed for the code
     return StructV(path, sv.cls, tuple(members), sv.obj), key + (computed_reads(sv.obj) if sv.obj is not None else ())
 
 
-def _spec_of_value(v):
-    """The spec an unannotated (or template) parameter takes from the leaf or struct passed."""
-    if isinstance(v, LeafV):
-        if v.leaf.is_array:
-            return ArraySpec(v.leaf.dtype, v.leaf.outer_ndim, tuple(v.leaf.element_shape))
-        return ScalarSpec(v.leaf.dtype)
-    if isinstance(v, MatV):
-        return VecSpec(v.shape, v.dtype)
-    members = []
-    for name, m in v.members:
-        if isinstance(m, (LeafV, StructV, MatV)):
-            members.append((name, _spec_of_value(m)))
-        else:
-            members.append((name, ConstSpec()))
-    return StructSpec(v.cls, tuple(members))
-
-
-def _ct_key(low, v, node):
+def ct_key_of(low, v, node):
     try:
         return ct_key(v)
     except TypeError as e:

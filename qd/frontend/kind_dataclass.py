@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from ..core import ir
 from ..core.errors import QdNameError, QdTypeError
 from . import calls, objects
-from .kinds import NOT_A_METHOD, Kind, register
+from .kinds import NOT_A_METHOD, Kind, kind_of, register
+from .signature import ConstSpec, StructSpec
 from .values import StructV
 
 if TYPE_CHECKING:
@@ -35,6 +36,13 @@ class DataclassKind(Kind):
 
     def static(self, lw: Lowering, v, node):
         return v
+
+    def param_spec(self, v):
+        specs = ((name, kind_of(m).param_spec(m)) for name, m in v.members)
+        return StructSpec(v.cls, tuple((name, ConstSpec() if spec is None else spec) for name, spec in specs))
+
+    def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
+        return calls.rebase_struct(lw, v, path, site, node)
 
     def attribute(self, lw: Lowering, v, name: str, node):
         m = v.member(name)

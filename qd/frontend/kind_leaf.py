@@ -12,6 +12,7 @@ from ..core import ir
 from ..core.errors import QdSyntaxError, QdTypeError
 from . import calls, fields, vector_places, vectors
 from .kinds import NOT_A_METHOD, Kind, register
+from .signature import ArraySpec, ScalarSpec
 from .values import CT, LeafV, MatV, TupleV
 
 if TYPE_CHECKING:
@@ -61,6 +62,18 @@ class LeafKind(Kind):
             raise QdTypeError(f"print() of a whole array is not supported inside kernels; print its elements "
                               f"({lw.describe(v)})", lw.loc(node))
         return None
+
+    def param_spec(self, v):
+        if v.leaf.is_array:
+            return ArraySpec(v.leaf.dtype, v.leaf.outer_ndim, tuple(v.leaf.element_shape))
+        return ScalarSpec(v.leaf.dtype)
+
+    def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
+        lf = v.leaf
+        leaf = ir.leaf_like(lf, path)
+        site.leaves.append(leaf)
+        site.binds.append((lf.path, path))
+        return LeafV(leaf), calls.array_key(lf) if lf.is_array else ("s", lf.dtype.name)
 
     def attribute(self, lw: Lowering, v, name: str, node):
         leaf = v.leaf

@@ -58,6 +58,9 @@ class RecKind(Kind):
     def variable_parts(self, v) -> list[ir.Var] | None:
         return structs.flat_vars(v) if v.is_var else None
 
+    def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
+        return structs.bind(lw, f"member {path!r}", None, v, path, node, site)
+
     def attribute(self, lw: Lowering, v, name: str, node):
         return structs.attribute(lw, v, name, node)
 

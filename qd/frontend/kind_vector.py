@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
-from . import print_calls, vector_places, vectors
+from . import calls, print_calls, vector_places, vectors
 from .kinds import NOT_A_METHOD, Kind, kind_of, register
+from .signature import VecSpec
 from .values import MatV, shape_text
 
 if TYPE_CHECKING:
@@ -60,6 +61,12 @@ class MatKind(Kind):
 
     def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
         return print_calls.matrix_pieces(lw, v, node, spec)
+
+    def param_spec(self, v):
+        return VecSpec(v.shape, v.dtype)
+
+    def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
+        return calls.bind_vector(lw, f"member {path!r}", None, v, path, node, site)
 
     def attribute(self, lw: Lowering, v, name: str, node):
         r = vectors.attribute(lw, v, name, node)

@@ -120,6 +120,17 @@ class Kind:
         """The pieces `print(v)` joins (`print_calls.py`); None for a run-time scalar's one."""
         return None
 
+    def param_spec(self, v):
+        """The parameter spec an unannotated (or template) parameter takes from `v` passed to
+        it (`signature.py`); None for a value it binds as a compile-time one."""
+        return None
+
+    def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
+        """A dataclass member `v` seen as the callee's member `path` of an instantiated call
+        (`calls.rebase_struct`): (its value there, its part of the instantiation key); None for
+        a compile-time member, which is kept and keyed by its value."""
+        return None
+
     # -- expressions --------------------------------------------------------------------
 
     def attribute(self, lw: Lowering, v, name: str, node: ast.Attribute):
