@@ -25,6 +25,7 @@ def fake_souffle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return binary
 
 
+@pytest.mark.slow  # starts Python processes (the stand-in souffle)
 def test_backend_round_trip_with_stand_in(fake_souffle: Path) -> None:
     prog = load_program(rule_files())
     facts = {
@@ -39,6 +40,7 @@ def test_backend_round_trip_with_stand_in(fake_souffle: Path) -> None:
     assert engine.run(prog, facts) == get_engine("embedded").run(prog, facts)
 
 
+@pytest.mark.slow  # starts Python processes (the stand-in souffle)
 def test_numbers_come_back_as_int(fake_souffle: Path) -> None:
     prog = parse_program(
         ".decl e(a: symbol, n: number)\n.input e\n.decl f(n: number, a: symbol)\n.output f\nf(n, a) :- e(a, n).\n"

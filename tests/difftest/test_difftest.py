@@ -145,6 +145,7 @@ def test_reference_follows_quadrants_typing():
     assert int(refqd.cast(refqd.scalar(-2.75), refqd.i32)) == -2
 
 
+@pytest.mark.slow  # starts Python processes
 def test_worker_survives_hangs_and_crashes(tmp_path):
     """A hung program is reported as a hang and a dying one as a crash; the next program still
     runs (in a fresh worker)."""
