@@ -94,3 +94,51 @@ def _hypothesis_budget(request):
         yield
     finally:
         fn._hypothesis_internal_use_settings = own
+
+
+# A test outside the `slow` tier that starts a Python process gets a warning naming it, so the
+# quick tier stays quick as tests are added. Seen through the audit events of `subprocess` and
+# `os.posix_spawn` (the compile workers); a program counts as Python when it is this
+# interpreter, is named python*, or is a script whose first line names python.
+_python_starts: list[str] = []
+
+
+def _is_python(program) -> bool:
+    if not program:
+        return False
+    program = os.fsdecode(program)
+    if os.path.abspath(program) == os.path.abspath(sys.executable):
+        return True
+    if os.path.basename(program).startswith("python"):
+        return True
+    try:
+        with open(program, "rb") as f:
+            first = f.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "subprocess.Popen":
+        argv = args[1]
+        argv = [argv] if isinstance(argv, (str, bytes, os.PathLike)) else list(argv or ())
+        program = args[0] or (argv[0] if argv else None)
+    elif event == "os.posix_spawn":
+        program = args[0]
+    else:
+        return
+    if _is_python(program):
+        _python_starts.append(os.fsdecode(program))
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    del _python_starts[:]
+    yield
+    if _python_starts and item.get_closest_marker("slow") is None:
+        item.warn(pytest.PytestWarning(f"started a Python process ({_python_starts[0]}) but is not marked slow: "
+                                       "add @pytest.mark.slow so that `pytest -m 'not slow'` stays quick"))
