@@ -21,7 +21,7 @@ from qd.core.errors import QdError
 
 from .ptx import PTXAS, ptxas_errors
 
-_kernel = importlib.import_module("qd.kernel")  # `qd.kernel` the attribute is the decorator
+_kernel = importlib.import_module("qd.dispatch.kernel")  # where a launch asks for its variant
 _out = os.environ.get("QD_PTX_SWEEP")
 _current = {"test": ""}
 _checked: set[str] = set()
