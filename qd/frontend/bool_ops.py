@@ -13,6 +13,7 @@ condition is refused with quadrants' message pointing to `qd.select`. A tuple or
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..core import dtypes as _dt
 from ..core import ir
@@ -21,10 +22,13 @@ from ..core.errors import QdSyntaxError, QdTypeError
 from . import vectors
 from .values import CT, TupleV
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
 __all__ = ["bool_op", "if_exp", "loop_test", "sequence_op"]
 
 
-def loop_test(low, test: ast.expr, body: ir.Block) -> ir.Expr:
+def loop_test(low: Lowering, test: ast.expr, body: ir.Block) -> ir.Expr:
     """The condition of a `while` whose body block is `body`. Statements its lowering emits
     (the temporaries of a vector's norm, say) must run before every test, not once before the
     loop: they go first in `body`, followed by `if not test: break`, and the loop's own
@@ -42,7 +46,7 @@ def loop_test(low, test: ast.expr, body: ir.Block) -> ir.Expr:
     return ir.Const(_dt.u1, True)
 
 
-def bool_op(low, node: ast.BoolOp):
+def bool_op(low: Lowering, node: ast.BoolOp):
     """Leading compile-time operands decide or drop out; the rest are promoted to one type
     (literals are weak) and evaluated left to right, short-circuiting."""
     is_and = isinstance(node.op, ast.And)
@@ -75,7 +79,7 @@ def bool_op(low, node: ast.BoolOp):
     return ir.BoolOp(t, op, [low.cast(e, t) for e in exprs])
 
 
-def if_exp(low, node: ast.IfExp):
+def if_exp(low: Lowering, node: ast.IfExp):
     cond = low.expr(node.test)
     if isinstance(cond, CT):
         return low.expr(node.body if rules.ct_truth(cond.value, low.loc(node.test)) else node.orelse)
@@ -94,7 +98,7 @@ def if_exp(low, node: ast.IfExp):
     return select(body, orelse)
 
 
-def sequence_op(low, op: str, a, b, node) -> TupleV | None:
+def sequence_op(low: Lowering, op: str, a, b, node) -> TupleV | None:
     """Python's `+` of two sequences and `* n` of one; None when the operands are not that (a
     tuple with a vector, or with a run-time number, is vector arithmetic)."""
     def items(v):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,7 +33,11 @@ from ..lang import matrix as _matrix
 from ..lang import ops as lang
 from ..lang import structs as _structs
 from . import fields, math_calls, print_calls, structs, vector_places, vectors
+from .kinds import kind_of
 from .values import CT, LeafV, RangeV, TupleV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 __all__ = ["FALLBACK", "Builtin", "lookup", "math"]
 
@@ -61,18 +66,18 @@ class Builtin:
 # ---------------------------------------------------------------- handlers
 
 
-def _print(low, f, node, args, kwargs):
+def _print(low: Lowering, f, node, args, kwargs):
     print_calls.lower_print(low, node)
     return CT(None)
 
 
-def _static(low, f, node, args, kwargs):
+def _static(low: Lowering, f, node, args, kwargs):
     with low.in_static():
         v = low.expr(node.args[0])
     return v if isinstance(v, CT) else low.wrap_static(low.static_of(v, node.args[0]))
 
 
-def _range(low, f, node, args, kwargs):
+def _range(low: Lowering, f, node, args, kwargs):
     if all(isinstance(a, CT) for a in args):
         try:
             return CT(range(*(a.value for a in args)))
@@ -87,7 +92,7 @@ def _range(low, f, node, args, kwargs):
     return RangeV((tuple(args),))
 
 
-def _ndrange(low, f, node, args, kwargs):
+def _ndrange(low: Lowering, f, node, args, kwargs):
     dims = []
     for a in args:
         if isinstance(a, TupleV) and len(a.items) == 2:
@@ -99,7 +104,7 @@ def _ndrange(low, f, node, args, kwargs):
     return RangeV(tuple(dims))
 
 
-def _atomic(low, f, node, args, kwargs):
+def _atomic(low: Lowering, f, node, args, kwargs):
     op = lang.ATOMICS[f]
     tnode = node.args[0]
     p = vector_places.place(low, tnode) if isinstance(tnode, (ast.Subscript, ast.Attribute)) else None
@@ -120,7 +125,7 @@ def _atomic(low, f, node, args, kwargs):
     return ir.AtomicRMW(leaf.dtype, op, leaf.path, idx, low.cast(v, leaf.dtype), low.loc(tnode))
 
 
-def _cast(low, f, node, args, kwargs):
+def _cast(low: Lowering, f, node, args, kwargs):
     if vectors.is_mat(args[0]):  # `qd.cast(v, qd.f32)`: each component
         return vectors.method(low, vectors.as_mat(low, args[0], node), "cast", [args[1]], {}, node)
     return low.convert(args[0], args[1], node)
@@ -141,7 +146,7 @@ def _check_literal(v, d: _dt.DType) -> None:
         raise QdTypeError(f"Integer literal {v} exceeded the range of specified dtype: {d}")
 
 
-def _conversion(low, f, node, args, kwargs):
+def _conversion(low: Lowering, f, node, args, kwargs):
     """`qd.f32(x)`, `int(x)`, `float(x)`, `bool(x)`: a typed constant or a cast; `int`/`float`
     of an untyped constant stay Python values (weak literals)."""
     target = {builtins.int: low.cfg.default_ip, builtins.float: low.cfg.default_fp,
@@ -158,7 +163,7 @@ def _conversion(low, f, node, args, kwargs):
     return low.convert(args[0], CT(target), node)
 
 
-def _math(low, f, node, args, kwargs):
+def _math(low: Lowering, f, node, args, kwargs):
     name = _MATH_NAMES[f]
     if any(vectors.is_mat(a) for a in args):
         return math(low, name, args, node)
@@ -179,11 +184,11 @@ def _math(low, f, node, args, kwargs):
         raise QdTypeError(f"compile-time {name}() failed: {e}") from None
 
 
-def _vector(low, f, node, args, kwargs):
+def _vector(low: Lowering, f, node, args, kwargs):
     return vectors.construct(low, f, node, list(args), dict(kwargs))
 
 
-def _rows_cols(low, f, node, args, kwargs):
+def _rows_cols(low: Lowering, f, node, args, kwargs):
     """`qd.Matrix.rows([v0, v1, ...])` (the vectors as rows) and `qd.Matrix.cols(...)` (as columns)."""
     if len(args) != 1 or kwargs:
         raise QdTypeError(f"qd.Matrix.{f.__name__}() takes one list of vectors or lists")
@@ -191,16 +196,16 @@ def _rows_cols(low, f, node, args, kwargs):
     return vectors.transpose(m) if f.__name__ == "cols" else m
 
 
-def _struct_type(low, f, node, args, kwargs):
+def _struct_type(low: Lowering, f, node, args, kwargs):
     return structs.construct(low, f, node, list(args), dict(kwargs))
 
 
-def _struct(low, f, node, args, kwargs):
+def _struct(low: Lowering, f, node, args, kwargs):
     return structs.untyped(low, node)
 
 
 def _filled(value):
-    def handler(low, f, node, args, kwargs):
+    def handler(low: Lowering, f, node, args, kwargs):
         a = list(args) + [kwargs[k] for k in ("dt", "n", "m") if k in kwargs]
         if len(a) < 2:
             raise QdTypeError("needs a dtype and a size")
@@ -210,12 +215,12 @@ def _filled(value):
     return handler
 
 
-def _identity(low, f, node, args, kwargs):
+def _identity(low: Lowering, f, node, args, kwargs):
     a = list(args) + [kwargs[k] for k in ("dt", "n") if k in kwargs]
     return vectors.identity(low, vectors.dtype_arg(low, a[0], node), _ct_int(a[1]), node)
 
 
-def _unit(low, f, node, args, kwargs):
+def _unit(low: Lowering, f, node, args, kwargs):
     a = list(args) + [kwargs[k] for k in ("n", "i", "dt") if k in kwargs]
     dt = vectors.dtype_arg(low, a[2], node) if len(a) > 2 else None
     return vectors.unit(low, _ct_int(a[0]), _ct_int(a[1]), dt, node)
@@ -227,7 +232,7 @@ def _ct_int(v) -> int:
     return v.value
 
 
-def _grouped(low, f, node, args, kwargs):
+def _grouped(low: Lowering, f, node, args, kwargs):
     if len(args) != 1 or kwargs:
         raise QdTypeError("qd.grouped() takes one argument: a qd.ndrange, a range or an array")
     v = args[0]
@@ -240,20 +245,14 @@ def _grouped(low, f, node, args, kwargs):
     return RangeV(v.dims, v.axes, grouped=True)
 
 
-def _len(low, f, node, args, kwargs):
-    if len(args) == 1 and isinstance(args[0], LeafV):
-        low.access(args[0].leaf.path, node, "shape")
-        if low.static_scope and (shape := fields.static_shape(low, args[0].leaf)) is not None:
-            return CT(shape[0])
-        return fields.extent(args[0].leaf, 0, low.loc(node))
-    if len(args) == 1 and isinstance(args[0], TupleV):
-        return CT(len(args[0].items))
-    if len(args) == 1 and vectors.is_mat(args[0]):
-        return CT(vectors.as_mat(low, args[0], node).n)
-    return FALLBACK
+def _len(low: Lowering, f, node, args, kwargs):
+    """`len(v)`: the value's kind says (an array's first extent, a tuple's or a vector's length);
+    Python's for a compile-time value."""
+    n = kind_of(args[0]).length(low, args[0], node) if len(args) == 1 else None
+    return FALLBACK if n is None else n
 
 
-def math(low, name: str, args: list, node: ast.Call) -> ir.Expr:
+def math(low: Lowering, name: str, args: list, node: ast.Call) -> ir.Expr:
     """`name(*args)` on run-time (or typed constant) operands; `min`/`max` of several operands
     fold left, promoting pairwise; vector arguments apply it per component."""
     if any(vectors.is_mat(a) for a in args):

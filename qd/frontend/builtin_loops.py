@@ -11,12 +11,17 @@ so `qd.static(qd.ndrange(2, 3))` unrolls it; otherwise it is a `RangeV` the loop
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..core import typing_rules as rules
 from ..core.errors import QdStaticError, QdSyntaxError, QdTypeError
 from ..lang import ops as lang
 from . import builtin_calls as bc
-from .values import CT, RangeV, TupleV
+from .kinds import kind_of
+from .values import CT, RangeV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 __all__ = ["LOOP_CONFIG_KEYS", "membership_test", "static_membership"]
 
@@ -29,23 +34,19 @@ _PAIR = "Every argument of ndrange should be a scalar or a tuple/list like (begi
 
 def _bounds(a):
     """(start, stop) of one ndrange argument: `n` or a pair `(start, stop)`."""
-    if isinstance(a, TupleV):
-        if len(a.items) != 2:
-            raise QdSyntaxError(_PAIR)
-        return a.items
-    if isinstance(a, CT) and isinstance(a.value, (tuple, list)):
-        if len(a.value) != 2:
-            raise QdSyntaxError(_PAIR)
-        return CT(a.value[0]), CT(a.value[1])
-    return CT(0), a
+    items = kind_of(a).sequence_items(a)
+    if items is None:
+        return CT(0), a
+    if len(items) != 2:
+        raise QdSyntaxError(_PAIR)
+    return items
 
 
-def _ndrange(low, f, node, args, kwargs):
+def _ndrange(low: Lowering, f, node, args, kwargs):
     if set(kwargs) - {"axes"}:
         raise QdTypeError(f"qd.ndrange() got unexpected keyword arguments {sorted(set(kwargs) - {'axes'})}")
     axes = kwargs.get("axes", CT(None))
-    if not isinstance(axes, CT):
-        axes = CT(low.static_of(axes, node))
+    axes = CT(low.static_of(axes, node))
     _qd_user_site = low.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
     pairs = [_bounds(a) for a in args]
     order = None if axes.value is None else lang.check_axes(axes.value, len(pairs))
@@ -54,7 +55,7 @@ def _ndrange(low, f, node, args, kwargs):
     return RangeV(tuple((s, e, CT(1)) for s, e in pairs), order)
 
 
-def _loop_config(low, f, node, args, kwargs):
+def _loop_config(low: Lowering, f, node, args, kwargs):
     unknown = sorted(set(kwargs) - set(LOOP_CONFIG_KEYS))
     if unknown:
         raise QdTypeError(f"qd.loop_config() got unexpected keyword arguments {unknown} "
@@ -79,7 +80,7 @@ def membership_test(node) -> bool:
         isinstance(c, (ast.Tuple, ast.List)) for c in node.comparators)
 
 
-def static_membership(low, node: ast.Compare) -> bool:
+def static_membership(low: Lowering, node: ast.Compare) -> bool:
     ops = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
     left = low.static_value(node.left)
     for op, right_node in zip(node.ops, node.comparators):
@@ -91,7 +92,7 @@ def static_membership(low, node: ast.Compare) -> bool:
     return True
 
 
-def _static(low, f, node, args, kwargs):
+def _static(low: Lowering, f, node, args, kwargs):
     if membership_test(node.args[0]):
         return CT(static_membership(low, node.args[0]))
     return bc._static(low, f, node, args, kwargs)

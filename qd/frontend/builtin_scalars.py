@@ -17,6 +17,7 @@ import ast
 import builtins
 import math
 import operator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from ..lib import bits as bit_funcs
 from . import builtin_calls as bc
 from . import calls, vector_places, vectors
 from .values import CT, LeafV, TupleV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 __all__: list[str] = []
 
@@ -46,7 +50,7 @@ def _constants(args) -> bool:
     return all(isinstance(a, CT) for a in args)
 
 
-def _py_value(low, node, f, args):
+def _py_value(low: Lowering, node, f, args):
     """The Python-scope function's value of literal arguments, as a weak literal."""
     _qd_user_site = low.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
     try:
@@ -59,16 +63,16 @@ def _py_value(low, node, f, args):
     return CT(r.item() if hasattr(r, "item") and getattr(r, "ndim", 1) == 0 else r)
 
 
-def _finish(low, e, args):
+def _finish(low: Lowering, e, args):
     """`e`, folded to a typed constant when every argument was a compile-time value."""
     return low.folded(e) if _constants(args) else e
 
 
-def _typed(low, args, node):
+def _typed(low: Lowering, args, node):
     return [low.typed_const(a, node) for a in args]
 
 
-def _dtype_arg(low, v, node, what: str) -> _dt.DType:
+def _dtype_arg(low: Lowering, v, node, what: str) -> _dt.DType:
     d = _dt.as_dtype(v.value) if isinstance(v, CT) else None
     if d is None:
         raise QdTypeError(f"{what}: the dtype must be a qd dtype such as qd.i32", low.loc(node))
@@ -78,7 +82,7 @@ def _dtype_arg(low, v, node, what: str) -> _dt.DType:
 # ---------------------------------------------------------------- bits
 
 
-def _bit_shr(low, f, node, args, kwargs):
+def _bit_shr(low: Lowering, f, node, args, kwargs):
     """Logical shift right of the operands' common integer type: a signed value shifts as
     its unsigned bit pattern (zeros come in), and a negative count, seen as unsigned, is
     outside the width, which shifts every bit out."""
@@ -92,7 +96,7 @@ def _bit_shr(low, f, node, args, kwargs):
     return _finish(low, low.cast(shifted, t), args)
 
 
-def _bit_cast(low, f, node, args, kwargs):
+def _bit_cast(low: Lowering, f, node, args, kwargs):
     d = _dtype_arg(low, args[1], node.args[1], "qd.bit_cast")
     x = low.scalar(low.typed_const(args[0], node), node.args[0])
     if x.dtype.is_bool or d.is_bool or x.dtype.bits != d.bits:
@@ -103,11 +107,11 @@ def _bit_cast(low, f, node, args, kwargs):
 # ---------------------------------------------------------------- math
 
 
-def _pow(low, f, node, args, kwargs):
+def _pow(low: Lowering, f, node, args, kwargs):
     return low.binop("pow", args[0], args[1], node)
 
 
-def _rounding(low, f, node, args, kwargs):
+def _rounding(low: Lowering, f, node, args, kwargs):
     """`qd.round/floor/ceil(x, dtype=None)`: the math function, then a conversion to `dtype`."""
     if len(args) + len(kwargs) > 2 or set(kwargs) - {"dtype"}:
         raise QdTypeError(f"{bc._MATH_NAMES[f]}(x, dtype=None) takes a value and an optional dtype")
@@ -119,14 +123,14 @@ def _rounding(low, f, node, args, kwargs):
     return low.convert(v, CT(d), node)
 
 
-def _rsqrt(low, f, node, args, kwargs):
+def _rsqrt(low: Lowering, f, node, args, kwargs):
     if _literals(args):
         return _py_value(low, node, lang.rsqrt, args)
     s = bc.math(low, "sqrt", _typed(low, args, node), node)
     return _finish(low, low.binop("truediv", CT(1.0), s, node), args)
 
 
-def _atan2(low, f, node, args, kwargs):
+def _atan2(low: Lowering, f, node, args, kwargs):
     if _literals(args):
         return _py_value(low, node, lang.atan2, args)
     y, x, t = low.operand_types(*_typed(low, args, node), node)
@@ -134,7 +138,7 @@ def _atan2(low, f, node, args, kwargs):
     return _finish(low, ir.Intrinsic(t, "atan2", [low.cast(y, t), low.cast(x, t)]), args)
 
 
-def _raw(low, f, node, args, kwargs):
+def _raw(low: Lowering, f, node, args, kwargs):
     """C division and remainder: `raw_div` of integers truncates, of floats is `/`."""
     py, op = (lang.raw_div, "rawdiv") if f is lang.raw_div else (lang.raw_mod, "rawmod")
     if _literals(args):
@@ -146,7 +150,7 @@ def _raw(low, f, node, args, kwargs):
     return _finish(low, ir.BinOp(t, op, low.cast(x, t), low.cast(y, t)), args)
 
 
-def _select(low, f, node, args, kwargs):
+def _select(low: Lowering, f, node, args, kwargs):
     """Both values are evaluated (a `qd.select` is not short-circuit, unlike `a if c else b`)."""
     if any(vectors.is_mat(a) for a in args):  # per component; a scalar condition or value broadcasts
         return vectors.elementwise(low, lambda comps: _select(low, f, node, list(comps), kwargs), list(args), node)
@@ -157,7 +161,7 @@ def _select(low, f, node, args, kwargs):
     return _finish(low, ir.Select(t, c, low.cast(a, t), low.cast(b, t)), args)
 
 
-def _zero_one(low, f, node, args, kwargs):
+def _zero_one(low: Lowering, f, node, args, kwargs):
     """`qd.zero(x)` / `qd.one(x)`: 0 or 1 of `x`'s type, per component of a vector (`x` is
     evaluated, as a call argument is)."""
     value = 0 if f is lang.zero else 1
@@ -171,7 +175,7 @@ def _zero_one(low, f, node, args, kwargs):
 _BIT_COUNTS = {_qdmath.popcnt: "popcnt", _qdmath.clz: "clz", _qdmath.ffs: "ffs"}
 
 
-def _bit_count(low, f, node, args, kwargs):
+def _bit_count(low: Lowering, f, node, args, kwargs):
     """`qd.math.popcnt` / `clz` / `ffs` of an integer, counted in its own width, as an i32."""
     name = _BIT_COUNTS[f]
     if vectors.is_mat(args[0]):
@@ -184,7 +188,7 @@ def _bit_count(low, f, node, args, kwargs):
     return ir.Intrinsic(_dt.i32, name, [e])
 
 
-def _fns(low, f, node, args, kwargs):
+def _fns(low: Lowering, f, node, args, kwargs):
     """`qd.math.fns(mask, base, offset)`: folded for constants, else a call of its kernel-language
     implementation (`qd/bit_funcs.py`)."""
     if all(isinstance(a, CT) for a in args):
@@ -208,7 +212,7 @@ _OPERATOR_UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.inve
                    operator.not_: ast.Not}
 
 
-def _operator(low, f, node, args, kwargs):
+def _operator(low: Lowering, f, node, args, kwargs):
     a = node.args
     if f in _OPERATOR_UNARY:
         if len(a) != 1 or node.keywords:
@@ -222,7 +226,7 @@ def _operator(low, f, node, args, kwargs):
     return low.expr(ast.copy_location(expr, node))
 
 
-def _all_any(low, f, node, args, kwargs):
+def _all_any(low: Lowering, f, node, args, kwargs):
     """`all(v)` / `any(v)` of a vector: its `.all()` / `.any()`; of a compile-time sequence:
     Python's."""
     v = args[0]
@@ -236,7 +240,7 @@ def _all_any(low, f, node, args, kwargs):
     raise QdTypeError(f"{f.__name__}() takes a vector or a compile-time sequence inside kernels")
 
 
-def _atomic(low, f, node, args, kwargs):
+def _atomic(low: Lowering, f, node, args, kwargs):
     """`qd.atomic_<op>(target, value)`, giving the old value. The target is an array element
     or a local variable: a kernel-scope variable updated from a parallel loop is updated
     atomically (as `+=` on it is), any other variable in place."""
@@ -271,7 +275,7 @@ def _atomic(low, f, node, args, kwargs):
     return ir.VarRead(var.dtype, old)
 
 
-def _local_vector_atomic(low, op: str, p, value, node):
+def _local_vector_atomic(low: Lowering, op: str, p, value, node):
     """`qd.atomic_<op>` on a local vector or some of its components (`v`, `v[1]`, `v.xy`), as
     quadrants allows: the old value is kept, the new one stored. A kernel-scope vector updated
     from a parallel loop is updated atomically per component, as `v += ...` is."""
@@ -306,7 +310,7 @@ def _local_vector_atomic(low, op: str, p, value, node):
     return vectors.MatV(p.shape, tuple(olds)) if p.shape else olds[0]
 
 
-def _swap(low, f, node, args, kwargs):
+def _swap(low: Lowering, f, node, args, kwargs):
     """`qd.atomic_exchange(target, v)` / `qd.atomic_cas(target, expected, desired)`, giving the
     old value; the target is an array element or a variable, as for the other atomics. CAS
     compares bit patterns, so it takes integer types only (quadrants' rule)."""
@@ -344,14 +348,14 @@ def _swap(low, f, node, args, kwargs):
     return ir.VarRead(d, old)
 
 
-def _f16(low, f, node, args, kwargs):
+def _f16(low: Lowering, f, node, args, kwargs):
     raise QdTypeError(f"qd.f16 is not supported: {_dt.f16.reason}")
 
 
 # ---------------------------------------------------------------- compile-time checks
 
 
-def _static_assert(low, f, node, args, kwargs):
+def _static_assert(low: Lowering, f, node, args, kwargs):
     """`qd.static_assert(cond, msg)`: checked while compiling; a false condition is an error at
     the call, with the message."""
     cond = low.expr(node.args[0])

@@ -12,12 +12,16 @@ and stored back (`store_back`, `with_inout`). A kernel argument is not a variabl
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.source import free_vars, get_source
 from . import value_parts
 from .kinds import kind_of
 from .signature import ConstSpec, spec_of
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 _ASSIGNED: dict[int, tuple[object, frozenset]] = {}  # id(code) -> (code, names assigned in the func)
 
@@ -91,7 +95,7 @@ def func_named(f, node):
     return v if getattr(v, "is_qd_func", False) else None
 
 
-def own_assigned_params(low, f, params: dict[str, object]) -> None:
+def own_assigned_params(low: Lowering, f, params: dict[str, object]) -> None:
     """Give each scalar or vector parameter that `f` writes a local variable of its own,
     initialised on entry. A parameter is a leaf of the call (or, expanded in place, the
     caller's leaf); were the variable made at the first write instead, a write inside a
@@ -129,7 +133,7 @@ def component_count(value) -> int:
     return len(_variable_parts(value))
 
 
-def store_back(low, inout, values: list, node) -> None:
+def store_back(low: Lowering, inout, values: list, node) -> None:
     """Write the final values of by-reference parameters back to the caller's variables."""
     k = 0
     for _, v in inout:
@@ -138,19 +142,19 @@ def store_back(low, inout, values: list, node) -> None:
             k += 1
 
 
-def with_inout(low, exprs: list):
+def with_inout(low: Lowering, exprs: list):
     """A return's value: its results, then the final values of the parameters passed by
     reference (`Inst.inout`), which the caller stores back."""
     exprs = exprs + [e for name in low.inst.inout for e in value_parts.components(_inout_value(low, name))]
     return None if not exprs else exprs[0] if len(exprs) == 1 else ir.TupleReturn(exprs)
 
 
-def _inout_value(low, name: str):
+def _inout_value(low: Lowering, name: str):
     v = low.scope[name]
     return ir.VarRead(v.dtype, v) if isinstance(v, ir.Var) else v
 
 
-def close_inout(low) -> None:
+def close_inout(low: Lowering) -> None:
     """After a body with by-reference parameters: falling off its end returns them too, and
     the instantiation's result types list them after its results."""
     body = low.inst.body.stmts

@@ -18,6 +18,7 @@ import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.dispat
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from analysis.records import field, record, replace
 
@@ -54,6 +55,9 @@ from .signature import (
 from .spec_key import computed_reads, ct_key
 from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
 __all__ = ["CallSite", "arg_value", "assigns_a_caller_variable", "bind_argument", "call_arguments", "call_func",
            "expand_call", "expands_in_kernel"]
 
@@ -72,7 +76,7 @@ class CallSite:
 # ---------------------------------------------------------------- reading the arguments
 
 
-def arg_value(low, node: ast.expr) -> object:
+def arg_value(low: Lowering, node: ast.expr) -> object:
     """A call argument: names and member chains are passed by reference (a scalar leaf
     becomes a Bind row, not a read), everything else is evaluated."""
     if isinstance(node, ast.Name):
@@ -92,7 +96,7 @@ def arg_value(low, node: ast.expr) -> object:
     return low.expr(node)
 
 
-def unpacked_arguments(low, node: ast.Call, evaluate) -> tuple[ast.Call, list, dict]:
+def unpacked_arguments(low: Lowering, node: ast.Call, evaluate) -> tuple[ast.Call, list, dict]:
     """The arguments of a call that unpacks compile-time sequences (`f(a, *extra)`,
     `qd.ndrange(*shape)`, `f(**options)`), evaluated with `evaluate(low, arg_node)`: a call node
     whose arguments line up with the values (each unpacked item located at its `*` expression),
@@ -125,14 +129,15 @@ def unpacked_arguments(low, node: ast.Call, evaluate) -> tuple[ast.Call, list, d
         a: getattr(node, a) for a in ("lineno", "col_offset", "end_lineno", "end_col_offset")}), args, kwargs
 
 
-def unpacked(low, v, node, star: str = "*") -> list:
+def unpacked(low: Lowering, v, node, star: str = "*") -> list:
     """The items `*v` stands for: a tuple's, a vector's components, or a compile-time
     sequence's."""
-    if isinstance(v, TupleV):
-        return list(v.items)
+    items = kind_of(v).sequence_items(v)
+    if items is not None:
+        return list(items)
     if isinstance(v, MatV) and len(v.shape) == 1:
         return list(v.entries)
-    if isinstance(v, CT) and isinstance(v.value, (tuple, list, range)):
+    if isinstance(v, CT) and isinstance(v.value, range):
         return [CT(x) for x in v.value]
     if isinstance(v, CT) and hasattr(v.value, "__next__"):
         raise QdValueError(f"`{star}` of a generator or iterator in a kernel: it can be read only once and the kernel "
@@ -141,7 +146,7 @@ def unpacked(low, v, node, star: str = "*") -> list:
                       f"{low.describe(v)}", low.loc(node))
 
 
-def call_arguments(low, f, node: ast.Call, self_value=None, given=None) -> list[tuple[str, object, object]]:
+def call_arguments(low: Lowering, f, node: ast.Call, self_value=None, given=None) -> list[tuple[str, object, object]]:
     """(parameter name, annotation spec, caller value) for each parameter of a call of `f`;
     defaults from the signature become compile-time values. `self_value` is the struct a
     method is called on (its first parameter); `given` is (args, kwargs) already evaluated,
@@ -174,7 +179,7 @@ def call_arguments(low, f, node: ast.Call, self_value=None, given=None) -> list[
 # ---------------------------------------------------------------- the binder
 
 
-def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call, site: CallSite | None,
+def bind_argument(low: Lowering, f, name: str, spec: object, value: object, node: ast.Call, site: CallSite | None,
                   inout: bool = False) -> object:
     """Bind one caller value to parameter `name` of `f`, checked against its annotation.
 
@@ -187,8 +192,9 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     where = f"argument {name!r} of {f.fn.__qualname__}"
     inplace = site is None
     open_spec = isinstance(spec, (ConstSpec, AnySpec))
-    if inplace and isinstance(spec, ConstSpec) and isinstance(value, RecV) and value.is_var:
-        return value  # the caller's struct variable: by reference
+    if inplace and isinstance(spec, ConstSpec) and by_reference.is_variable(value):
+        # the caller's variable (a scalar, vector or struct one): by reference
+        return value.var if isinstance(value, ir.VarRead) else value
     if isinstance(spec, RecSpec) or (isinstance(value, RecV) and open_spec):
         return structs.bind(low, where, spec, value, name, node, site)
     if isinstance(value, CT) and open_spec:
@@ -196,18 +202,16 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
             return value
         src = fields.argument_source(low, value)  # fields read through it: where the caller reached them
         return value, ("ct", ct_key_of(low, value.value, node)) + ((src,) if src is not None else ())
-    if isinstance(value, TupleV) and open_spec:
+    if isinstance(value, TupleV) and (inplace or open_spec):
+        if not open_spec:
+            raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
         # a tuple (`f((F, G))`, `f((i, j))`): each item bound as a parameter of its own, `name[k]`
         bound = [bind_argument(low, f, f"{name}[{k}]", spec, x, node, site) for k, x in enumerate(value.items)]
         if inplace:
             return TupleV(tuple(bound))
         return TupleV(tuple(b[0] for b in bound)), ("tuple",) + tuple(b[1] for b in bound)
-    if isinstance(value, TupleV) and (inplace or open_spec):
-        raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
-    if inplace and isinstance(spec, ConstSpec) and (
-            isinstance(value, ir.VarRead) or (isinstance(value, MatV) and value.vars is not None)):
-        return value.var if isinstance(value, ir.VarRead) else value  # the caller's variable: by reference
-    if isinstance(spec, ConstSpec) and by_reference.is_parameter_value(value) and name in by_reference.assigned_names(f):
+    if isinstance(spec, ConstSpec) and by_reference.is_parameter_value(value) \
+            and name in by_reference.assigned_names(f):
         raise QdSyntaxError(f"{where} is a qd.template() parameter that {f.fn.__qualname__} assigns, given a "
                             f"kernel argument: cannot use a non-writable target (kernel arguments are immutable; "
                             f"pass a local copy)", low.loc(node))
@@ -256,7 +260,7 @@ def bind_argument(low, f, name: str, spec: object, value: object, node: ast.Call
     raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(node))
 
 
-def bind_vector(low, where: str, spec, value, name: str, node, site: CallSite | None):
+def bind_vector(low: Lowering, where: str, spec, value, name: str, node, site: CallSite | None):
     """A vector or matrix argument: instantiated, one scalar leaf per component (`v[0]`, ...),
     each bound to the caller's component leaf or fed its value; expanded in place, the
     caller's value itself (converted when the parameter's type differs)."""
@@ -285,7 +289,7 @@ def bind_vector(low, where: str, spec, value, name: str, node, site: CallSite | 
     return MatV(value.shape, tuple(entries)), ("v", value.shape, dtype.name)
 
 
-def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
+def _expand_scalar(low: Lowering, where: str, spec: ScalarSpec | None, value, node):
     """A scalar parameter of a func expanded in place: the caller's scalar leaf when the types
     agree, else the value evaluated (and converted) into a fresh variable."""
     if isinstance(value, (StructV, RecV)) or (isinstance(value, LeafV) and value.leaf.is_array):
@@ -300,13 +304,14 @@ def _expand_scalar(low, where: str, spec: ScalarSpec | None, value, node):
     return var
 
 
-def _check_array(low, where: str, spec: ArraySpec, value, node, bare: str) -> LeafV:
-    if not (isinstance(value, LeafV) and value.leaf.is_array):
+def _check_array(low: Lowering, where: str, spec: ArraySpec, value, node, bare: str) -> LeafV:
+    if not isinstance(kind_of(value).param_spec(value), ArraySpec):
         raise QdTypeError(f"{where} expects an array, got {low.describe(value)}", low.loc(node))
     lf = value.leaf
     if (spec.dtype is not None and spec.dtype != lf.dtype) or (spec.ndim is not None and spec.ndim != lf.outer_ndim) \
             or (spec.element_shape is not None and spec.element_shape != lf.element_shape):
-        raise QdTypeError(f"Invalid value for {bare}: it expects {_array_text(spec.dtype, spec.ndim, spec.element_shape)}"
+        expects = _array_text(spec.dtype, spec.ndim, spec.element_shape)
+        raise QdTypeError(f"Invalid value for {bare}: it expects {expects}"
                           f", got {_array_text(lf.dtype, lf.outer_ndim, lf.element_shape)}", low.loc(node))
     return value
 
@@ -317,7 +322,7 @@ def _array_text(dtype, ndim, element_shape) -> str:
     return f"NDArray[{dtype}, {ndim}]{elements}"
 
 
-def _check_struct(low, where: str, spec: StructSpec, value, node) -> StructV:
+def _check_struct(low: Lowering, where: str, spec: StructSpec, value, node) -> StructV:
     if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
         raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {low.describe(value)}", low.loc(node))
     return value
@@ -331,7 +336,7 @@ def array_key(lf: ir.ArrayLeaf) -> tuple:
         ((("perm", lf.perm),) if lf.perm else ()) + (("clamp",) if lf.clamp else ())
 
 
-def rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
+def rebase_struct(low: Lowering, sv: StructV, path: str, site: CallSite, node):
     """The caller's struct `sv` seen as the callee's parameter `path`: every leaf renamed under
     `path` and bound to the caller's leaf (each member's kind rebases it); compile-time members
     kept (and keyed)."""
@@ -351,7 +356,7 @@ def rebase_struct(low, sv: StructV, path: str, site: CallSite, node):
     return StructV(path, sv.cls, tuple(members), sv.obj), key + (computed_reads(sv.obj) if sv.obj is not None else ())
 
 
-def ct_key_of(low, v, node):
+def ct_key_of(low: Lowering, v, node):
     try:
         return ct_key(v)
     except TypeError as e:
@@ -361,7 +366,7 @@ def ct_key_of(low, v, node):
 # ---------------------------------------------------------------- instantiated calls
 
 
-def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | TupleV:
+def call_func(low: Lowering, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | TupleV:
     """A call of func `f` as an expression: bind, instantiate (once per static context) and
     record the call; the value is the call (or a tuple of temporaries for several results).
     A method call passes the struct it is called on as `self_value`; `given` as in
@@ -371,7 +376,8 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     key = []
     inout: list[tuple[str, object]] = []  # (parameter, the caller's variable) passed by reference
     for name, spec, value in call_arguments(low, f, node, self_value, given):
-        by_ref = isinstance(spec, ConstSpec) and by_reference.is_variable(value) and name in by_reference.assigned_names(f)
+        by_ref = isinstance(spec, ConstSpec) and by_reference.is_variable(value) \
+            and name in by_reference.assigned_names(f)
         v, k = bind_argument(low, f, name, spec, value, node, site, inout=by_ref)
         if by_ref:
             inout.append((name, value))
@@ -440,7 +446,7 @@ def call_func(low, f, node: ast.Call, self_value=None, given=None) -> ir.Expr | 
     return call
 
 
-def _instantiate(low, f, inst_id: str, params, leaves, node, inout: tuple = ()) -> ir.Inst:
+def _instantiate(low: Lowering, f, inst_id: str, params, leaves, node, inout: tuple = ()) -> ir.Inst:
     reg = low.reg
     with reg.instantiating(f, inst_id, low.loc(node)):
         src = get_source(f.fn)
@@ -469,7 +475,7 @@ def _instantiate(low, f, inst_id: str, params, leaves, node, inout: tuple = ()) 
 # ---------------------------------------------------------------- calls expanded in place
 
 
-def expand_call(low, f, node: ast.Call, self_value=None) -> None:
+def expand_call(low: Lowering, f, node: ast.Call, self_value=None) -> None:
     """Lower a func called as a statement at kernel level in place, so that its top-level
     loops are top-level loops of the kernel and run in parallel (quadrants semantics). Its
     parameters see the caller's leaves, structs and constants directly; a method's first one
@@ -497,7 +503,7 @@ def expand_call(low, f, node: ast.Call, self_value=None) -> None:
     low.emit(ir.Nested(low.loc(node), blk))
 
 
-def assigns_a_caller_variable(low, f, node: ast.Call) -> bool:
+def assigns_a_caller_variable(low: Lowering, f, node: ast.Call) -> bool:
     """Whether a call statement gives a caller's local variable to a `qd.template()` parameter
     that `f` assigns. quadrants passes such a parameter by reference, so the call is expanded
     in place with the parameter bound to the variable itself (`f` must not return)."""

@@ -90,7 +90,8 @@ def class_attribute(inst, cls: type, attr: str) -> None:
 
 def _pure_builtin(f) -> bool:
     return getattr(f, "__module__", None) == "builtins" or (
-        isinstance(f, types.BuiltinMethodType) and isinstance(getattr(f, "__self__", None), (str, bytes, tuple, int, float))
+        isinstance(f, types.BuiltinMethodType)
+        and isinstance(getattr(f, "__self__", None), (str, bytes, tuple, int, float))
     ) or getattr(builtins, getattr(f, "__name__", "") or "_", None) is f
 
 

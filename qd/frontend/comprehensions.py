@@ -8,13 +8,17 @@ lowered, and the scope is restored afterwards.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..core import typing_rules as rules
 from ..core.errors import QdSyntaxError
 from .values import CT, TupleV
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
-def unrolled(low, node: ast.ListComp) -> TupleV:
+
+def unrolled(low: Lowering, node: ast.ListComp) -> TupleV:
     """`[e for i in range(3)]` over compile-time iterables (`range` of constants, `qd.static`):
     unrolled into a tuple, as quadrants does for vector constructors (`low` is the lowering)."""
     out = []

@@ -16,8 +16,8 @@ from analysis.datalog import GroupedRows
 
 from ..core import ir
 
-RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond", "Access",
-             "Access_Block", "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Site_Loc", "Inst_CachedUsed")
+RELATIONS = ("Kernel", "Inst_Func", "Inst_Template", "Inst_Param", "Block_Parent", "StaticArm_Taken", "StaticArm_Cond",
+             "Access", "Access_Block", "Call", "DeadCall", "DeadCall_Arg", "Call_Bind", "Site_Loc", "Inst_CachedUsed")
 
 def loc_str(loc) -> str:
     return "?" if loc is None else f"{loc.file}:{loc.line}:{loc.col + 1}"
@@ -29,11 +29,11 @@ def export(kernels: Sequence[ir.Inst], insts: Iterable[ir.Inst],
     those in `cached` (kernels excepted) contribute only their used sets.
 
     `decision_only` leaves out rows that only the provenance rules read — `Inst_Param` of funcs (the
-    prune rules join `Inst_Param` with `Kernel`), `Inst_Func`, `Inst_Template`, `StaticArm_Cond`, `Site_Loc` and `DeadCall*` — which are most of the
-    rows in a program with wide dataclasses, gives each access as an `Access_Block` row, without
-    the location string and kind only explanations read, and `Call_Bind` as `GroupedRows` (each
-    site's binding list as the frontend holds it, no tuple per row); explanations export everything
-    as lists of rows."""
+    prune rules join `Inst_Param` with `Kernel`), `Inst_Func`, `Inst_Template`, `StaticArm_Cond`, `Site_Loc`
+    and `DeadCall*` — which are most of the rows in a program with wide dataclasses, gives each access as an
+    `Access_Block` row, without the location string and kind only explanations read, and `Call_Bind` as
+    `GroupedRows` (each site's binding list as the frontend holds it, no tuple per row); explanations
+    export everything as lists of rows."""
     f: dict[str, list] = {r: [] for r in RELATIONS}
     f["Kernel"].extend((k.id,) for k in kernels)
     access, param, blocks, arms = f["Access"], f["Inst_Param"], f["Block_Parent"], f["StaticArm_Taken"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
 from analysis.records import record
 
@@ -32,7 +33,11 @@ from ..core.errors import QdArgumentError, QdTypeError, SourceLoc
 from ..lang.field import Field
 from .values import CT, LeafV, RangeV
 
-__all__ = ["FieldSource", "argument_source", "bind_callee", "dead_arm_value", "fill", "grad_of", "is_none_index", "shifted", "stale", "struct_range", "wrap"]
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["FieldSource", "argument_source", "bind_callee", "dead_arm_value", "fill", "grad_of", "is_none_index",
+           "shifted", "stale", "struct_range", "wrap"]
 
 
 @record(eq=False)
@@ -110,7 +115,7 @@ def _shape_text(shape: tuple | None) -> str:
     return f" and shape {shape} (read at compile time)" if shape is not None else ""
 
 
-def static_shape(low, leaf: ir.ArrayLeaf) -> tuple | None:
+def static_shape(low: Lowering, leaf: ir.ArrayLeaf) -> tuple | None:
     """The shape of the field behind `leaf` as a compile-time value, for `qd.static(...)`
     (quadrants' fields have compile-time shapes); None when `leaf` is not a field. The code
     compiled then holds only for a field of this shape, which its launches check."""
@@ -146,7 +151,7 @@ def _chain_steps(chain: str) -> tuple[str, tuple]:
     return name, tuple(steps)
 
 
-def _owner(low, origin, value):
+def _owner(low: Lowering, origin, value):
     """(function, holder) through which the code being lowered reached `value` by `origin`:
     the globals dict or closure cell of the function that named it. That is the function
     being lowered, or one of its callers when a func reads a field out of a `qd.template()`
@@ -173,7 +178,7 @@ def _owner(low, origin, value):
     return None
 
 
-def _source(low, value: Field, origin) -> FieldSource | None:
+def _source(low: Lowering, value: Field, origin) -> FieldSource | None:
     """Where the code read `value` (a CT's origin: ("global" | "free" | "hfree", module, chain))."""
     if origin is None or len(origin) != 3:
         return None
@@ -191,7 +196,7 @@ def _source(low, value: Field, origin) -> FieldSource | None:
                        value._perm, where)
 
 
-def argument_source(low, v: CT) -> tuple | None:
+def argument_source(low: Lowering, v: CT) -> tuple | None:
     """The part of a func instantiation's key for a compile-time argument that holds fields (a
     list or dict of them): where the caller reached it. The func's code reads those fields
     through the argument, so an instantiation is shared only by calls that reach the same
@@ -211,7 +216,7 @@ def _holds_field(v, depth: int = 0) -> bool:
     return any(_holds_field(x, depth + 1) for x in items)
 
 
-def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
+def _leaf(low: Lowering, src: FieldSource, loc: SourceLoc | None) -> LeafV:
     """The instantiation's leaf for `src`, added to its parameters on first use."""
     inst = low.inst
     have = inst.fields.get(src.path)
@@ -232,7 +237,7 @@ def _leaf(low, src: FieldSource, loc: SourceLoc | None) -> LeafV:
     raise AssertionError(src.path)
 
 
-def grad_of(low, leaf: ir.ArrayLeaf, loc: SourceLoc | None) -> LeafV:
+def grad_of(low: Lowering, leaf: ir.ArrayLeaf, loc: SourceLoc | None) -> LeafV:
     """`x.grad` of a field the code named: its gradient field (`needs_grad=True`), a leaf of its
     own, read at launch through the same chain and then `.grad`."""
     src = low.inst.fields.get(leaf.path)
@@ -248,7 +253,7 @@ def grad_of(low, leaf: ir.ArrayLeaf, loc: SourceLoc | None) -> LeafV:
     return _leaf(low, gsrc, loc)
 
 
-def wrap(low, v, node=None):
+def wrap(low: Lowering, v, node=None):
     """`v` as the lowering should see it: a compile-time value read from a name, unless it is a
     field, which becomes the instantiation's leaf for that name (see the module docstring)."""
     if not (isinstance(v, CT) and isinstance(v.value, Field)):
@@ -268,7 +273,7 @@ def wrap(low, v, node=None):
     return _leaf(low, src, loc)
 
 
-def dead_arm_value(low, value, kind: str, name: str):
+def dead_arm_value(low: Lowering, value, kind: str, name: str):
     """A name resolved while scanning a dead `qd.static` arm: a field becomes its leaf (so the
     facts show its access in the dead arm and the kernel lists it as pruned), else a constant."""
     if isinstance(value, Field) and value._placed:
@@ -278,7 +283,7 @@ def dead_arm_value(low, value, kind: str, name: str):
     return CT(value)
 
 
-def bind_callee(low, callee: ir.Inst, binds: list) -> None:
+def bind_callee(low: Lowering, callee: ir.Inst, binds: list) -> None:
     """The fields a called instantiation uses are the caller's too: each is bound from the
     caller's leaf of the same path (created when missing)."""
     for path, src in callee.fields.items():
@@ -298,7 +303,7 @@ def stale(inst: ir.Inst) -> bool:
     return False
 
 
-def fill(low, arr: LeafV, node: ast.Call):
+def fill(low: Lowering, arr: LeafV, node: ast.Call):
     """`x.fill(v)` inside a kernel or func: a loop over x's elements storing v (quadrants
     lowers it the same way, so at kernel level it is a parallel loop). The loop is written as
     the source would write it, with names no user code has, and lowered like that source."""
@@ -348,20 +353,18 @@ def is_none_index(sl: ast.expr) -> bool:
     return isinstance(sl, ast.Constant) and sl.value is None
 
 
-def struct_range(low, rng, node):
+def struct_range(low: Lowering, rng, node):
     """`for i, j in x` over a field (or array): its index space, one loop variable per dimension."""
-    if isinstance(rng, LeafV) and rng.leaf.is_array:
-        lf = rng.leaf
-        low.access(lf.path, node, "shape")
-        off = lf.offset or (0,) * lf.outer_ndim
-        dims = []
-        for d in range(lf.outer_ndim):
-            stop = extent(lf, d, low.loc(node))
-            if off[d]:
-                stop = ir.BinOp(_dt.i32, "add", stop, ir.Const(_dt.i32, off[d]))
-            dims.append((CT(off[d]), stop, CT(1)))
-        return RangeV(tuple(dims))
-    return rng
+    lf = rng.leaf
+    low.access(lf.path, node, "shape")
+    off = lf.offset or (0,) * lf.outer_ndim
+    dims = []
+    for d in range(lf.outer_ndim):
+        stop = extent(lf, d, low.loc(node))
+        if off[d]:
+            stop = ir.BinOp(_dt.i32, "add", stop, ir.Const(_dt.i32, off[d]))
+        dims.append((CT(off[d]), stop, CT(1)))
+    return RangeV(tuple(dims))
 
 
 def shifted(leaf: ir.Leaf, idx: list) -> list:

@@ -60,6 +60,9 @@ class ConstKind(Kind):
             return [print_calls.scalar_piece(lw, v, node, spec)]
         return [format(x, spec or "")]
 
+    def length(self, lw: Lowering, v, node):
+        return CT(vectors.constant(v.value).n) if isinstance(v.value, Matrix) else None
+
     def attribute(self, lw: Lowering, v, name: str, node):
         if isinstance(v.value, Matrix) and not hasattr(v.value, name):
             # `.x`, `.T` of a Python-scope vector read at compile time

@@ -75,6 +75,12 @@ class LeafKind(Kind):
         site.binds.append((lf.path, path))
         return LeafV(leaf), calls.array_key(lf) if lf.is_array else ("s", lf.dtype.name)
 
+    def length(self, lw: Lowering, v, node):
+        lw.access(v.leaf.path, node, "shape")
+        if lw.static_scope and (shape := fields.static_shape(lw, v.leaf)) is not None:
+            return CT(shape[0])
+        return fields.extent(v.leaf, 0, lw.loc(node))
+
     def attribute(self, lw: Lowering, v, name: str, node):
         leaf = v.leaf
         if not leaf.is_array:

@@ -61,6 +61,12 @@ class RecKind(Kind):
     def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
         return structs.bind(lw, f"member {path!r}", None, v, path, node, site)
 
+    def scalar_parts(self, v) -> list:
+        return structs.flat(v)
+
+    def member_type(self, v):
+        return v.stype
+
     def attribute(self, lw: Lowering, v, name: str, node):
         return structs.attribute(lw, v, name, node)
 

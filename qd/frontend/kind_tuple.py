@@ -44,6 +44,9 @@ class TupleKind(Kind):
     def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
         return print_calls.bracketed(lw, v.items, node, spec)  # a tuple or list written in the kernel
 
+    def length(self, lw: Lowering, v, node):
+        return CT(len(v.items))
+
     def subscript(self, lw: Lowering, v, node: ast.Subscript):
         index = lw.expr(node.slice)
         if not isinstance(index, CT) or not isinstance(index.value, int):

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
+from ..lang.matrix import MatrixType, VectorType
 from . import calls, print_calls, vector_places, vectors
 from .kinds import NOT_A_METHOD, Kind, kind_of, register
 from .signature import VecSpec
-from .values import MatV, shape_text
+from .values import CT, MatV, shape_text
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -68,6 +69,15 @@ class MatKind(Kind):
     def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
         return calls.bind_vector(lw, f"member {path!r}", None, v, path, node, site)
 
+    def length(self, lw: Lowering, v, node):
+        return CT(v.n)
+
+    def scalar_parts(self, v) -> list:
+        return list(v.entries)
+
+    def member_type(self, v):
+        return VectorType(v.n, v.dtype) if v.ndim == 1 else MatrixType(v.n, v.m, v.dtype)
+
     def attribute(self, lw: Lowering, v, name: str, node):
         r = vectors.attribute(lw, v, name, node)
         if r is None:
@@ -100,6 +110,15 @@ class MatKind(Kind):
     def refuse_rebind(self, lw: Lowering, cur, name: str, value, node, by: str) -> None:
         if by != "vector" and cur.vars is not None and vectors.is_visible(lw, cur):
             raise QdTypeError(f"cannot assign {lw.describe(value)} to vector variable {name!r}", lw.loc(node))
+
+    def name_place(self, lw: Lowering, node: ast.Name, v):
+        if v.vars is None and any(True for _ in v.leaves()):
+            # a vector or matrix parameter is passed by value: a write goes to a local copy
+            v = vectors.new_vars(lw, node.id, v, None, lw.loc(node))
+        if v.vars is None:
+            return None
+        lw.lookup(node.id, node)  # visibility check
+        return vector_places.Place(v.shape, list(v.vars))
 
     def store_vector(self, lw: Lowering, cur, value, node) -> bool:
         if cur.vars is None or cur.shape != value.shape or not vectors.is_visible(lw, cur):

@@ -70,6 +70,16 @@ class Kind:
         """Whether `v` is a variable of a parallel loop's body (not visible after the loop)."""
         return False
 
+    def scalar_parts(self, v) -> list:
+        """The value's scalar components in order (a vector's row-major, a struct's member by
+        member), each a run-time scalar or a scalar leaf; a scalar is its own one part."""
+        return [v]
+
+    def member_type(self, v):
+        """The member type a struct built in the kernel (`qd.Struct(name=v)`) gives a member
+        holding `v`: a run-time scalar's dtype."""
+        return v.dtype
+
     def leaves(self, v) -> Iterator[ir.Leaf]:
         """The parameter leaves the value is made of (what passing it on accesses)."""
         return iter(())
@@ -129,6 +139,10 @@ class Kind:
         """A dataclass member `v` seen as the callee's member `path` of an instantiated call
         (`calls.rebase_struct`): (its value there, its part of the instantiation key); None for
         a compile-time member, which is kept and keyed by its value."""
+        return None
+
+    def length(self, lw: Lowering, v, node):
+        """`len(v)` inside a kernel; None when Python's `len` of a compile-time value decides."""
         return None
 
     # -- expressions --------------------------------------------------------------------
@@ -210,6 +224,11 @@ class Kind:
     def variable_parts(self, v) -> list[ir.Var] | None:
         """The variables a caller's local variable (a scalar, vector or struct one) is made
         of, in component order; None when `v` is no variable."""
+        return None
+
+    def name_place(self, lw: Lowering, node: ast.Name, v):
+        """The vector place (`vector_places.Place`) a store to name `node`, bound to `v`, writes;
+        None when `v` is no vector variable."""
         return None
 
     def store_scalar(self, lw: Lowering, cur, e: ir.Expr, node) -> bool:

@@ -6,6 +6,8 @@ as an ordinary func, with `dt` resolved to a dtype (the config's default float w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import dtypes as _dt
 from ..core.errors import QdTypeError
 from ..lang import linalg
@@ -14,11 +16,14 @@ from . import builtin_calls as bc
 from . import calls
 from .values import CT, MatV
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
 __all__: list[str] = []
 
 
 def _entry(name: str, kernel_func, sizes: tuple[int, ...], message: str, with_b: bool = False):
-    def handler(low, f, node, args, kwargs):
+    def handler(low: Lowering, f, node, args, kwargs):
         arity = 2 if with_b else 1
         if len(args) > arity + 1 or set(kwargs) - {"dt"} or (len(args) > arity and "dt" in kwargs):
             raise QdTypeError(f"qd.{name}() takes {'A, b' if with_b else 'A'} and an optional dt")

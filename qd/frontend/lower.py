@@ -7,8 +7,9 @@ and recorded (accesses, calls) so the analysis can explain what was skipped. Top
 loops of a kernel become parallel tasks; `inst.tasks` lists the kernel's steps in order.
 
 Statements are lowered here; the lowering's state and its expressions are `lower_expr.py`'s
-(`Lowerer` derives from `ExprLowerer`), func calls `calls.py`'s, and a kernel's parameters
-are built from the launch arguments by `kernel_params.py`.
+(`Lowerer` derives from `ExprLowerer`), `for` loops `loops.py`'s, func calls `calls.py`'s, and
+a kernel's parameters are built from the launch arguments by `kernel_params.py`. What an
+assignment to a name does is asked of the assigned value's kind (`kinds.py`).
 """
 
 from __future__ import annotations
@@ -520,7 +521,8 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst
         except QdError:
             raise
         except RecursionError:
-            raise QdCallError("call nesting too deep while compiling (unbounded recursion?)", src.loc(src.tree)) from None
+            raise QdCallError("call nesting too deep while compiling (unbounded recursion?)",
+                              src.loc(src.tree)) from None
     inst.static = template_values(params)
     reg.insts[inst_id] = inst
     return inst

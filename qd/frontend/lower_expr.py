@@ -203,9 +203,10 @@ class ExprLowerer:
         if hasattr(builtins, name):
             return CT(getattr(builtins, name))
         if name in self.ended:  # quadrants' block scope (`lower.in_block`)
-            raise QdNameError(f"name {name!r} is not defined here: it was first assigned inside the block of the if / loop "
-                              f"at line {getattr(self.ended[name], 'line', '?')}, and a variable first assigned in a "
-                              "block ends with it (as in quadrants); assign it before that statement", self.loc(node))
+            raise QdNameError(f"name {name!r} is not defined here: it was first assigned inside the block of the if / "
+                              f"loop at line {getattr(self.ended[name], 'line', '?')}, and a variable first assigned "
+                              "in a block ends with it (as in quadrants); assign it before that statement",
+                              self.loc(node))
         raise QdNameError(f'Name "{name}" is not defined', self.loc(node))  # quadrants' words
 
     def read(self, v, node):

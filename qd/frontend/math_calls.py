@@ -9,6 +9,7 @@ The table is keyed by the `qd.math` function objects; `builtin_calls.lookup` con
 from __future__ import annotations
 
 import math as _pymath
+from typing import TYPE_CHECKING
 
 from ..core import dtypes as _dt
 from ..core import ir
@@ -17,37 +18,40 @@ from ..lang import math as qmath
 from . import vectors
 from .values import CT, MatV
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
-def _ew(low, node, fn, *args):
+
+def _ew(low: Lowering, node, fn, *args):
     """`fn` of scalars, applied per component when an argument is a vector (scalars broadcast)."""
     if any(vectors.is_mat(a) for a in args):
         return vectors.elementwise(low, lambda comps: fn(*comps), list(args), node)
     return fn(*args)
 
 
-def _b(low, op, node):
+def _b(low: Lowering, op, node):
     return lambda a, b: low.scalar(low.binop(op, a, b, node), node)
 
 
-def _mat(low, v, node, what: str) -> MatV:
+def _mat(low: Lowering, v, node, what: str) -> MatV:
     m = vectors.as_mat(low, v, node)
     if m is None:
         raise QdTypeError(f"qd.math.{what}() needs a vector, got {low.describe(v)}")
     return m
 
 
-def _clamp(low, node, x, lo, hi):
+def _clamp(low: Lowering, node, x, lo, hi):
     return _ew(low, node, lambda a, b, c: low.minmax("min", low.minmax("max", a, b, node), c, node), x, lo, hi)
 
 
-def _mix(low, node, x, y, a):
+def _mix(low: Lowering, node, x, y, a):
     # x * (1 - a) + y * a, per component
     return _ew(low, node, lambda p, q, t: low.scalar(low.binop(
         "add", low.binop("mul", p, low.binop("sub", CT(1.0), t, node), node), low.binop("mul", q, t, node), node),
         node), x, y, a)
 
 
-def _step(low, node, edge, x):
+def _step(low: Lowering, node, edge, x):
     def one(e, v):
         c = low.scalar(low.binop("lt", v, e, node), node)
         t = low.scalar(low.binop("add", v, e, node), node).dtype
@@ -56,11 +60,11 @@ def _step(low, node, edge, x):
     return _ew(low, node, one, edge, x)
 
 
-def _fract(low, node, x):
+def _fract(low: Lowering, node, x):
     return _ew(low, node, lambda v: low.scalar(low.binop("sub", v, low.math_call("floor", [v], node), node), node), x)
 
 
-def _smoothstep(low, node, e0, e1, x):
+def _smoothstep(low: Lowering, node, e0, e1, x):
     def one(a, b, v):
         t = low.scalar(low.binop("truediv", low.binop("sub", v, a, node), low.binop("sub", b, a, node), node), node)
         t = low.minmax("min", low.minmax("max", t, CT(0.0), node), CT(1.0), node)
@@ -72,7 +76,7 @@ def _smoothstep(low, node, e0, e1, x):
     return _ew(low, node, one, e0, e1, x)
 
 
-def _sign(low, node, x):
+def _sign(low: Lowering, node, x):
     def one(v):
         e = low.scalar(v, node)
         pos = low.cast(low.scalar(low.binop("gt", e, CT(0), node), node), e.dtype)
@@ -81,18 +85,18 @@ def _sign(low, node, x):
     return _ew(low, node, one, x)
 
 
-def _length(low, node, x):
+def _length(low: Lowering, node, x):
     m = vectors.as_mat(low, x, node)
     if m is None:
         return low.math_call("abs", [x], node)
     return vectors.norm(low, m, node)
 
 
-def _distance(low, node, x, y):
+def _distance(low: Lowering, node, x, y):
     return _length(low, node, low.binop("sub", x, y, node))
 
 
-def _reflect(low, node, x, n):
+def _reflect(low: Lowering, node, x, n):
     x, n = vectors.stable(low, _mat(low, x, node, "reflect"), node), vectors.stable(low, _mat(low, n, node, "reflect"),
                                                                                     node)
     d = vectors.dot(low, n, x, node)
@@ -100,7 +104,7 @@ def _reflect(low, node, x, n):
                                                                               node), node), node)
 
 
-def _refract(low, node, x, n, eta):
+def _refract(low: Lowering, node, x, n, eta):
     x, n = vectors.stable(low, _mat(low, x, node, "refract"), node), vectors.stable(low, _mat(low, n, node, "refract"),
                                                                                     node)
     d = _hold(low, vectors.dot(low, n, x, node), node)
@@ -113,10 +117,11 @@ def _refract(low, node, x, n, eta):
     r = vectors.binop(low, "sub", vectors.binop(low, "mul", x, eta, node), vectors.binop(low, "mul", n, scale, node),
                       node)
     neg = low.scalar(low.binop("lt", k, CT(0.0), node), node)
-    return MatV(r.shape, tuple(ir.Select(e.dtype, neg, ir.Const(e.dtype, 0.0), e) for e in vectors.scalars(low, r, node)))
+    return MatV(r.shape, tuple(ir.Select(e.dtype, neg, ir.Const(e.dtype, 0.0), e)
+                               for e in vectors.scalars(low, r, node)))
 
 
-def _hold(low, e, node):
+def _hold(low: Lowering, e, node):
     if isinstance(e, (ir.Const, ir.VarRead)):
         return e
     tmp = low.new_var(None, e.dtype)
@@ -124,50 +129,50 @@ def _hold(low, e, node):
     return ir.VarRead(tmp.dtype, tmp)
 
 
-def _log2(low, node, x):
+def _log2(low: Lowering, node, x):
     return _ew(low, node, lambda v: low.scalar(low.binop("mul", low.math_call("log", [v], node),
                                                           CT(1.0 / _pymath.log(2.0)), node), node), x)
 
 
-def _degrees(low, node, x):
+def _degrees(low: Lowering, node, x):
     return _ew(low, node, lambda v: low.scalar(low.binop("mul", v, CT(180.0 / _pymath.pi), node), node), x)
 
 
-def _radians(low, node, x):
+def _radians(low: Lowering, node, x):
     return _ew(low, node, lambda v: low.scalar(low.binop("mul", v, CT(_pymath.pi / 180.0), node), node), x)
 
 
-def _mod(low, node, x, y):
+def _mod(low: Lowering, node, x, y):
     # x - y * floor(x / y), per component
     return _ew(low, node, lambda a, b: low.scalar(low.binop("sub", a, low.binop(
         "mul", b, low.math_call("floor", [low.binop("truediv", a, b, node)], node), node), node), node), x, y)
 
 
-def _matrix(low, node, rows) -> MatV:
+def _matrix(low: Lowering, node, rows) -> MatV:
     return vectors.build(low, [x for r in rows for x in r], (len(rows), len(rows[0])), low.cfg.default_fp, node)
 
 
-def _translate(low, node, dx, dy, dz):
+def _translate(low: Lowering, node, dx, dy, dz):
     z, o = CT(0.0), CT(1.0)
     return _matrix(low, node, [[o, z, z, dx], [z, o, z, dy], [z, z, o, dz], [z, z, z, o]])
 
 
-def _scale(low, node, sx, sy, sz):
+def _scale(low: Lowering, node, sx, sy, sz):
     z, o = CT(0.0), CT(1.0)
     return _matrix(low, node, [[sx, z, z, z], [z, sy, z, z], [z, z, sz, z], [z, z, z, o]])
 
 
-def _cos_sin(low, node, ang):
+def _cos_sin(low: Lowering, node, ang):
     a = _hold(low, low.scalar(ang, node), node)
     return _hold(low, low.math_call("cos", [a], node), node), _hold(low, low.math_call("sin", [a], node), node)
 
 
-def _rotation2d(low, node, ang):
+def _rotation2d(low: Lowering, node, ang):
     c, s = _cos_sin(low, node, ang)
     return _matrix(low, node, [[c, low.unary_scalar("neg", s, node)], [s, c]])
 
 
-def _rot_yaw_pitch_roll(low, node, yaw, pitch, roll):
+def _rot_yaw_pitch_roll(low: Lowering, node, yaw, pitch, roll):
     ch, sh = _cos_sin(low, node, yaw)
     cp, sp = _cos_sin(low, node, pitch)
     cb, sb = _cos_sin(low, node, roll)
@@ -192,11 +197,11 @@ def _rot_yaw_pitch_roll(low, node, yaw, pitch, roll):
         [z, z, z, o]])
 
 
-def _rotation3d(low, node, ax, ay, az):
+def _rotation3d(low: Lowering, node, ax, ay, az):
     return _rot_yaw_pitch_roll(low, node, az, ax, ay)
 
 
-def _rot_by_axis(low, node, axis, ang):
+def _rot_by_axis(low: Lowering, node, axis, ang):
     c, s = _cos_sin(low, node, ang)
     a = vectors.stable(low, vectors.normalized(low, _mat(low, axis, node, "rot_by_axis"), node), node)
     omc = _hold(low, low.scalar(low.binop("sub", CT(1.0), c, node), node), node)
@@ -221,22 +226,22 @@ def _rot_by_axis(low, node, axis, ang):
         [z, z, z, o]])
 
 
-def _eye(low, node, n):
+def _eye(low: Lowering, node, n):
     if not (isinstance(n, CT) and isinstance(n.value, int)):
         raise QdTypeError("qd.math.eye(n) needs a compile-time size")
     return vectors.identity(low, low.cfg.default_fp, n.value, node)
 
 
-def _vdir(low, node, ang):
+def _vdir(low: Lowering, node, ang):
     c, s = _cos_sin(low, node, ang)
     return vectors.build(low, [c, s], (2,), None, node)
 
 
-def _isnan(low, node, x):
+def _isnan(low: Lowering, node, x):
     return _ew(low, node, lambda v: low.cast(low.scalar(low.binop("ne", v, v, node), node), _dt.i32), x)
 
 
-def _isinf(low, node, x):
+def _isinf(low: Lowering, node, x):
     def one(v):
         e = low.scalar(v, node)
         if not e.dtype.is_float:
@@ -246,7 +251,7 @@ def _isinf(low, node, x):
     return _ew(low, node, one, x)
 
 
-def _cmul(low, node, a, b):
+def _cmul(low: Lowering, node, a, b):
     a, b = vectors.stable(low, _mat(low, a, node, "cmul"), node), vectors.stable(low, _mat(low, b, node, "cmul"), node)
     (ar, ai), (br, bi) = a.entries, b.entries
     re = low.binop("sub", low.binop("mul", ar, br, node), low.binop("mul", ai, bi, node), node)
@@ -254,7 +259,7 @@ def _cmul(low, node, a, b):
     return vectors.build(low, [re, im], (2,), None, node)
 
 
-def _cconj(low, node, a):
+def _cconj(low: Lowering, node, a):
     a = _mat(low, a, node, "cconj")
     return vectors.build(low, [a.entries[0], low.unary_scalar("neg", a.entries[1], node)], (2,), None, node)
 
@@ -275,7 +280,7 @@ _KERNEL_SIDE = {
 
 
 def _handler(fn):
-    def handler(low, f, node, args, kwargs):
+    def handler(low: Lowering, f, node, args, kwargs):
         if kwargs:
             raise QdTypeError(f"qd.math.{f.__name__}() takes positional arguments inside kernels")
         try:

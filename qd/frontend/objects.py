@@ -14,6 +14,7 @@ cache checks a stored entry's slots against them).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdCallError, QdNameError, QdTypeError
@@ -23,6 +24,9 @@ from ..lang.ndarray import Ndarray
 from . import captures
 from .spec_key import computed_by_instance, layout_of, note_computed_read, object_leaves, primitive_dtype
 from .values import CT, LeafV, StructV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 __all__ = ["attribute", "layout_of", "method_of", "object_leaves", "object_value"]
 
@@ -63,7 +67,7 @@ def method_of(base, name: str):
     return f if getattr(f, "is_qd_func", False) else None
 
 
-def attribute(low, base: StructV, name: str, node):
+def attribute(low: Lowering, base: StructV, name: str, node):
     """`obj.name` for a name that is not an instance member of data-oriented object `obj`: a
     class attribute or a property, evaluated now (a compile-time value). A value the instance
     computes (a property, a method) may read more than the members the key holds (an array's

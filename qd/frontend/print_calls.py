@@ -1,8 +1,8 @@
 """`print(...)` inside kernels, as quadrants has it: the arguments joined by `sep` and ended by
 `end`, numbers (compile-time or not) formatted by the device's printf (f32 as `%f`, f64 as `%.12f`,
-integers in full), other compile-time values and those inside f-strings formatted by Python, vectors and matrices as `[a, b]` and
-`[[a, b], \\n[c, d]]`. f-strings and `str.format` with a format spec (`{x:.3f}`) hand the spec to
-printf for run-time values.
+integers in full), other compile-time values and those inside f-strings formatted by Python, vectors and
+matrices as `[a, b]` and `[[a, b], \\n[c, d]]`. f-strings and `str.format` with a format spec (`{x:.3f}`)
+hand the spec to printf for run-time values.
 
 The result is an `ir.Print`: text pieces and `(expression, conversion)` pairs in order, where
 the conversion is the printf directive for that value (`codegen` adds the length modifier its
@@ -14,11 +14,15 @@ from __future__ import annotations
 import ast
 import re
 import string
+from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
 from .kinds import kind_of
 from .values import CT
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 __all__ = ["lower_print"]
 
@@ -28,7 +32,7 @@ _INT_CONV = set("dixXo")
 _FLOAT_CONV = set("eEfFgG")
 
 
-def lower_print(low, node: ast.Call) -> None:
+def lower_print(low: Lowering, node: ast.Call) -> None:
     """Emit the `ir.Print` of a `print(...)` call statement."""
     sep, end = " ", "\n"
     for kw in node.keywords:
@@ -53,7 +57,7 @@ def lower_print(low, node: ast.Call) -> None:
     low.emit(ir.Print(low.loc(node), _merged(parts)))
 
 
-def _pieces(low, node) -> list:
+def _pieces(low: Lowering, node) -> list:
     if isinstance(node, ast.JoinedStr):
         out: list = []
         for v in node.values:
@@ -68,7 +72,7 @@ def _pieces(low, node) -> list:
     return _value(low, low.expr(node), node, None)
 
 
-def _formatted(low, v: ast.FormattedValue) -> list:
+def _formatted(low: Lowering, v: ast.FormattedValue) -> list:
     spec = None
     if v.format_spec is not None:
         pieces = v.format_spec.values if isinstance(v.format_spec, ast.JoinedStr) else [v.format_spec]
@@ -83,7 +87,7 @@ def _formatted(low, v: ast.FormattedValue) -> list:
     return _value(low, value, v.value, spec)
 
 
-def _str_format(low, node: ast.Call) -> list:
+def _str_format(low: Lowering, node: ast.Call) -> list:
     """`"x = {}, y = {:.2f}".format(x, y)`: automatic and numbered fields, each with an optional
     spec (no attribute or index lookups inside the braces)."""
     text = node.func.value.value
@@ -116,14 +120,14 @@ def _str_format(low, node: ast.Call) -> list:
     return out
 
 
-def _value(low, v, node, spec: str | None) -> list:
+def _value(low: Lowering, v, node, spec: str | None) -> list:
     """The pieces that print value `v`: its kind's (a tuple, a vector, a compile-time value),
     else the one printf piece of a run-time scalar."""
     pieces = kind_of(v).print_pieces(low, v, node, spec)
     return pieces if pieces is not None else [scalar_piece(low, v, node, spec)]
 
 
-def bracketed(low, items, node, spec: str | None) -> list:
+def bracketed(low: Lowering, items, node, spec: str | None) -> list:
     """`[a, b, c]`: the pieces of a list of values."""
     out: list = ["["]
     for i, item in enumerate(items):
@@ -131,7 +135,7 @@ def bracketed(low, items, node, spec: str | None) -> list:
     return out + ["]"]
 
 
-def matrix_pieces(low, v, node, spec: str | None) -> list:
+def matrix_pieces(low: Lowering, v, node, spec: str | None) -> list:
     """A vector as `[a, b]`, a matrix as `[[a, b], \\n[c, d]]`."""
     rows = [v.entries] if v.ndim == 1 else [v.entries[r * v.m:(r + 1) * v.m] for r in range(v.n)]
     out: list = ["["]
@@ -150,7 +154,7 @@ def matrix_pieces(low, v, node, spec: str | None) -> list:
     return out
 
 
-def scalar_piece(low, v, node, spec: str | None) -> tuple:
+def scalar_piece(low: Lowering, v, node, spec: str | None) -> tuple:
     e = low.scalar(v, node)
     if e.dtype.is_bool:
         e = low.cast(e, low.cfg.default_ip)

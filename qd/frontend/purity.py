@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import math
 import types
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,24 +26,27 @@ from ..core.errors import QdCompileError, SourceLoc, warn_at
 from ..lang.field import Field
 from .values import CT
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
 __all__ = ["check", "own_code", "record_attribute", "record_name"]
 
 _VALUES = (int, float, str, Field)  # what quadrants checks (bool is an int)
 
 
-def own_code(low) -> bool:
+def own_code(low: Lowering) -> bool:
     """Whether the code being lowered is qd's own (its kernel-language library)."""
     module = getattr(low.func.fn, "__module__", "") or ""
     return module == "qd" or module.startswith("qd.")
 
 
-def record_name(low, ident: str, value, node) -> None:
+def record_name(low: Lowering, ident: str, value, node) -> None:
     """A global or closure variable `ident` read by name."""
     if isinstance(value, _VALUES) and not ident.startswith("_qd_") and not own_code(low):
         _add(low, (f"global variable {ident}", ident, low.static_scope > 0, low.loc(node)))
 
 
-def record_attribute(low, base: CT, attr: str, value, node) -> None:
+def record_attribute(low: Lowering, base: CT, attr: str, value, node) -> None:
     """`base.attr`, where `base` was reached from a global or closure variable."""
     if base.origin is None or base.origin == ("qd",) or own_code(low):
         return
@@ -54,7 +58,7 @@ def record_attribute(low, base: CT, attr: str, value, node) -> None:
     _add(low, (f"global var {attr} from outside function scope", attr, low.static_scope > 0, low.loc(node)))
 
 
-def _add(low, entry: tuple) -> None:
+def _add(low: Lowering, entry: tuple) -> None:
     if entry not in low.inst.impure:  # a callee expression may be read twice (see `Lowerer.stmt_Expr`)
         low.inst.impure.append(entry)
 

@@ -126,8 +126,9 @@ def struct_spec(cls: type) -> StructSpec:
                 continue
             if any(ann is c for c in _struct_in_progress):
                 chain = " -> ".join(c.__qualname__ for c in [*_struct_in_progress, ann])
-                raise QdTypeError(f"dataclass {cls.__qualname__}: member {f.name!r} closes a cycle of dataclasses ({chain}); "
-                                  "a kernel parameter must be a finite tree of members", member_loc(cls, f.name))
+                raise QdTypeError(f"dataclass {cls.__qualname__}: member {f.name!r} closes a cycle of dataclasses "
+                                  f"({chain}); a kernel parameter must be a finite tree of members",
+                                  member_loc(cls, f.name))
             spec = spec_of(ann, allow_any=False)
             if spec is None:
                 raise QdTypeError(f"dataclass {cls.__qualname__}: member {f.name!r} has unsupported annotation "

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import ast
 import copy
+from typing import TYPE_CHECKING
 
 from ..core.errors import QdError, QdTypeError
 from .values import CT, RecV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 __all__ = ["element", "is_struct_field", "named_struct_field", "rewrite", "store"]
 
@@ -23,7 +27,7 @@ def is_struct_field(v) -> bool:
     return isinstance(v, CT) and getattr(v.value, "is_struct_field", False) is True
 
 
-def named_struct_field(low, node: ast.expr) -> object | None:
+def named_struct_field(low: Lowering, node: ast.expr) -> object | None:
     """The struct field a name or attribute chain denotes, else None (nothing else is evaluated)."""
     n = node
     while isinstance(n, ast.Attribute):
@@ -41,14 +45,14 @@ def _member(base: ast.expr, name: str, like: ast.AST) -> ast.Attribute:
     return ast.copy_location(ast.Attribute(value=base, attr=name, ctx=ast.Load()), like)
 
 
-def _first_leaf_field(low, node: ast.expr, sf) -> ast.expr:
+def _first_leaf_field(low: Lowering, node: ast.expr, sf) -> ast.expr:
     """`x.a` (down to a member that is a plain field): what `for i in x` loops over."""
     name, m = next(iter(sf._members.items()))
     sub = _member(node, name, node)
     return _first_leaf_field(low, sub, m) if getattr(m, "is_struct_field", False) else sub
 
 
-def _expr(low, node):
+def _expr(low: Lowering, node):
     """`node` with its struct-field element accesses rewritten (a new node when any is); inner
     accesses first, so `x[i].seg.start` becomes `x.seg[i].start` and then `x.seg.start[i]`."""
     changed, fields = False, {}
@@ -76,7 +80,7 @@ def _expr(low, node):
     return node
 
 
-def rewrite(low, node: ast.stmt) -> ast.stmt:
+def rewrite(low: Lowering, node: ast.stmt) -> ast.stmt:
     """The statement with struct-field accesses in member form (itself when it has none)."""
     if not _may_access(node):
         return node
@@ -104,7 +108,7 @@ def _may_access(node: ast.stmt) -> bool:
     return False
 
 
-def element(low, node: ast.Subscript, sf) -> RecV:
+def element(low: Lowering, node: ast.Subscript, sf) -> RecV:
     """`x[i]` read whole: a struct value of its members' elements."""
     members = []
     for name in sf._members:
@@ -114,7 +118,7 @@ def element(low, node: ast.Subscript, sf) -> RecV:
     return RecV(sf._stype, tuple(members))
 
 
-def store(low, target: ast.Subscript, sf, value, node) -> None:
+def store(low: Lowering, target: ast.Subscript, sf, value, node) -> None:
     """`x[i] = value`: each member of `value` (a struct value, or a compile-time struct)
     stored into its member field."""
     for name in sf._members:

@@ -15,6 +15,7 @@ The functions take the lowering (`low`, a `lower_expr.ExprLowerer`); method call
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..core import dtypes as _dt
 from ..core import ir
@@ -27,6 +28,9 @@ from .kinds import kind_of
 from .values import _NUMERIC as _NUMBERS
 from .values import CT, LeafV, MatV, RecV, TupleV
 
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
 __all__ = ["as_rec", "is_rec"]
 
 
@@ -38,13 +42,13 @@ def is_rec(v) -> bool:
     return isinstance(getattr(v, "value", None), Struct) or kind_of(v).as_rec(None, v, None) is not None
 
 
-def as_rec(low, v, node) -> RecV | None:
+def as_rec(low: Lowering, v, node) -> RecV | None:
     """`v` as a RecV when it is a struct (a Python-scope `qd.Struct` read at compile time
     becomes constant members); None otherwise."""
     return kind_of(v).as_rec(low, v, node)
 
 
-def from_python(low, s: Struct, node) -> RecV:
+def from_python(low: Lowering, s: Struct, node) -> RecV:
     st = type(s)._qd_type or infer_type(low, s, node)
     members = []
     for name, t in st.members.items():
@@ -58,7 +62,7 @@ def from_python(low, s: Struct, node) -> RecV:
     return RecV(st, tuple(members))
 
 
-def infer_type(low, s: Struct, node) -> StructType:
+def infer_type(low: Lowering, s: Struct, node) -> StructType:
     """The struct type of a plain `qd.Struct` (Python numbers take the default types)."""
     members = {}
     for name, v in s.__dict__.items():
@@ -80,7 +84,7 @@ def _inferred_type(members: dict) -> StructType:
     return st
 
 
-def _value_type(low, name: str, v, node):
+def _value_type(low: Lowering, name: str, v, node):
     """The member type a kernel-side `qd.Struct(name=v)` takes from its value."""
     r = as_rec(low, v, node)
     if r is not None:
@@ -93,7 +97,7 @@ def _value_type(low, name: str, v, node):
     return low.scalar(v, node)
 
 
-def untyped(low, node: ast.Call) -> RecV:
+def untyped(low: Lowering, node: ast.Call) -> RecV:
     """`qd.Struct(a=..., b=...)` / `qd.Struct({"a": ..., ...})` inside a kernel: members typed by
     their values (nested dicts are nested structs)."""
     if node.args and (len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Dict)):
@@ -114,24 +118,19 @@ def _dict_items(d: ast.Dict) -> list:
     return out
 
 
-def _untyped_from(low, pairs: list) -> RecV:
+def _untyped_from(low: Lowering, pairs: list) -> RecV:
     members, types = [], {}
     for name, vnode in pairs:
         if not (isinstance(name, str) and name.isidentifier()):
             raise QdTypeError(f"struct member names must be identifiers, got {name!r}")
         v = _untyped_from(low, _dict_items(vnode)) if isinstance(vnode, ast.Dict) else \
             _value_type(low, name, low.expr(vnode), vnode)
-        if isinstance(v, RecV):
-            types[name] = v.stype
-        elif isinstance(v, MatV):
-            types[name] = VectorType(v.n, v.dtype) if v.ndim == 1 else MatrixType(v.n, v.m, v.dtype)
-        else:
-            types[name] = v.dtype
+        types[name] = kind_of(v).member_type(v)
         members.append((name, v))
     return RecV(_inferred_type(types), tuple(members))
 
 
-def construct(low, st: StructType, node, args: list, kwargs: dict) -> RecV:
+def construct(low: Lowering, st: StructType, node, args: list, kwargs: dict) -> RecV:
     """`mystruct(...)` inside a kernel, with quadrants' rules: positional members in order, then
     keywords, a missing member 0; each converted to its declared type."""
     names = list(st.members)
@@ -149,7 +148,7 @@ def construct(low, st: StructType, node, args: list, kwargs: dict) -> RecV:
     return RecV(st, tuple(members))
 
 
-def member_value(low, st: StructType, name: str, v, node):
+def member_value(low: Lowering, st: StructType, name: str, v, node):
     """`v` converted to member `name` of `st`."""
     t = st.members[name]
     if isinstance(t, StructType):
@@ -171,7 +170,7 @@ def member_value(low, st: StructType, name: str, v, node):
     return low.cast(low.scalar(v, node), d)
 
 
-def cast(low, st: StructType, r: RecV, node) -> RecV:
+def cast(low: Lowering, st: StructType, r: RecV, node) -> RecV:
     """A struct value converted to type `st`: the same type as it is; a struct of another type
     needs the same member names, each converted."""
     if r.stype is st:
@@ -190,12 +189,7 @@ def flat(r: RecV) -> list:
     """The scalar components in order (vector members' components row-major)."""
     out = []
     for _, v in r.members:
-        if isinstance(v, RecV):
-            out.extend(flat(v))
-        elif isinstance(v, MatV):
-            out.extend(v.entries)
-        else:
-            out.append(v)
+        out.extend(kind_of(v).scalar_parts(v))
     return out
 
 
@@ -232,7 +226,7 @@ def component_types(st: StructType) -> list[_dt.DType]:
 # ---------------------------------------------------------------- variables
 
 
-def new_vars(low, name: str, r: RecV, node) -> RecV:
+def new_vars(low: Lowering, name: str, r: RecV, node) -> RecV:
     """A local struct variable `name` initialised with `r` (its components evaluated first,
     a parameter's leaves read at `node`)."""
     loc = low.loc(node)
@@ -285,7 +279,7 @@ def _paths(prefix: str, st: StructType) -> list[tuple[str, _dt.DType]]:
     return out
 
 
-def store(low, target: RecV, value, node, loc) -> None:
+def store(low: Lowering, target: RecV, value, node, loc) -> None:
     """Write struct `value` into the struct variable `target` (converted to its type; every
     component is evaluated before any is written, so `s = S(s.y, s.x)` swaps)."""
     r = as_rec(low, value, node)
@@ -300,13 +294,13 @@ def store(low, target: RecV, value, node, loc) -> None:
         low.emit(ir.Assign(loc, var, e))
 
 
-def _converted(low, st: StructType, r: RecV, node) -> RecV:
+def _converted(low: Lowering, st: StructType, r: RecV, node) -> RecV:
     if r.stype is st or r.stype.same_layout(st):
         return r
     return cast(low, st, r, node)
 
 
-def is_visible(low, r: RecV) -> bool:
+def is_visible(low: Lowering, r: RecV) -> bool:
     return not r.is_var or all(low.visible(v) for v in flat_vars(r))
 
 
@@ -315,7 +309,7 @@ def task_local(v) -> bool:
     return v.is_var and any(x.home >= 0 for x in flat_vars(v))
 
 
-def assign_name(low, name: str, value, node) -> None:
+def assign_name(low: Lowering, name: str, value, node) -> None:
     """`name = <struct>`: a copy, into the existing variable when it is a visible struct
     variable of the same type, else into a new one."""
     r = as_rec(low, value, node)
@@ -329,7 +323,7 @@ def assign_name(low, name: str, value, node) -> None:
     new_vars(low, name, r, node)
 
 
-def annotated(low, name: str, st: StructType, value, node) -> None:
+def annotated(low: Lowering, name: str, st: StructType, value, node) -> None:
     """`s: mystruct = value` (or without a value: zero)."""
     r = construct(low, st, node, [], {}) if value is None else as_rec(low, value, node)
     if r is None:
@@ -340,7 +334,7 @@ def annotated(low, name: str, st: StructType, value, node) -> None:
 # ---------------------------------------------------------------- members
 
 
-def attribute(low, r: RecV, name: str, node):
+def attribute(low: Lowering, r: RecV, name: str, node):
     """`s.member` (a scalar member is read here); a method name gives a `BoundMethod`."""
     m = r.member(name)
     if m is None:
@@ -361,7 +355,7 @@ class BoundMethod:
         return f"method {self.name} of {self.rec.stype.name}"
 
 
-def method_of(low, base, name: str):
+def method_of(low: Lowering, base, name: str):
     """The `@qd.func` that `base.name(...)` calls when base is a struct and `name` one of its
     type's methods; None when it is not a method call."""
     value = getattr(base, "value", None)  # a `qd.Struct` read at compile time: its declared type
@@ -377,7 +371,7 @@ def method_of(low, base, name: str):
     return f
 
 
-def _rec_place(low, node):
+def _rec_place(low: Lowering, node):
     """The struct variable an assignment target's base names (`s`, `s.line`), without
     evaluating anything; None when it is not a struct. A struct parameter is copied into a
     variable on its first write (structs are values), except in a kernel's parallel loop."""
@@ -409,7 +403,7 @@ def _rec_place(low, node):
     return None
 
 
-def place(low, node: ast.Attribute):
+def place(low: Lowering, node: ast.Attribute):
     """The vector place of a scalar or vector member of a struct variable (`s.a`, `s.line.v`);
     None when `node` is not a member of one, or names a nested struct (`assign_member`)."""
     base = _rec_place(low, node.value)
@@ -427,7 +421,7 @@ def place(low, node: ast.Attribute):
     return vector_places.Place((), [m.var])
 
 
-def assign_member(low, target: ast.Attribute, value, node) -> bool:
+def assign_member(low: Lowering, target: ast.Attribute, value, node) -> bool:
     """`s.line = <struct>`: a copy into the nested struct variable; False when `target` is not
     a struct member."""
     base = _rec_place(low, target.value)
@@ -443,7 +437,7 @@ def assign_member(low, target: ast.Attribute, value, node) -> bool:
 # ---------------------------------------------------------------- calls
 
 
-def bind(low, where: str, spec, value, name: str, node, site):
+def bind(low: Lowering, where: str, spec, value, name: str, node, site):
     """A struct argument of a func. Instantiated: one scalar leaf per component (`s.a`,
     `s.v[0]`), each bound to the caller's component leaf or fed its value, and the key part;
     expanded in place: the caller's value (copied, since the func may assign it)."""
@@ -486,7 +480,7 @@ def bind(low, where: str, spec, value, name: str, node, site):
 # ---------------------------------------------------------------- results
 
 
-def return_items(low, inst, value, node, declared: bool) -> list:
+def return_items(low: Lowering, inst, value, node, declared: bool) -> list:
     """The scalar components a `return` of a struct gives (checked against the declared or
     first returned struct type, which `inst.ret_struct` records; `declared`: the result
     types are fixed already)."""
@@ -498,7 +492,7 @@ def return_items(low, inst, value, node, declared: bool) -> list:
     return items
 
 
-def flat_as(low, want: StructType | None, value, node) -> tuple[StructType, list]:
+def flat_as(low: Lowering, want: StructType | None, value, node) -> tuple[StructType, list]:
     """(struct type, scalar components) of a returned struct `value`, converted to `want` when
     that is declared (a struct of the same layout, or one built by `qd.Struct(...)`)."""
     r = as_rec(low, value, node)

@@ -8,10 +8,14 @@ right side apart (`x, y = v`) and reads every part before it assigns anything (`
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
 from .kinds import kind_of
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 
 def components(v) -> Iterator[ir.Expr]:
@@ -19,13 +23,13 @@ def components(v) -> Iterator[ir.Expr]:
     return kind_of(v).components(v)
 
 
-def snapshot(low, v, node):
+def snapshot(low: Lowering, v, node):
     """`v` with every run-time part read now into a temporary, so that assignments made before
     it is used cannot change it (`low` is the lowering, `node` where the reads are located)."""
     return kind_of(v).snapshot(low, v, node)
 
 
-def unpacked(low, value, n: int, node) -> tuple:
+def unpacked(low: Lowering, value, n: int, node) -> tuple:
     """The items assigned to an `a, b = value` target list of `n` names: a tuple's items, a
     vector's components (a matrix with several columns is refused, as in quadrants), or a
     compile-time sequence's items."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from typing import TYPE_CHECKING
 
 from analysis.records import record
 
@@ -18,8 +19,12 @@ from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
 from ..core.errors import QdTypeError
+from .kinds import kind_of
 from .values import CT, LeafV, MatV, TupleV, shape_text
-from .vectors import as_mat, count_indices, index_parts, new_vars, runtime_index, swizzle_indices
+from .vectors import as_mat, count_indices, index_parts, runtime_index, swizzle_indices
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 
 @record
@@ -61,18 +66,12 @@ def element_shape(leaf) -> tuple:
     return getattr(leaf, "element_shape", ())
 
 
-def place(low, node) -> Place | None:
+def place(low: Lowering, node) -> Place | None:
     """The vector place `node` names (a local vector variable, a vector array element, or
     components of either); None when it is not one (a scalar variable, a scalar element)."""
     if isinstance(node, ast.Name):
         v = low.scope.get(node.id)
-        if isinstance(v, MatV) and v.vars is None and any(isinstance(e, LeafV) for e in v.entries):
-            # a vector or matrix parameter is passed by value: a write goes to a local copy
-            v = new_vars(low, node.id, v, None, low.loc(node))
-        if isinstance(v, MatV) and v.vars is not None:
-            low.lookup(node.id, node)  # visibility check
-            return Place(v.shape, list(v.vars))
-        return None
+        return kind_of(v).name_place(low, node, v)
     if isinstance(node, ast.Subscript):
         base_node = node.value
         if isinstance(base_node, (ast.Name, ast.Attribute)):
@@ -106,7 +105,7 @@ def _pick(p: Place, flat: list[int], shape: tuple) -> Place:
     return Place(shape, leaf=p.leaf, outer=p.outer, comps=[p.comps[k] for k in flat])
 
 
-def _sub_place(low, p: Place, idx, node) -> Place:
+def _sub_place(low: Lowering, p: Place, idx, node) -> Place:
     parts = index_parts(idx)
     if not p.shape:
         raise QdTypeError("a scalar component cannot be indexed")
@@ -167,7 +166,7 @@ def _listed(t: TupleV) -> list:
     return out
 
 
-def store(low, p: Place, value, node, stmt_loc) -> None:
+def store(low: Lowering, p: Place, value, node, stmt_loc) -> None:
     """Write `value` (a vector of the place's shape, or a scalar broadcast) into place `p`."""
     count = len(p.dyn) if p.dyn is not None else len(p.vars) if p.vars is not None else len(p.comps)
     if isinstance(value, TupleV) and p.shape and p.dyn is None:  # `a[i] = [x, y, z]`: the components listed
@@ -216,7 +215,7 @@ def _count(shape: tuple) -> int:
     return n
 
 
-def hold(low, e: ir.Expr, loc) -> ir.Expr:
+def hold(low: Lowering, e: ir.Expr, loc) -> ir.Expr:
     if isinstance(e, (ir.Const, ir.ParamRead)):
         return e
     tmp = low.new_var(None, e.dtype)
@@ -224,7 +223,7 @@ def hold(low, e: ir.Expr, loc) -> ir.Expr:
     return ir.VarRead(tmp.dtype, tmp)
 
 
-def atomic(low, op: str, p: Place, value, node):
+def atomic(low: Lowering, op: str, p: Place, value, node):
     """`qd.atomic_<op>` / `+=` in a parallel loop on array-element components: one atomic per
     component; the value is the old component (or vector of them)."""
     if p.leaf is None:

@@ -14,6 +14,7 @@ helpers; errors raised without a location are reported at the expression being l
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from ..core import dtypes as _dt
 from ..core import ir
@@ -22,6 +23,9 @@ from ..core.errors import QdTypeError
 from ..lang.matrix import Matrix, MatrixType, Vector, VectorType
 from .kinds import kind_of
 from .values import CT, LeafV, MatV, TupleV, shape_text
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
 
 SWIZZLE_SETS = ("xyzw", "rgba", "stpq")
 
@@ -38,7 +42,7 @@ def is_mat(v) -> bool:
     return kind_of(v).as_mat(None, v, None) is not None
 
 
-def as_mat(low, v, node) -> MatV | None:
+def as_mat(low: Lowering, v, node) -> MatV | None:
     """`v` as a MatV when it is a vector or matrix (a Python-scope `qd.Matrix` read at compile
     time becomes constant components); None otherwise."""
     return kind_of(v).as_mat(low, v, node)
@@ -50,12 +54,12 @@ def constant(m: Matrix) -> MatV:
     return MatV(tuple(m.entries.shape), tuple(ir.Const(d, x.item()) for x in m.entries.ravel()))
 
 
-def scalars(low, v: MatV, node) -> list[ir.Expr]:
+def scalars(low: Lowering, v: MatV, node) -> list[ir.Expr]:
     """The components as IR expressions (a component that is a leaf is read here)."""
     return [low.scalar(e, node) for e in v.entries]
 
 
-def stable(low, v: MatV, node) -> MatV:
+def stable(low: Lowering, v: MatV, node) -> MatV:
     """The same value with every component that is not a variable, constant or leaf computed
     once into a temporary: for operations that use a component more than once."""
     out = []
@@ -69,7 +73,7 @@ def stable(low, v: MatV, node) -> MatV:
     return MatV(v.shape, tuple(out))
 
 
-def build(low, items: list, shape: tuple, dtype: _dt.DType | None, node) -> MatV:
+def build(low: Lowering, items: list, shape: tuple, dtype: _dt.DType | None, node) -> MatV:
     """A value of `shape` from row-major scalar items (compile-time or run-time): with `dtype`
     each is converted to it, else they take one common type (literals as when standing alone:
     an int is default_ip, a float default_fp, and any float makes the whole value float)."""
@@ -97,7 +101,7 @@ def build(low, items: list, shape: tuple, dtype: _dt.DType | None, node) -> MatV
     return MatV(tuple(shape), tuple(out))
 
 
-def flatten(low, v, node) -> list:
+def flatten(low: Lowering, v, node) -> list:
     """Items of a constructor argument: components of vectors, items of tuples (nested)."""
     m = as_mat(low, v, node)
     if m is not None:
@@ -108,7 +112,7 @@ def flatten(low, v, node) -> list:
     return [v]
 
 
-def rows_of(low, v, node) -> list[list]:
+def rows_of(low: Lowering, v, node) -> list[list]:
     """The rows of a `qd.Matrix(...)` argument: a list of lists (or of vectors)."""
     rows = kind_of(v).sequence_items(v)
     if rows is None:
@@ -116,7 +120,7 @@ def rows_of(low, v, node) -> list[list]:
     return [flatten(low, r, node) for r in rows]
 
 
-def dtype_arg(low, v, node) -> _dt.DType | None:
+def dtype_arg(low: Lowering, v, node) -> _dt.DType | None:
     if v is None or (isinstance(v, CT) and v.value is None):
         return None
     d = _dt.as_dtype(v.value) if isinstance(v, CT) else None
@@ -125,7 +129,7 @@ def dtype_arg(low, v, node) -> _dt.DType | None:
     return d
 
 
-def construct(low, f, node, args: list, kwargs: dict):
+def construct(low: Lowering, f, node, args: list, kwargs: dict):
     """`qd.Vector(...)`, `qd.Matrix(...)`, `vec3(...)`, `mat2(...)` inside a kernel."""
     if isinstance(f, VectorType) or isinstance(f, MatrixType):
         items = [x for a in args for x in flatten(low, a, node)]
@@ -160,25 +164,25 @@ def construct(low, f, node, args: list, kwargs: dict):
     return build(low, [x for r in rows for x in r], (len(rows), len(rows[0])), dt, node)
 
 
-def filled(low, shape: tuple, dtype, value, node) -> MatV:
+def filled(low: Lowering, shape: tuple, dtype, value, node) -> MatV:
     n = 1
     for s in shape:
         n *= s
     return build(low, [value] * n, shape, dtype, node)
 
 
-def identity(low, dtype, n: int, node) -> MatV:
+def identity(low: Lowering, dtype, n: int, node) -> MatV:
     return build(low, [CT(1 if i == j else 0) for i in range(n) for j in range(n)], (n, n), dtype, node)
 
 
-def unit(low, n: int, i: int, dtype, node) -> MatV:
+def unit(low: Lowering, n: int, i: int, dtype, node) -> MatV:
     return build(low, [CT(1 if k == i else 0) for k in range(n)], (n,), dtype, node)
 
 
 # ---------------------------------------------------------------- arithmetic
 
 
-def _pairs(low, a, b, node):
+def _pairs(low: Lowering, a, b, node):
     """Component pairs of two operands, a scalar operand broadcast to the other's shape (a tuple
     of scalars next to a vector is a vector: `v - (0.5, 1.0, 1.5)`)."""
     ma, mb = as_mat(low, a, node), as_mat(low, b, node)
@@ -199,21 +203,21 @@ def _pairs(low, a, b, node):
     return mb.shape, [(a, y) for y in mb.entries]
 
 
-def _check_scalar_operand(low, v) -> None:
+def _check_scalar_operand(low: Lowering, v) -> None:
     if isinstance(v, (TupleV,)) or (isinstance(v, LeafV) and v.leaf.is_array):
         raise QdTypeError(f"unsupported operand type(s): cannot combine a vector with {low.describe(v)}")
 
 
-def binop(low, op: str, a, b, node) -> MatV:
+def binop(low: Lowering, op: str, a, b, node) -> MatV:
     shape, pairs = _pairs(low, a, b, node)
     return MatV(shape, tuple(low.scalar(low.binop(op, x, y, node), node) for x, y in pairs))
 
 
-def unary(low, op: str, v: MatV, node) -> MatV:
+def unary(low: Lowering, op: str, v: MatV, node) -> MatV:
     return MatV(v.shape, tuple(low.unary_scalar(op, e, node) for e in v.entries))
 
 
-def elementwise(low, fn, args: list, node):
+def elementwise(low: Lowering, fn, args: list, node):
     """`fn(*components)` per component of the vector arguments, scalars broadcast."""
     mats = [as_mat(low, a, node) for a in args]
     shape = next(m.shape for m in mats if m is not None)
@@ -228,7 +232,7 @@ def elementwise(low, fn, args: list, node):
     return MatV(shape, tuple(out))
 
 
-def matmul(low, a, b, node) -> MatV:
+def matmul(low: Lowering, a, b, node) -> MatV:
     ma, mb = as_mat(low, a, node), as_mat(low, b, node)
     if ma is None or mb is None:
         raise QdTypeError("`@` needs two vectors or matrices")
@@ -260,7 +264,7 @@ def _nonempty(entries, what: str) -> None:
         raise QdTypeError(f"{what} of an empty vector has no value: it has no components")
 
 
-def _sum_products(low, xs, ys, node) -> ir.Expr:
+def _sum_products(low: Lowering, xs, ys, node) -> ir.Expr:
     _nonempty(xs, "a dot product (dot(), norm(), norm_sqr(), `@`)")
     acc = None
     for x, y in zip(xs, ys):
@@ -269,7 +273,7 @@ def _sum_products(low, xs, ys, node) -> ir.Expr:
     return acc
 
 
-def _reduce(low, op: str, v: MatV, node) -> ir.Expr:
+def _reduce(low: Lowering, op: str, v: MatV, node) -> ir.Expr:
     _nonempty(v.entries, {"add": "sum()", "mul": "prod()"}.get(op, f"{op}()"))
     acc = v.entries[0]
     for e in v.entries[1:]:
@@ -277,31 +281,31 @@ def _reduce(low, op: str, v: MatV, node) -> ir.Expr:
     return low.scalar(acc, node)
 
 
-def dot(low, a: MatV, b: MatV, node) -> ir.Expr:
+def dot(low: Lowering, a: MatV, b: MatV, node) -> ir.Expr:
     if a.shape != b.shape:
         raise QdTypeError(f"dot of shapes {shape_text(a.shape)} and {shape_text(b.shape)}")
     return _sum_products(low, a.entries, b.entries, node)
 
 
-def norm_sqr(low, v: MatV, node) -> ir.Expr:
+def norm_sqr(low: Lowering, v: MatV, node) -> ir.Expr:
     v = stable(low, v, node)
     return dot(low, v, v, node)
 
 
-def norm(low, v: MatV, node, eps=None) -> ir.Expr:
+def norm(low: Lowering, v: MatV, node, eps=None) -> ir.Expr:
     s = norm_sqr(low, v, node)
     if eps is not None:
         s = low.scalar(low.binop("add", s, eps, node), node)
     return low.math_call("sqrt", [s], node)
 
 
-def normalized(low, v: MatV, node, eps=None) -> MatV:
+def normalized(low: Lowering, v: MatV, node, eps=None) -> MatV:
     v = stable(low, v, node)
     inv = low.scalar(low.binop("truediv", CT(1.0), norm(low, v, node, eps), node), node)
     return binop(low, "mul", v, inv, node)
 
 
-def cross(low, a: MatV, b: MatV, node):
+def cross(low: Lowering, a: MatV, b: MatV, node):
     a, b = stable(low, a, node), stable(low, b, node)
     if a.shape == b.shape == (2,):
         return low.scalar(low.binop("sub", low.binop("mul", a.entries[0], b.entries[1], node),
@@ -319,7 +323,7 @@ def cross(low, a: MatV, b: MatV, node):
                       f"{shape_text(b.shape)}")
 
 
-def outer(low, a: MatV, b: MatV, node) -> MatV:
+def outer(low: Lowering, a: MatV, b: MatV, node) -> MatV:
     a, b = stable(low, a, node), stable(low, b, node)
     return MatV((a.n, b.n), tuple(low.scalar(low.binop("mul", x, y, node), node) for x in a.entries
                                   for y in b.entries))
@@ -338,12 +342,12 @@ def _square(v: MatV, what: str) -> int:
     return v.n
 
 
-def trace(low, v: MatV, node) -> ir.Expr:
+def trace(low: Lowering, v: MatV, node) -> ir.Expr:
     n = _square(v, "trace()")
     return _reduce(low, "add", MatV((n,), tuple(v.entries[i * n + i] for i in range(n))), node)
 
 
-def _det(low, e, n: int, node):
+def _det(low: Lowering, e, n: int, node):
     """Determinant of the n×n row-major components `e` (cofactor expansion, n ≤ 4)."""
     if n == 1:
         return e[0]
@@ -357,7 +361,7 @@ def _det(low, e, n: int, node):
     return acc
 
 
-def determinant(low, v: MatV, node) -> ir.Expr:
+def determinant(low: Lowering, v: MatV, node) -> ir.Expr:
     n = _square(v, "determinant()")
     if n > 4:
         raise QdTypeError("determinant() is supported for matrices up to 4x4")
@@ -365,7 +369,7 @@ def determinant(low, v: MatV, node) -> ir.Expr:
     return low.scalar(_det(low, list(v.entries), n, node), node)
 
 
-def inverse(low, v: MatV, node) -> MatV:
+def inverse(low: Lowering, v: MatV, node) -> MatV:
     n = _square(v, "inverse()")
     if n > 4:
         raise QdTypeError("inverse() is supported for matrices up to 4x4")
@@ -390,7 +394,7 @@ def inverse(low, v: MatV, node) -> MatV:
     return MatV((n, n), tuple(out))
 
 
-def cast(low, v: MatV, d: _dt.DType) -> MatV:
+def cast(low: Lowering, v: MatV, d: _dt.DType) -> MatV:
     return MatV(v.shape, tuple(low.cast(low.scalar(e, None), d) for e in v.entries))
 
 
@@ -414,7 +418,7 @@ METHODS = {"norm", "norm_sqr", "normalized", "dot", "cross", "outer_product", "t
            "determinant", "inverse", "sum", "max", "min", "cast", "any", "all", "norm_inv", "prod", "fill"}
 
 
-def attribute(low, v: MatV, name: str, node):
+def attribute(low: Lowering, v: MatV, name: str, node):
     """`v.x`, `v.xyz`, `v.n`, `m.T`; None for a method name (the call is `method`)."""
     if name == "n":
         return CT(v.n)
@@ -433,7 +437,7 @@ def attribute(low, v: MatV, name: str, node):
     raise QdTypeError(f"a {shape_text(v.shape)} value has no attribute {name!r}")
 
 
-def _other(low, name: str, args: list, node, i: int = 0) -> MatV:
+def _other(low: Lowering, name: str, args: list, node, i: int = 0) -> MatV:
     if len(args) <= i:
         raise QdTypeError(f"{name}() needs another vector")
     m = as_mat(low, args[i], node)
@@ -446,12 +450,12 @@ def _eps(args: list, kwargs: dict):
     return args[0] if args else kwargs.get("eps")
 
 
-def _truths(low, v: MatV, op: str, node) -> ir.Expr:
+def _truths(low: Lowering, v: MatV, op: str, node) -> ir.Expr:
     _nonempty(v.entries, "any()" if op == "or" else "all()")
     return ir.BoolOp(_dt.u1, op, [low.truth(e, node) for e in v.entries])
 
 
-def _cast_method(low, v: MatV, args: list, kwargs: dict, node) -> MatV:
+def _cast_method(low: Lowering, v: MatV, args: list, kwargs: dict, node) -> MatV:
     d = dtype_arg(low, args[0] if args else kwargs.get("dtype"), node)
     if d is None:
         raise QdTypeError("cast() needs a dtype")
@@ -483,7 +487,7 @@ _METHODS = {
 }
 
 
-def _fill(low, v: MatV, args: list, node) -> None:
+def _fill(low: Lowering, v: MatV, args: list, node) -> None:
     """`m.fill(x)` on a local vector or matrix variable: every component becomes x."""
     from_ = args[0] if args else None
     if v.vars is None or from_ is None:
@@ -493,14 +497,14 @@ def _fill(low, v: MatV, args: list, node) -> None:
 assert set(_METHODS) == METHODS
 
 
-def method(low, v: MatV, name: str, args: list, kwargs: dict, node):
+def method(low: Lowering, v: MatV, name: str, args: list, kwargs: dict, node):
     handler = _METHODS.get(name)
     if handler is None:
         raise QdTypeError(f"a {shape_text(v.shape)} value has no method {name!r}")
     return handler(low, v, args, kwargs, node)
 
 
-def index(low, v: MatV, idx, node):
+def index(low: Lowering, v: MatV, idx, node):
     """`v[i]`, `m[i, j]`, `m[i, :]` (a row), `v[a:b]` (static slices); a run-time index selects
     among the components. As in quadrants, a matrix takes exactly two indices (`m[i]` is an
     error, not a row) and a vector one."""
@@ -551,7 +555,7 @@ def count_indices(ndim: int, n: int, what: str) -> None:
                           f"{'index' if ndim == 1 else 'indices'}{hint}")
 
 
-def runtime_index(low, p, size: int, node) -> ir.Expr:
+def runtime_index(low: Lowering, p, size: int, node) -> ir.Expr:
     """A run-time component index, bounds-checked under debug (quadrants checks them there)."""
     e = low.scalar(p, node)
     if not (e.dtype.is_int or e.dtype.is_bool):
@@ -563,7 +567,7 @@ def _flat(v: MatV, combo) -> int:
     return combo[0] * v.m + combo[1] if v.ndim == 2 else combo[0]
 
 
-def _dynamic_index(low, v: MatV, axes, node):
+def _dynamic_index(low: Lowering, v: MatV, axes, node):
     """Components picked by run-time indices: a chain of selects over the candidates."""
     if v.clamp and v.ndim == 2 and not any(isinstance(a, list) for a in axes):
         # one component of a clamped array's matrix: its flattened index, clamped into the
@@ -612,7 +616,7 @@ def _dynamic_index(low, v: MatV, axes, node):
     return MatV(shape, tuple(outs))
 
 
-def _select_tree(low, index: ir.Expr, cands: list) -> ir.Expr:
+def _select_tree(low: Lowering, index: ir.Expr, cands: list) -> ir.Expr:
     """The candidate whose position equals `index`, by halving: `index < mid ? low half : high
     half`. A chain of one select per candidate would nest as deep as the vector is long (a
     1024-vector's would overflow the recursion of every pass over the IR)."""
@@ -628,7 +632,7 @@ def _select_tree(low, index: ir.Expr, cands: list) -> ir.Expr:
 # ---------------------------------------------------------------- variables
 
 
-def new_vars(low, name: str, v: MatV, dtype: _dt.DType | None, loc) -> MatV:
+def new_vars(low: Lowering, name: str, v: MatV, dtype: _dt.DType | None, loc) -> MatV:
     """A local vector variable `name` initialised with `v` (converted to `dtype` if given)."""
     d = dtype or v.dtype
     vals = [low.cast(low.scalar(e, None), d) for e in v.entries]
@@ -643,5 +647,5 @@ def new_vars(low, name: str, v: MatV, dtype: _dt.DType | None, loc) -> MatV:
     return mv
 
 
-def is_visible(low, v: MatV) -> bool:
+def is_visible(low: Lowering, v: MatV) -> bool:
     return v.vars is None or all(low.visible(x) for x in v.vars)
