@@ -84,16 +84,22 @@ _dirs: dict[tuple, Path] = {}  # what names a cache directory -> it (an explicit
 # ---------------------------------------------------------------- keys
 
 
+def compiler_files() -> list[Path]:
+    """The files whose text decides what a compiled entry holds: the rules and every source
+    file of the `qd` and `analysis` packages (all of their subpackages)."""
+    files = list(rule_files())
+    for pkg in (Path(__file__).resolve().parents[1], Path(analysis.__file__).resolve().parent):
+        files += sorted(pkg.rglob("*.py"))
+    return files
+
+
 @functools.lru_cache(maxsize=1)
 def _compiler_digest() -> str:
     """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
     an entry built by another revision of qd may lack a check or follow an older semantics, and
     the version number does not change with every edit."""
     h = hashlib.sha256()
-    files = list(rule_files())
-    for pkg in (Path(__file__).parent, Path(analysis.__file__).parent):
-        files += sorted(pkg.rglob("*.py"))
-    for f in files:
+    for f in compiler_files():
         h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]

@@ -67,7 +67,7 @@ def show(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-_QD_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_QD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the qd package
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 

@@ -74,7 +74,7 @@ def drop_all() -> None:
 
 def _user_stacklevel() -> int:
     """Stack level of the first frame outside qd (its package, generated launchers, dispatchers)."""
-    pkg = os.path.dirname(os.path.abspath(__file__))
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the qd package
     level, f = 1, sys._getframe(1)
     while f is not None and (f.f_code.co_filename.startswith(pkg) or f.f_code.co_filename.startswith("<qd ")):
         f = f.f_back

@@ -74,3 +74,19 @@ def test_explaining_a_disk_hit_with_damaged_facts_says_so(tmp_path):
     with pytest.raises(qd.QdError, match="analysis facts are damaged"):
         qd.explain(shift)
     assert fastcache.MAGIC == body[:4]
+
+
+def test_compiler_digest_covers_every_source_file_of_qd_and_analysis():
+    """An edit anywhere in the compiler (any subpackage of qd, the analysis, the rules) must
+    change the revision an entry is stored under, or an entry built by other code is trusted."""
+    from pathlib import Path
+
+    from qd.cache import disk
+
+    root = Path(qd.__file__).resolve().parent
+    files = {f.resolve() for f in disk.compiler_files()}
+    for pkg in (root, root.parent / "analysis"):
+        missing = [str(f) for f in pkg.rglob("*.py") if f.resolve() not in files]
+        assert missing == []
+    assert root / "frontend" / "lower.py" in files and root / "core" / "errors.py" in files
+    assert any(f.suffix == ".dl" for f in files)
