@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
 from ..core.errors import QdError, QdNameError, QdTypeError
@@ -36,6 +37,16 @@ class ConstKind(Kind):
 
     def scalar(self, lw: Lowering, v, node) -> ir.Expr:
         return lw.const(v.value, node)
+
+    def truth(self, lw: Lowering, v, node) -> ir.Expr:
+        return ir.Const(_dt.u1, rules.ct_truth(v.value, lw.loc(node)))
+
+    def convert(self, lw: Lowering, v, d, node):
+        with lw.at(node):  # a typed constant, like qd.i64(3): no longer a weak literal
+            return CT(rules.cast_constant(v.value, d))
+
+    def callee(self, lw: Lowering, v, node: ast.Call):
+        return v.value
 
     def static(self, lw: Lowering, v, node):
         return v.value

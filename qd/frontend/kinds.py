@@ -20,6 +20,7 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..core import dtypes as _dt
 from ..core import ir
 from ..core.errors import QdStaticError, QdTypeError
 
@@ -91,6 +92,21 @@ class Kind:
     def snapshot(self, lw: Lowering, v, node):
         """The value with every run-time part read now into a temporary (`value_parts.snapshot`)."""
         return v
+
+    def truth(self, lw: Lowering, v, node) -> ir.Expr:
+        """The value as a condition: a `qd.u1` scalar (a number is true when it is not 0)."""
+        e = lw.scalar(v, node)
+        if e.dtype.is_bool:
+            return e
+        return ir.BinOp(_dt.u1, "ne", e, ir.Const(e.dtype, 0))
+
+    def convert(self, lw: Lowering, v, d: _dt.DType, node):
+        """The value converted to dtype `d` (`qd.cast(v, d)`, `d(v)`)."""
+        return lw.cast(lw.scalar(v, node), d)
+
+    def callee(self, lw: Lowering, v, node: ast.Call):
+        """The Python callable `v(...)` calls (only a compile-time value is one)."""
+        raise QdTypeError(f"{self.describe(v)} is not callable", lw.loc(node.func))
 
     def static(self, lw: Lowering, v, node):
         """The value as the argument of `qd.static(...)`: known at compile time, or an error."""

@@ -339,9 +339,7 @@ class ExprLowerer:
                 fn = self.expr_Attribute(node.func, base)
         else:
             fn = self.expr(node.func)
-        if not isinstance(fn, CT):
-            raise QdTypeError(f"{self.describe(fn)} is not callable", self.loc(node.func))
-        f = fn.value
+        f = kind_of(fn).callee(self, fn, node)
         if not callable(f) or getattr(type(f), "__hash__", None) is None:  # the lookups below hash f
             raise QdTypeError(f"a {type(f).__name__} value cannot be called here", self.loc(node.func))
         unpacks = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
@@ -407,12 +405,8 @@ class ExprLowerer:
         return self.cast(e, self.cfg.default_ip) if e.dtype.is_bool else e
 
     def truth(self, v, node) -> ir.Expr:
-        if isinstance(v, CT):
-            return ir.Const(_dt.u1, rules.ct_truth(v.value, self.loc(node)))
-        e = self.scalar(v, node)
-        if e.dtype.is_bool:
-            return e
-        return ir.BinOp(_dt.u1, "ne", e, ir.Const(e.dtype, 0))
+        """The value as a condition (a `qd.u1` scalar)."""
+        return kind_of(v).truth(self, v, node)
 
     def cast(self, e: ir.Expr, d: _dt.DType) -> ir.Expr:
         if e.dtype == d:
@@ -437,10 +431,7 @@ class ExprLowerer:
         d = _dt.as_dtype(dtype_v.value) if isinstance(dtype_v, CT) else None
         if d is None:
             raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
-        if isinstance(value, CT):  # a typed constant, like qd.i64(3): no longer a weak literal
-            with self.at(node):
-                return CT(rules.cast_constant(value.value, d))
-        return self.cast(self.scalar(value, node), d)
+        return kind_of(value).convert(self, value, d, node)
 
     def operand_types(self, a, b, node, op: str | None = None):
         """Type compile-time literals by the other operand (`weak_literal`), then promote."""
