@@ -147,6 +147,9 @@ class LeafKind(Kind):
             idx.append(e)
         return arr, fields.shifted(arr.leaf, idx)
 
+    def element_place(self, lw: Lowering, v, node: ast.Subscript):
+        return vector_places.array_element_place(lw, v, node) if v.leaf.is_array else None
+
     def call_method(self, lw: Lowering, v, node: ast.Call):
         if v.leaf.is_array and node.func.attr == "fill":
             return fields.fill(lw, v, node)

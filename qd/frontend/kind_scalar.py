@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..core import ir
 from ..core.errors import QdStaticError, QdTypeError
 from .kinds import Kind, register
-from .vector_places import hold
+from .vector_places import Place, hold
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -37,6 +37,9 @@ class ExprKind(Kind):
 
     def variable_parts(self, v) -> list[ir.Var] | None:
         return [v.var] if isinstance(v, ir.VarRead) else None
+
+    def variable_place(self, v):
+        return Place((), [v.var])
 
     def static(self, lw: Lowering, v, node):
         what = f"a runtime kernel argument, {self.describe(v)}" if isinstance(v, ir.ParamRead) else self.describe(v)

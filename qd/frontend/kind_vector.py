@@ -120,6 +120,9 @@ class MatKind(Kind):
         lw.lookup(node.id, node)  # visibility check
         return vector_places.Place(v.shape, list(v.vars))
 
+    def variable_place(self, v):
+        return vector_places.Place(v.shape, list(v.vars))
+
     def store_vector(self, lw: Lowering, cur, value, node) -> bool:
         if cur.vars is None or cur.shape != value.shape or not vectors.is_visible(lw, cur):
             return False

@@ -247,6 +247,15 @@ class Kind:
         None when `v` is no vector variable."""
         return None
 
+    def variable_place(self, v):
+        """The place (`vector_places.Place`) of a struct variable's member holding `v`; None
+        for a nested struct (stored member by member)."""
+        return None
+
+    def element_place(self, lw: Lowering, v, node: ast.Subscript):
+        """The vector place `v[...]` names when `v` is an array of vectors or matrices, else None."""
+        return None
+
     def store_scalar(self, lw: Lowering, cur, e: ir.Expr, node) -> bool:
         """Store run-time scalar `e` into the variable `cur` is; False when it is none."""
         return False

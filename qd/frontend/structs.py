@@ -399,7 +399,7 @@ def _rec_place(low: Lowering, node):
         m = base.member(node.attr)
         if m is None:
             raise QdNameError(f"{base.stype.name} has no member {node.attr!r}", low.loc(node))
-        return m if isinstance(m, RecV) else None
+        return kind_of(m).as_rec(low, m, node)
     return None
 
 
@@ -414,11 +414,7 @@ def place(low: Lowering, node: ast.Attribute):
         if node.attr in base.stype.methods:
             raise QdTypeError(f"cannot assign to method {node.attr!r} of {base.stype.name}", low.loc(node))
         raise QdNameError(f"{base.stype.name} has no member {node.attr!r}", low.loc(node))
-    if isinstance(m, RecV):
-        return None
-    if isinstance(m, MatV):
-        return vector_places.Place(m.shape, list(m.vars))
-    return vector_places.Place((), [m.var])
+    return kind_of(m).variable_place(m)
 
 
 def assign_member(low: Lowering, target: ast.Attribute, value, node) -> bool:
@@ -428,7 +424,7 @@ def assign_member(low: Lowering, target: ast.Attribute, value, node) -> bool:
     if base is None:
         return False
     m = base.member(target.attr)
-    if not isinstance(m, RecV):
+    if kind_of(m).as_rec(low, m, target) is None:
         return False
     store(low, m, value, node, low.loc(target))
     return True

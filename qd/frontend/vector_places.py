@@ -66,6 +66,17 @@ def element_shape(leaf) -> tuple:
     return getattr(leaf, "element_shape", ())
 
 
+def array_element_place(low: Lowering, arr: LeafV, node: ast.Subscript) -> Place | None:
+    """The place of a vector or matrix element of array `arr` (`a[i]` of a vec3 array), its
+    components the trailing dimensions; None for an array of scalars."""
+    es = element_shape(arr.leaf)
+    if not es:
+        return None
+    outer = low.subscript_parts(node, arr)[1]
+    comps = [list(ir.Const(_dt.i32, i) for i in c) for c in itertools.product(*[range(s) for s in es])]
+    return Place(tuple(es), leaf=arr.leaf, outer=outer, comps=comps)
+
+
 def place(low: Lowering, node) -> Place | None:
     """The vector place `node` names (a local vector variable, a vector array element, or
     components of either); None when it is not one (a scalar variable, a scalar element)."""
@@ -76,11 +87,9 @@ def place(low: Lowering, node) -> Place | None:
         base_node = node.value
         if isinstance(base_node, (ast.Name, ast.Attribute)):
             base = low.expr(base_node) if not isinstance(base_node, ast.Name) else low.lookup(base_node.id, base_node)
-            if isinstance(base, LeafV) and base.leaf.is_array and element_shape(base.leaf):
-                outer = low.subscript_parts(node, base)[1]
-                es = element_shape(base.leaf)
-                comps = [list(ir.Const(_dt.i32, i) for i in c) for c in itertools.product(*[range(s) for s in es])]
-                return Place(tuple(es), leaf=base.leaf, outer=outer, comps=comps)
+            p = kind_of(base).element_place(low, base, node)
+            if p is not None:
+                return p
         inner = place(low, base_node) if isinstance(base_node, (ast.Name, ast.Subscript, ast.Attribute)) else None
         if inner is None:
             return None
