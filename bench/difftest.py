@@ -110,7 +110,7 @@ def main() -> int:
     n_agree = counts["agree"]
     verdict_counts = collections.Counter(v.verdict for v in verdicts if v.category == "differ")
     # a value divergence where the plain-Python run agrees with qd is quadrants' bug: counted on
-    # its own line (the README's differences list names each kind), not as a qd divergence
+    # its own line (docs/differences.md names each kind), not as a qd divergence
     n_qbugs = verdict_counts["quadrants bug"]
     n_differ = sum(counts[c] for c in DIVERGENT) - n_qbugs
     n_skip = counts["skipped"] + counts["qd_refused_allowed"]

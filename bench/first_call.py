@@ -12,7 +12,7 @@ each with an empty cache directory of its own, and times inside the child:
                 module, first launch and exit
 
 qd keeps the compiled pruning rules once per installation, in the user's cache root
-(`qd/rule_images.py`), not with a program's kernels; the `qd` rows run against a cache root
+(`qd/cache/rule_images.py`), not with a program's kernels; the `qd` rows run against a cache root
 where an earlier (untimed) qd process has left them, as every process after an installation's
 first finds it. The `qd-first-install` rows run each child against an empty cache root: what
 the very first process of an installation pays (parsing and compiling the rules too).

@@ -1,5 +1,5 @@
 """Expressions and memory accesses of one LLVM function: arithmetic with qd's semantics
-(`qd/frontend/semantics.py`: wrapping, floor division, saturating casts...), array addressing
+(`qd/core/semantics.py`: wrapping, floor division, saturating casts...), array addressing
 with the debug bounds checks, atomics, and calls of func instantiations.
 
 Target-neutral: a math function's symbol comes from the target (`mg.target.math_symbol`).
@@ -347,7 +347,7 @@ class ExprGen(Emitter):
             return fn.ins(f"{'sext' if src.is_signed else 'zext'} {s} {v} to {d}")
         if src.is_int and dst.is_float:
             return fn.ins(f"{'sitofp' if src.is_signed else 'uitofp'} {s} {v} to {d}")
-        if src.is_float and dst.is_int:  # saturating, NaN → 0 (see frontend/semantics.py)
+        if src.is_float and dst.is_int:  # saturating, NaN → 0 (see core/semantics.py)
             name = f"llvm.{'fptosi' if dst.is_signed else 'fptoui'}.sat.{d}.{'f32' if s == 'float' else 'f64'}"
             f = self.mg.intrinsic(name, d, [s])
             return fn.ins(f"call {d} {f}({s} {v})")
@@ -386,7 +386,7 @@ class ExprGen(Emitter):
             return fn.ins(f"{op} nsw {t} {a}, {b}")
         if op in ("add", "sub", "mul", "and", "or", "xor"):
             return fn.ins(f"{op} {t} {a}, {b}")
-        if op in ("shl", "shr"):  # a count outside the width shifts every bit out (frontend/semantics.py)
+        if op in ("shl", "shr"):  # a count outside the width shifts every bit out (core/semantics.py)
             big = fn.ins(f"icmp uge {t} {b}, {od.bits}")  # LLVM would make such a shift poison
             if op == "shr" and od.is_signed:  # all sign bits
                 return fn.ins(f"ashr {t} {a}, " + fn.ins(f"select i1 {big}, {t} {od.bits - 1}, {t} {b}"))
@@ -551,7 +551,7 @@ class ExprGen(Emitter):
 
     def float_minmax(self, name: str, d: _dt.DType, a: str, b: str) -> str:
         """NaN-ignoring min/max that returns the first operand on ties: `b if b < a or a is NaN
-        else a` (see frontend/semantics.py). Written as compare + select so that LLVM's folding,
+        else a` (see core/semantics.py). Written as compare + select so that LLVM's folding,
         the vector body and the scalar tail all agree, also for signed zeros."""
         fn = self.fn
         t = ll(d)

@@ -2,7 +2,7 @@
 signature and annotations, the checks made where the decorator is applied).
 
 Apart from `qd.kernel` (which imports the launch pipeline lazily), so that modules of qd written
-in the kernel language (`qd/linalg_funcs.py`), which the frontend calls into, can define funcs
+in the kernel language (`qd/lib/linalg.py`), which the frontend calls into, can define funcs
 without importing the compiler side back.
 """
 

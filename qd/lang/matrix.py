@@ -5,7 +5,7 @@ Inside kernels the frontend recognises these objects (by type and identity) and 
 every vector or matrix into its components; here they are ordinary Python values backed by a
 small numpy array (`entries`, of the component dtype), so helper code and tests can use them
 outside kernels, and a module-level `qd.Vector` read by a kernel is a compile-time constant.
-Their arithmetic follows the kernel rules component by component (`qd/matrix_ops.py`), so a
+Their arithmetic follows the kernel rules component by component (`qd/lang/matrix_ops.py`), so a
 helper computes the same values in both places.
 
 A type's `dtype` may be the Python `int` / `float`: it then means `qd.init`'s default_ip /
@@ -30,7 +30,7 @@ from . import swizzle
 
 Comp = _ops.Comp
 
-# `qd/ndarray.py` builds arrays of vectors and imports this module for their element types, so
+# `qd/lang/ndarray.py` builds arrays of vectors and imports this module for their element types, so
 # `Matrix.ndarray` / `vector(...).ndarray` reach its constructor through this slot, which that
 # module fills when it is imported (`import qd` imports both).
 ndarray_factory = None
@@ -112,7 +112,7 @@ class _ElementType:
         return Matrix([flat[i * m:(i + 1) * m] for i in range(self.n)], dt=self.resolved_dtype())
 
     def field(self, shape=None, **options):
-        """`vec3.field(shape=(n,))`: a dense field of such elements (qd/field.py)."""
+        """`vec3.field(shape=(n,))`: a dense field of such elements (qd/lang/field.py)."""
         return _FIELD_MAKERS["type"](self, shape, **options)
 
     def ndarray(self, shape=(), needs_grad: bool = False):
@@ -299,8 +299,8 @@ def _operator(op: str, reflected: bool = False):
     return f
 
 
-_FIELD_MAKERS: dict = {}  # "vector" / "matrix" -> the constructors of qd/field.py, which registers them
-_TENSOR_MAKERS: dict = {}  # likewise for qd/tensor.py's `qd.Vector.tensor` / `qd.Matrix.tensor`
+_FIELD_MAKERS: dict = {}  # "vector" / "matrix" -> the constructors of qd/lang/field.py, which registers them
+_TENSOR_MAKERS: dict = {}  # likewise for qd/lang/tensor.py's `qd.Vector.tensor` / `qd.Matrix.tensor`
 
 
 class Matrix:
@@ -613,12 +613,12 @@ class Matrix:
 
     @staticmethod
     def field(n: int, m: int, dtype, shape=None, **options):
-        """`qd.Matrix.field(n, m, dtype, shape)`: a dense field of n x m matrices (qd/field.py)."""
+        """`qd.Matrix.field(n, m, dtype, shape)`: a dense field of n x m matrices (qd/lang/field.py)."""
         return _FIELD_MAKERS["matrix"](n, m, dtype, shape, **options)
 
     @staticmethod
     def tensor(n: int, m: int, dtype, shape, **options):
-        """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)` (qd/tensor.py)."""
+        """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)` (qd/lang/tensor.py)."""
         return _TENSOR_MAKERS["matrix"](n, m, dtype, shape, **options)
 
 
@@ -634,12 +634,12 @@ class Vector(Matrix):
 
     @staticmethod
     def field(n: int, dtype, shape=None, **options):
-        """`qd.Vector.field(n, dtype, shape)`: a dense field of n-vectors (qd/field.py)."""
+        """`qd.Vector.field(n, dtype, shape)`: a dense field of n-vectors (qd/lang/field.py)."""
         return _FIELD_MAKERS["vector"](n, dtype, shape, **options)
 
     @staticmethod
     def tensor(n: int, dtype, shape, **options):
-        """`qd.Vector.tensor(n, dtype, shape, backend=...)` (qd/tensor.py)."""
+        """`qd.Vector.tensor(n, dtype, shape, backend=...)` (qd/lang/tensor.py)."""
         return _TENSOR_MAKERS["vector"](n, dtype, shape, **options)
 
 

@@ -2,14 +2,14 @@
 
 A `qd.Vector` read by a kernel is a compile-time constant, and a helper that runs both in
 Python and in a kernel must compute the same values in both places. So every component
-operation here takes its types from `frontend/typing_rules.py` (weak Python literals, the
+operation here takes its types from `core/typing_rules.py` (weak Python literals, the
 promotion of two typed operands, `truediv` of integers giving `default_fp`, bools computing
-as `default_ip`) and its values from `frontend/semantics.py` (integers wrap, `//` floors, an
+as `default_ip`) and its values from `core/semantics.py` (integers wrap, `//` floors, an
 integer division by zero gives 0, NaN-ignoring `min`/`max`, saturating float → int
 conversions), one component at a time. Vectors are small, so the per-component Python loop
 costs microseconds and buys exact agreement with the kernel rules.
 
-Everything works on flat component lists with a dtype and a shape (`Comp`); `qd/matrix.py`
+Everything works on flat component lists with a dtype and a shape (`Comp`); `qd/lang/matrix.py`
 wraps the results into `Vector` / `Matrix` values. A rule that refuses its operands raises a
 `QdTypeError` without a location; the caller attaches the user's line.
 """

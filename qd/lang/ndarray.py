@@ -177,7 +177,7 @@ def refuse_rewrap(t: TensorBase, name: str) -> None:
 
 class Tensor(metaclass=_TensorType):
     """quadrants' `qd.Tensor`: the kernel and func parameter annotation that takes a qd ndarray
-    or field of any dtype and rank (`qd/tensor.py`), the class every one of them is an instance
+    or field of any dtype and rank (`qd/lang/tensor.py`), the class every one of them is an instance
     of, and `qd.Tensor(x)`, which is `x`."""
 
     __slots__ = ()

@@ -30,7 +30,7 @@ from .matrix import Matrix, MatrixType, Vector, VectorType
 
 __all__ = ["Struct", "StructType", "dataclass", "struct"]
 
-_FIELD_MAKER: dict = {}  # "struct" -> qd/struct_field.py's constructor, which registers it
+_FIELD_MAKER: dict = {}  # "struct" -> qd/lang/struct_field.py's constructor, which registers it
 
 
 class _Helper:
@@ -79,7 +79,7 @@ class Struct(metaclass=_StructMeta):
 
     @classmethod
     def field(cls, members, shape=None, **options):
-        """`qd.Struct.field({"a": qd.f32, ...}, shape)`: a struct field (qd/struct_field.py)."""
+        """`qd.Struct.field({"a": qd.f32, ...}, shape)`: a struct field (qd/lang/struct_field.py)."""
         if not isinstance(members, dict):
             raise QdTypeError(f"qd.Struct.field takes a dict of member types, got {show(members)}", caller_loc())
         return _FIELD_MAKER["struct"](StructType(**members), shape, **options)
@@ -345,7 +345,7 @@ class StructType:
         return self._make(out), flat
 
     def field(self, shape=None, **options):
-        """A struct field of this type (qd/struct_field.py)."""
+        """A struct field of this type (qd/lang/struct_field.py)."""
         return _FIELD_MAKER["struct"](self, shape, **options)
 
     def __repr__(self) -> str:

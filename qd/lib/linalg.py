@@ -5,7 +5,7 @@ A call of one of `qd.linalg`'s functions inside a kernel becomes a call of the m
 here (the frontend's builtin table maps one to the other after checking the shapes, so a bad size
 is reported at the user's call). They are ordinary funcs: instantiated per matrix shape and dtype,
 inlined by LLVM, pruned and cached like the user's own, and their results follow the conventions
-that `qd/linalg.py` documents for the Python-scope versions:
+that `qd/lang/linalg.py` documents for the Python-scope versions:
 
 - `_eigh` is cyclic Jacobi (a fixed 12 sweeps of rotations over every off-diagonal pair, as
   quadrants does for 2x2 to 6x6), the eigenvalues then ordered by a stable exchange sort, so

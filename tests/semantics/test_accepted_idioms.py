@@ -153,5 +153,5 @@ def floor_ops(a: qd.i64, n: qd.i64, x: qd.i32, y: qd.i32) -> qd.math.ivec4:
 
 def test_floor_division_and_modulo_where_quadrants_truncates(arch):
     """Python's `//` and `%` for 8-bit operands and for folded constants (quadrants 1.3.3 gives
-    0, 4, 12 and 0 here: the README's differences list)."""
+    0, 4, 12 and 0 here: docs/differences.md)."""
     assert floor_ops(0, 6, 17, -13).to_numpy().tolist() == [-1 // 9, -14 % 6, 17 % 5, -13 // 6]

@@ -1,7 +1,7 @@
 """`qd.svd`, `qd.polar_decompose`, `qd.sym_eig`, `qd.make_spd`, `qd.eig` and `qd.solve` inside
 kernels, against numpy on random matrices of both float widths: the factorisations reproduce the
 input, the factors have the properties and sign conventions quadrants documents (and
-`qd/linalg.py` states), the values agree with numpy's, and a bad shape is an error at the call.
+`qd/lang/linalg.py` states), the values agree with numpy's, and a bad shape is an error at the call.
 The generated code also passes `ptxas` (skipped where it is absent)."""
 
 import numpy as np

@@ -4,7 +4,7 @@ For every dtype, each scalar operation is computed three ways over the same grid
 pairs: both operands read from arrays at run time, the right operand a `qd.template()` value
 (a constant that LLVM sees, inside a vectorised loop with a scalar tail), and both operands
 template values (folded by the frontend). All three must equal a plain Python / numpy
-statement of the documented rules (`qd/frontend/semantics.py`), restated here:
+statement of the documented rules (`qd/core/semantics.py`), restated here:
 
 - ints wrap; `//` floors, `%` takes the divisor's sign, both give 0 for a zero divisor;
 - a shift by a count outside 0..width-1 gives 0 (-1 for a negative value shifted right); `x ** n` with n < 0
