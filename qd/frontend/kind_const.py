@@ -48,6 +48,9 @@ class ConstKind(Kind):
     def callee(self, lw: Lowering, v, node: ast.Call):
         return v.value
 
+    def known(self, v):
+        return v.value
+
     def static(self, lw: Lowering, v, node):
         return v.value
 

@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core.errors import QdStaticError, QdTypeError
+from ..core.typing_rules import RUNTIME
 
 if TYPE_CHECKING:
     from .lowering import Lowering
 
-__all__ = ["NOT_A_METHOD", "Kind", "kind_of", "register"]
+__all__ = ["NOT_A_METHOD", "RUNTIME", "Kind", "kind_of", "known", "register"]
 
 
 class _NotAMethod:
@@ -107,6 +108,11 @@ class Kind:
     def callee(self, lw: Lowering, v, node: ast.Call):
         """The Python callable `v(...)` calls (only a compile-time value is one)."""
         raise QdTypeError(f"{self.describe(v)} is not callable", lw.loc(node.func))
+
+    def known(self, v):
+        """The value `v` has at compile time (what folding, static arguments and dtype
+        arguments read), or `RUNTIME` when only the run knows it."""
+        return RUNTIME
 
     def static(self, lw: Lowering, v, node):
         """The value as the argument of `qd.static(...)`: known at compile time, or an error."""
@@ -284,3 +290,8 @@ def kind_of(v) -> Kind:
             return _DEFAULT
         _KINDS[type(v)] = k  # a subclass (an `ir.Expr` node class) answers as its base
     return k
+
+
+def known(v):
+    """The value `v` has at compile time, or `RUNTIME` (its kind answers)."""
+    return kind_of(v).known(v)
