@@ -20,6 +20,7 @@ from ..core import ir
 from ..core import typing_rules as rules
 from ..core.errors import QdSyntaxError, QdTypeError
 from . import vectors
+from .kinds import RUNTIME, known
 from .values import CT, TupleV
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def bool_op(low: Lowering, node: ast.BoolOp):
     vals = []
     for i, n in enumerate(node.values):
         v = low.expr(n)
-        if isinstance(v, CT) and not vals:
+        if known(v) is not RUNTIME and not vals:
             if rules.ct_truth(v.value, low.loc(n)) != is_and or i == len(node.values) - 1:
                 return v
             continue
@@ -62,13 +63,13 @@ def bool_op(low: Lowering, node: ast.BoolOp):
     if any(vectors.is_mat(v) for v, _ in vals):
         return vectors.elementwise(
             low, lambda comps: ir.BoolOp(_dt.u1, op, [low.truth(c, node) for c in comps]), [v for v, _ in vals], node)
-    if all(isinstance(v, CT) for v, _ in vals):
+    if all(known(v) is not RUNTIME for v, _ in vals):
         r = vals[0][0].value
         for v, n in vals[1:]:
             r = (v.value if rules.ct_truth(r, low.loc(n)) else r) if is_and \
                 else (r if rules.ct_truth(r, low.loc(n)) else v.value)
         return CT(r)
-    typed = {i: low.scalar(v, n) for i, (v, n) in enumerate(vals) if not isinstance(v, CT)}
+    typed = {i: low.scalar(v, n) for i, (v, n) in enumerate(vals) if known(v) is RUNTIME}
     base = None
     for e in typed.values():
         base = e.dtype if base is None else _dt.promote(base, e.dtype)
@@ -81,7 +82,7 @@ def bool_op(low: Lowering, node: ast.BoolOp):
 
 def if_exp(low: Lowering, node: ast.IfExp):
     cond = low.expr(node.test)
-    if isinstance(cond, CT):
+    if known(cond) is not RUNTIME:
         return low.expr(node.body if rules.ct_truth(cond.value, low.loc(node.test)) else node.orelse)
     if vectors.is_mat(cond):
         raise QdSyntaxError("Using conditional expression for element-wise select operation on vectors/matrices "
@@ -104,7 +105,7 @@ def sequence_op(low: Lowering, op: str, a, b, node) -> TupleV | None:
     def items(v):
         if isinstance(v, TupleV):
             return v.items
-        if isinstance(v, CT) and isinstance(v.value, (tuple, list)):
+        if isinstance(known(v), (tuple, list)):
             return tuple(CT(x) for x in v.value)
         return None
 
@@ -112,7 +113,7 @@ def sequence_op(low: Lowering, op: str, a, b, node) -> TupleV | None:
         return TupleV(items(a) + items(b))
     if op == "mul":
         seq, n = (a, b) if isinstance(a, TupleV) else (b, a)
-        if isinstance(n, CT) and isinstance(n.value, int) and not isinstance(n.value, bool):
+        if isinstance(known(n), int) and not isinstance(n.value, bool):
             if not _constant(seq):
                 raise QdTypeError("a tuple repeats with `* n` only when its items are compile-time values (a "
                                   "run-time item would be evaluated once per copy)", low.loc(node))
@@ -122,4 +123,4 @@ def sequence_op(low: Lowering, op: str, a, b, node) -> TupleV | None:
 
 def _constant(v) -> bool:
     """Only compile-time items repeat: a repeated run-time item would be evaluated once per copy."""
-    return isinstance(v, CT) or (isinstance(v, TupleV) and all(_constant(x) for x in v.items))
+    return known(v) is not RUNTIME or (isinstance(v, TupleV) and all(_constant(x) for x in v.items))

@@ -33,7 +33,7 @@ from ..lang import matrix as _matrix
 from ..lang import ops as lang
 from ..lang import structs as _structs
 from . import fields, math_calls, print_calls, structs, vector_places, vectors
-from .kinds import kind_of
+from .kinds import RUNTIME, kind_of, known
 from .values import CT, LeafV, RangeV, TupleV
 
 if TYPE_CHECKING:
@@ -74,11 +74,11 @@ def _print(low: Lowering, f, node, args, kwargs):
 def _static(low: Lowering, f, node, args, kwargs):
     with low.in_static():
         v = low.expr(node.args[0])
-    return v if isinstance(v, CT) else low.wrap_static(low.static_of(v, node.args[0]))
+    return v if known(v) is not RUNTIME else low.wrap_static(low.static_of(v, node.args[0]))
 
 
 def _range(low: Lowering, f, node, args, kwargs):
-    if all(isinstance(a, CT) for a in args):
+    if all(known(a) is not RUNTIME for a in args):
         try:
             return CT(range(*(a.value for a in args)))
         except TypeError as e:
@@ -97,7 +97,7 @@ def _ndrange(low: Lowering, f, node, args, kwargs):
     for a in args:
         if isinstance(a, TupleV) and len(a.items) == 2:
             dims.append((a.items[0], a.items[1], CT(1)))
-        elif isinstance(a, CT) and isinstance(a.value, tuple) and len(a.value) == 2:
+        elif isinstance(known(a), tuple) and len(a.value) == 2:
             dims.append((CT(a.value[0]), CT(a.value[1]), CT(1)))
         else:
             dims.append((CT(0), a, CT(1)))
@@ -153,11 +153,11 @@ def _conversion(low: Lowering, f, node, args, kwargs):
               builtins.bool: _dt.u1}.get(f, f)
     if vectors.is_mat(args[0]):  # `float(I - J)`: each component converted, as in quadrants
         return vectors.method(low, vectors.as_mat(low, args[0], node), "cast", [CT(target)], {}, node)
-    if isinstance(args[0], CT) and isinstance(f, _dt.DType):
+    if known(args[0]) is not RUNTIME and isinstance(f, _dt.DType):
         _check_literal(args[0].value, f)
-    if isinstance(args[0], CT) and (isinstance(f, _dt.DType) or rules.is_typed(args[0].value)):
+    if known(args[0]) is not RUNTIME and (isinstance(f, _dt.DType) or rules.is_typed(args[0].value)):
         return low.convert(args[0], CT(target), node)
-    if isinstance(args[0], CT):
+    if known(args[0]) is not RUNTIME:
         with low.at(node):
             return CT(rules.py_convert(f, args[0].value, target))
     return low.convert(args[0], CT(target), node)
@@ -167,7 +167,7 @@ def _math(low: Lowering, f, node, args, kwargs):
     name = _MATH_NAMES[f]
     if any(vectors.is_mat(a) for a in args):
         return math(low, name, args, node)
-    if not all(isinstance(a, CT) for a in args):
+    if any(known(a) is RUNTIME for a in args):
         return math(low, name, args, node)
     if not kwargs and any(rules.is_typed(a.value) for a in args):
         return low.folded(math(low, name, [low.typed_const(a, node) for a in args], node))
@@ -227,7 +227,7 @@ def _unit(low: Lowering, f, node, args, kwargs):
 
 
 def _ct_int(v) -> int:
-    if not (isinstance(v, CT) and isinstance(v.value, int)):
+    if not isinstance(known(v), int):
         raise QdTypeError("vector sizes and indices must be compile-time integers")
     return v.value
 
@@ -236,7 +236,7 @@ def _grouped(low: Lowering, f, node, args, kwargs):
     if len(args) != 1 or kwargs:
         raise QdTypeError("qd.grouped() takes one argument: a qd.ndrange, a range or an array")
     v = args[0]
-    if isinstance(v, CT) and isinstance(v.value, (range, lang.ndrange)):
+    if isinstance(known(v), (range, lang.ndrange)):
         return CT(lang.grouped(v.value))  # compile-time: `qd.static(...)` unrolls it, a loop lowers it
     if isinstance(v, LeafV) and v.leaf.is_array:
         v = fields.struct_range(low, v, node)

@@ -17,7 +17,7 @@ from ..core import typing_rules as rules
 from ..core.errors import QdStaticError, QdSyntaxError, QdTypeError
 from ..lang import ops as lang
 from . import builtin_calls as bc
-from .kinds import kind_of
+from .kinds import RUNTIME, kind_of, known
 from .values import CT, RangeV
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def _ndrange(low: Lowering, f, node, args, kwargs):
     _qd_user_site = low.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
     pairs = [_bounds(a) for a in args]
     order = None if axes.value is None else lang.check_axes(axes.value, len(pairs))
-    if all(isinstance(x, CT) for p in pairs for x in p):
+    if all(known(x) is not RUNTIME for p in pairs for x in p):
         return CT(lang.ndrange(*((s.value, e.value) for s, e in pairs), axes=order))
     return RangeV(tuple((s, e, CT(1)) for s, e in pairs), order)
 
@@ -62,7 +62,7 @@ def _loop_config(low: Lowering, f, node, args, kwargs):
                           f"(it takes {', '.join(LOOP_CONFIG_KEYS)})")
     values = {}
     for k, v in kwargs.items():
-        if not isinstance(v, CT):
+        if known(v) is RUNTIME:
             raise QdStaticError(f"qd.loop_config({k}=...) needs a compile-time value", low.loc(node))
         values[k] = v.value
     bd = values.get("block_dim")

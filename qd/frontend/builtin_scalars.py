@@ -30,6 +30,7 @@ from ..lang import ops as lang
 from ..lib import bits as bit_funcs
 from . import builtin_calls as bc
 from . import calls, vector_places, vectors
+from .kinds import RUNTIME, known
 from .values import CT, LeafV, TupleV
 
 if TYPE_CHECKING:
@@ -43,11 +44,11 @@ _UNSIGNED = {8: _dt.u8, 16: _dt.u16, 32: _dt.u32, 64: _dt.u64}
 def _literals(args) -> bool:
     """Every argument is an untyped compile-time Python number (anything else goes the typed
     way, where a non-number is reported as one)."""
-    return all(isinstance(a, CT) and isinstance(a.value, (bool, int, float)) for a in args)
+    return all(isinstance(known(a), (bool, int, float)) for a in args)
 
 
 def _constants(args) -> bool:
-    return all(isinstance(a, CT) for a in args)
+    return all(known(a) is not RUNTIME for a in args)
 
 
 def _py_value(low: Lowering, node, f, args):
@@ -73,7 +74,7 @@ def _typed(low: Lowering, args, node):
 
 
 def _dtype_arg(low: Lowering, v, node, what: str) -> _dt.DType:
-    d = _dt.as_dtype(v.value) if isinstance(v, CT) else None
+    d = _dt.as_dtype(v.value) if known(v) is not RUNTIME else None
     if d is None:
         raise QdTypeError(f"{what}: the dtype must be a qd dtype such as qd.i32", low.loc(node))
     return d
@@ -117,7 +118,7 @@ def _rounding(low: Lowering, f, node, args, kwargs):
         raise QdTypeError(f"{bc._MATH_NAMES[f]}(x, dtype=None) takes a value and an optional dtype")
     dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
     v = bc._math(low, f, node, args[:1], {})
-    if dtype is None or (isinstance(dtype, CT) and dtype.value is None):
+    if dtype is None or known(dtype) is None:
         return v
     d = _dtype_arg(low, dtype, node, bc._MATH_NAMES[f])
     return low.convert(v, CT(d), node)
@@ -167,7 +168,7 @@ def _zero_one(low: Lowering, f, node, args, kwargs):
     value = 0 if f is lang.zero else 1
     if vectors.is_mat(args[0]):
         return vectors.elementwise(low, lambda comps: _zero_one(low, f, node, list(comps), kwargs), list(args), node)
-    if isinstance(args[0], CT):
+    if known(args[0]) is not RUNTIME:
         return CT(f(args[0].value))
     return ir.Const(low.scalar(args[0], node.args[0]).dtype, value)
 
@@ -180,7 +181,7 @@ def _bit_count(low: Lowering, f, node, args, kwargs):
     name = _BIT_COUNTS[f]
     if vectors.is_mat(args[0]):
         return vectors.elementwise(low, lambda comps: _bit_count(low, f, node, list(comps), kwargs), list(args), node)
-    if isinstance(args[0], CT) and isinstance(args[0].value, (int, np.integer)) and not isinstance(args[0].value, bool):
+    if isinstance(known(args[0]), (int, np.integer)) and not isinstance(args[0].value, bool):
         return CT(f(args[0].value))
     e = low.scalar(args[0], node.args[0])
     if e.dtype.is_float or e.dtype.is_bool:
@@ -191,10 +192,10 @@ def _bit_count(low: Lowering, f, node, args, kwargs):
 def _fns(low: Lowering, f, node, args, kwargs):
     """`qd.math.fns(mask, base, offset)`: folded for constants, else a call of its kernel-language
     implementation (`qd/bit_funcs.py`)."""
-    if all(isinstance(a, CT) for a in args):
+    if all(known(a) is not RUNTIME for a in args):
         return CT(f(*(a.value for a in args)))
     for a, n in zip(args, node.args):
-        if vectors.is_mat(a) or (not isinstance(a, CT) and not low.scalar(a, n).dtype.is_int):
+        if vectors.is_mat(a) or (known(a) is RUNTIME and not low.scalar(a, n).dtype.is_int):
             raise QdTypeError("qd.math.fns(mask, base, offset) takes integer scalars", low.loc(n))
     return calls.call_func(low, bit_funcs.fns_k, node, given=(list(args), {}))
 
@@ -230,9 +231,9 @@ def _all_any(low: Lowering, f, node, args, kwargs):
     """`all(v)` / `any(v)` of a vector: its `.all()` / `.any()`; of a compile-time sequence:
     Python's."""
     v = args[0]
-    if isinstance(v, TupleV) and all(isinstance(x, CT) for x in v.items):
+    if isinstance(v, TupleV) and all(known(x) is not RUNTIME for x in v.items):
         return CT(f(x.value for x in v.items))
-    if isinstance(v, CT) and not vectors.is_mat(v):
+    if known(v) is not RUNTIME and not vectors.is_mat(v):
         return CT(f(v.value))
     mat = vectors.as_mat(low, v, node)
     if mat is not None:
@@ -359,12 +360,12 @@ def _static_assert(low: Lowering, f, node, args, kwargs):
     """`qd.static_assert(cond, msg)`: checked while compiling; a false condition is an error at
     the call, with the message."""
     cond = low.expr(node.args[0])
-    if not isinstance(cond, CT):
+    if known(cond) is RUNTIME:
         raise QdStaticError("qd.static_assert needs a compile-time condition", low.loc(node.args[0]))
     msg = None
     if len(node.args) > 1:
         m = low.expr(node.args[1])
-        if not isinstance(m, CT):
+        if known(m) is RUNTIME:
             raise QdStaticError("the message of qd.static_assert must be a compile-time value", low.loc(node.args[1]))
         msg = m.value
     if not rules.ct_truth(cond.value, low.loc(node.args[0])):

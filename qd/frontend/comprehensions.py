@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..core import typing_rules as rules
 from ..core.errors import QdSyntaxError
-from .values import CT, TupleV
+from .kinds import RUNTIME, known
+from .values import TupleV
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -31,7 +32,7 @@ def unrolled(low: Lowering, node: ast.ListComp) -> TupleV:
         g = node.generators[k]
         arg = low.static_call_arg(g.iter)
         seq = low.static_value(arg) if arg is not None else low.expr(g.iter)
-        if isinstance(seq, CT):
+        if known(seq) is not RUNTIME:
             seq = seq.value
         if isinstance(seq, TupleV):
             seq = seq.items

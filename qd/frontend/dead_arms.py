@@ -12,7 +12,7 @@ import ast
 from ..core import ir
 from . import fields
 from .ids import dead_site_id
-from .kinds import kind_of
+from .kinds import RUNTIME, kind_of, known
 from .values import CT, LeafV
 
 
@@ -49,7 +49,7 @@ class DeadArmScanner:
             v = self.resolve(node)
         except Exception:
             return None
-        if isinstance(v, CT):
+        if known(v) is not RUNTIME:
             return bool(v.value)
         return None
 
@@ -75,7 +75,7 @@ class DeadArmScanner:
         """Record a call of a qd func; returns the ids of the argument nodes that are plain
         parameter names (`md`, `md.mid`), which the call passes rather than accesses."""
         f = self.resolve(node.func)
-        if not (isinstance(f, CT) and getattr(f.value, "is_qd_func", False)):
+        if not (known(f) is not RUNTIME and getattr(f.value, "is_qd_func", False)):
             return set()
         low = self.low
         site = dead_site_id(low.inst.id, node.lineno, node.col_offset, low.n_sites)

@@ -31,6 +31,7 @@ from ..core import dtypes as _dt
 from ..core import ir
 from ..core.errors import QdArgumentError, QdTypeError, SourceLoc
 from ..lang.field import Field
+from .kinds import known
 from .values import CT, LeafV, RangeV
 
 if TYPE_CHECKING:
@@ -256,7 +257,7 @@ def grad_of(low: Lowering, leaf: ir.ArrayLeaf, loc: SourceLoc | None) -> LeafV:
 def wrap(low: Lowering, v, node=None):
     """`v` as the lowering should see it: a compile-time value read from a name, unless it is a
     field, which becomes the instantiation's leaf for that name (see the module docstring)."""
-    if not (isinstance(v, CT) and isinstance(v.value, Field)):
+    if not isinstance(known(v), Field):
         return v
     f = v.value
     loc = low.loc(node) if node is not None else None

@@ -14,6 +14,7 @@ from ..lang import linalg
 from ..lib import linalg as linalg_funcs
 from . import builtin_calls as bc
 from . import calls
+from .kinds import RUNTIME, known
 from .values import CT, MatV
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def _entry(name: str, kernel_func, sizes: tuple[int, ...], message: str, with_b:
                 raise QdTypeError(f"qd.{name}(): b must be a vector of {a.shape[0]} components, got "
                                   f"{low.describe(b)}", low.loc(node.args[1]))
         dt = args[arity] if len(args) > arity else kwargs.get("dt", CT(None))
-        if not isinstance(dt, CT):
+        if known(dt) is RUNTIME:
             raise QdTypeError(f"qd.{name}(): dt must be a compile-time dtype")
         d = low.cfg.default_fp if dt.value is None else _dt.as_dtype(dt.value)
         if d is None or not d.is_float:

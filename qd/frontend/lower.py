@@ -40,12 +40,12 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
 )
 from .dead_arms import DeadArmScanner, static_arm_names
 from .kernel_params import kernel_params
-from .kinds import kind_of
+from .kinds import RUNTIME, kind_of, known
 from .loops import StaticJump
 from .lower_expr import BINOPS, ExprLowerer, relocated
 from .registry import InstRegistry
 from .signature import return_items, return_shape, return_struct, return_types
-from .values import CT, MatV, RecV, TupleV, template_values
+from .values import MatV, RecV, TupleV, template_values
 
 __all__ = ["Lowerer", "lower_kernel"]
 
@@ -165,7 +165,7 @@ class Lowerer(ExprLowerer):
                 f = self.expr_Attribute(func, base)
         else:
             f = self.expr(func)
-        return (f.value, None) if isinstance(f, CT) and getattr(f.value, "is_qd_func", False) else (None, None)
+        return (f.value, None) if known(f) is not RUNTIME and getattr(f.value, "is_qd_func", False) else (None, None)
 
     def _value_method(self, func) -> bool:
         """`v.fill(x)`, `s.method()`: a method of a local vector or struct value (not a func to
@@ -178,7 +178,7 @@ class Lowerer(ExprLowerer):
         for target in node.targets:
             self._refuse_argument_assignment(target)
         value = self.expr(node.value)
-        if isinstance(value, CT) and all(_names_only(t) for t in node.targets) \
+        if known(value) is not RUNTIME and all(_names_only(t) for t in node.targets) \
                 and self.static_call_arg(node.value) is not None:
             # `x = qd.static(e)`: x names the compile-time value itself (quadrants' static
             # assignment), so `if qd.static(x):` still sees a constant, a bool included
@@ -213,11 +213,11 @@ class Lowerer(ExprLowerer):
         message = None
         if node.msg is not None:
             m = self.expr(node.msg)
-            if not isinstance(m, CT):
+            if known(m) is RUNTIME:
                 raise QdTypeError("an assert message must be a compile-time value (run-time values in the "
                                   "message are not supported)", self.loc(node.msg))
             message = str(m.value)
-        if isinstance(cond, CT) and rules.ct_truth(cond.value, self.loc(node.test)):
+        if known(cond) is not RUNTIME and rules.ct_truth(cond.value, self.loc(node.test)):
             return
         self.emit(ir.Assert(self.loc(node), self.truth(cond, node.test), message))
 

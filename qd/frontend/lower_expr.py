@@ -56,7 +56,7 @@ from . import (  # noqa: F401 - the kind_* modules register the kinds of values
     vector_places,
     vectors,
 )
-from .kinds import NOT_A_METHOD, kind_of
+from .kinds import NOT_A_METHOD, RUNTIME, kind_of, known
 from .registry import InstRegistry
 from .values import CT, LeafV, MatV, RecV, StructV, TupleV
 
@@ -241,7 +241,7 @@ class ExprLowerer:
         parts = []
         for part in (node.lower, node.upper, node.step):
             v = None if part is None else self.expr(part)
-            if v is not None and not (isinstance(v, CT) and isinstance(v.value, int)):
+            if v is not None and not isinstance(known(v), int):
                 raise QdTypeError("Quadrants does not support variables in slice now, and neither does qd: the bounds "
                                   "of a vector or matrix slice must be compile-time values (literals, qd.static(...) "
                                   "or template arguments)", self.loc(part))  # quadrants' words first
@@ -311,14 +311,14 @@ class ExprLowerer:
             right = self.expr(right_node)
             static_op = _STATIC_CMPOPS.get(type(op_node))
             if static_op is not None:
-                a, b = (x.value if isinstance(x, CT) else rules.RUNTIME for x in (left, right))
+                a, b = (known(x) for x in (left, right))
                 results.append(CT(rules.static_compare(static_op, a, b)))
             else:
                 results.append(self.binop(_CMPOPS[type(op_node)], left, right, node))
             left = right
         if len(results) == 1:
             return results[0]
-        if all(isinstance(r, CT) for r in results):
+        if all(known(r) is not RUNTIME for r in results):
             return CT(all(r.value for r in results))
         return ir.BoolOp(_dt.u1, "and", [self.truth(r, node) for r in results])
 
@@ -367,7 +367,7 @@ class ExprLowerer:
             r = entry.handler(self, f, node, args, kwargs)
             if r is not builtin_calls.FALLBACK:
                 return r
-        if all(isinstance(a, CT) for a in args) and all(isinstance(v, CT) for v in kwargs.values()):
+        if all(known(a) is not RUNTIME for a in args) and all(known(v) is not RUNTIME for v in kwargs.values()):
             _qd_user_site = self.loc(node)  # noqa: F841 - where errors.caller_loc reports qd API errors
             try:
                 a, kw = [a.value for a in args], {k: v.value for k, v in kwargs.items()}
@@ -428,17 +428,17 @@ class ExprLowerer:
         return self.cast(e, d)
 
     def convert(self, value, dtype_v, node):
-        d = _dt.as_dtype(dtype_v.value) if isinstance(dtype_v, CT) else None
+        d = _dt.as_dtype(dtype_v.value) if known(dtype_v) is not RUNTIME else None
         if d is None:
             raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
         return kind_of(value).convert(self, value, d, node)
 
     def operand_types(self, a, b, node, op: str | None = None):
         """Type compile-time literals by the other operand (`weak_literal`), then promote."""
-        if isinstance(a, CT) and not isinstance(b, CT):
+        if known(a) is not RUNTIME and known(b) is RUNTIME:
             b = self.scalar(b, node)
             a = self.weak(a, b.dtype, node)
-        elif isinstance(b, CT) and not isinstance(a, CT):
+        elif known(b) is not RUNTIME and known(a) is RUNTIME:
             a = self.scalar(a, node)
             b = self.weak(b, a.dtype, node, op)
         else:
@@ -462,7 +462,7 @@ class ExprLowerer:
         """`a op b` of run-time scalars (and compile-time values typed by the other operand)."""
         for v in (a, b):
             kind_of(v).check_operand(self, v, op, node)
-        if op == "pow" and isinstance(b, CT) and isinstance(b.value, int) and not isinstance(b.value, bool):
+        if op == "pow" and isinstance(known(b), int) and not isinstance(b.value, bool):
             base = self.scalar(a, node)
             if rules.expands_pow(base.dtype, b.value):
                 return self._ipow_const(base, b.value)
@@ -476,7 +476,7 @@ class ExprLowerer:
     def typed_const(self, v, node):
         """A typed compile-time value (`qd.i8(3)`, a numpy scalar) as an IR constant; other
         values are left as they are, so a literal next to it stays weak."""
-        return self.const(v.value, node) if isinstance(v, CT) and rules.is_typed(v.value) else v
+        return self.const(v.value, node) if known(v) is not RUNTIME and rules.is_typed(v.value) else v
 
     def folded(self, e):
         """An expression over constants as the typed compile-time value it evaluates to."""
@@ -510,7 +510,7 @@ class ExprLowerer:
             fn = self.expr(node.func)
         except QdCompileError:
             return None
-        if isinstance(fn, CT) and fn.value is lang.static:
+        if known(fn) is lang.static:
             return node.args[0]
         return None
 

@@ -16,6 +16,7 @@ from ..core import ir
 from ..core.errors import QdTypeError
 from ..lang import math as qmath
 from . import vectors
+from .kinds import known
 from .values import CT, MatV
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ def _rot_by_axis(low: Lowering, node, axis, ang):
 
 
 def _eye(low: Lowering, node, n):
-    if not (isinstance(n, CT) and isinstance(n.value, int)):
+    if not isinstance(known(n), int):
         raise QdTypeError("qd.math.eye(n) needs a compile-time size")
     return vectors.identity(low, low.cfg.default_fp, n.value, node)
 

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..core import ir
 from ..core.errors import QdTypeError
-from .kinds import kind_of
-from .values import CT
+from .kinds import RUNTIME, kind_of, known
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -40,7 +39,7 @@ def lower_print(low: Lowering, node: ast.Call) -> None:
             raise QdTypeError(f"print() inside a kernel takes sep= and end= only, not {kw.arg or '**'}=",
                               low.loc(kw.value))
         v = low.expr(kw.value)
-        if not isinstance(v, CT) or not isinstance(v.value, str):
+        if known(v) is RUNTIME or not isinstance(v.value, str):
             raise QdTypeError(f"print({kw.arg}=...) must be a compile-time string", low.loc(kw.value))
         if kw.arg == "sep":
             sep = v.value
@@ -81,7 +80,7 @@ def _formatted(low: Lowering, v: ast.FormattedValue) -> list:
         else:
             raise QdTypeError("a format spec inside a kernel must be a compile-time string", low.loc(v))
     value = low.expr(v.value)
-    if isinstance(value, CT):
+    if known(value) is not RUNTIME:
         conv = {115: str, 114: repr, 97: ascii}.get(v.conversion, lambda x: x)
         return [format(conv(value.value), spec or "")]
     return _value(low, value, v.value, spec)
@@ -113,7 +112,7 @@ def _str_format(low: Lowering, node: ast.Call) -> list:
         if index >= len(args):
             raise QdTypeError(f"str.format(): no argument for field {index}", low.loc(node))
         value = low.expr(args[index])
-        if isinstance(value, CT):
+        if known(value) is not RUNTIME:
             out.append(format(value.value, spec or ""))
         else:
             out.extend(_value(low, value, args[index], spec or None))

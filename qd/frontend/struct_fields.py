@@ -15,6 +15,7 @@ import copy
 from typing import TYPE_CHECKING
 
 from ..core.errors import QdError, QdTypeError
+from .kinds import RUNTIME, known
 from .values import CT, RecV
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ __all__ = ["element", "is_struct_field", "named_struct_field", "rewrite", "store
 
 
 def is_struct_field(v) -> bool:
-    return isinstance(v, CT) and getattr(v.value, "is_struct_field", False) is True
+    return known(v) is not RUNTIME and getattr(v.value, "is_struct_field", False) is True
 
 
 def named_struct_field(low: Lowering, node: ast.expr) -> object | None:
@@ -124,7 +125,7 @@ def store(low: Lowering, target: ast.Subscript, sf, value, node) -> None:
     for name in sf._members:
         if isinstance(value, RecV):
             v = value.member(name)
-        elif isinstance(value, CT) and hasattr(value.value, name):
+        elif known(value) is not RUNTIME and hasattr(value.value, name):
             v = CT(getattr(value.value, name))
         else:
             v = None

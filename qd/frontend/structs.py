@@ -24,7 +24,7 @@ from ..core.errors import QdNameError, QdTypeError
 from ..lang.matrix import Matrix, MatrixType, VectorType
 from ..lang.structs import Struct, StructType
 from . import vector_places, vectors
-from .kinds import kind_of
+from .kinds import RUNTIME, kind_of, known
 from .values import _NUMERIC as _NUMBERS
 from .values import CT, LeafV, MatV, RecV, TupleV
 
@@ -163,7 +163,7 @@ def member_value(low: Lowering, st: StructType, name: str, v, node):
     if is_rec(v) or isinstance(v, (MatV, TupleV)) or vectors.is_mat(v):
         raise QdTypeError(f"{st.name}: member {name!r} needs a scalar, got {low.describe(v)}")
     d = st.member_dtype(name)
-    if isinstance(v, CT):
+    if known(v) is not RUNTIME:
         if not isinstance(v.value, _NUMBERS):
             raise QdTypeError(f"{st.name}: member {name!r} needs a number, got {low.describe(v)}")
         return low.const_as(v.value, d, node)

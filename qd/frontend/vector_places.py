@@ -19,8 +19,8 @@ from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
 from ..core.errors import QdTypeError
-from .kinds import kind_of
-from .values import CT, LeafV, MatV, TupleV, shape_text
+from .kinds import kind_of, known
+from .values import LeafV, MatV, TupleV, shape_text
 from .vectors import as_mat, count_indices, index_parts, runtime_index, swizzle_indices
 
 if TYPE_CHECKING:
@@ -123,9 +123,9 @@ def _sub_place(low: Lowering, p: Place, idx, node) -> Place:
     axes = []
     for d, part in enumerate(parts):
         size = p.shape[d]
-        if isinstance(part, CT) and isinstance(part.value, slice):
+        if isinstance(known(part), slice):
             axes.append(list(range(size))[part.value])
-        elif isinstance(part, CT) and isinstance(part.value, (int,)) and not isinstance(part.value, bool):
+        elif isinstance(known(part), (int,)) and not isinstance(part.value, bool):
             if not -size <= part.value < size:
                 raise QdTypeError(f"index {part.value} is out of range")
             axes.append(part.value % size)

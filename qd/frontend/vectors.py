@@ -21,7 +21,7 @@ from ..core import ir
 from ..core import typing_rules as rules
 from ..core.errors import QdTypeError
 from ..lang.matrix import Matrix, MatrixType, Vector, VectorType
-from .kinds import kind_of
+from .kinds import RUNTIME, kind_of, known
 from .values import CT, LeafV, MatV, TupleV, shape_text
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def build(low: Lowering, items: list, shape: tuple, dtype: _dt.DType | None, nod
     if dtype is None:
         t = None
         for it in items:
-            if isinstance(it, CT):
+            if known(it) is not RUNTIME:
                 with low.at(node):
                     d, _ = rules.literal(it.value, low.cfg.default_ip, low.cfg.default_fp)
             else:
@@ -94,7 +94,7 @@ def build(low: Lowering, items: list, shape: tuple, dtype: _dt.DType | None, nod
         dtype = t
     out = []
     for it in items:
-        if isinstance(it, CT):
+        if known(it) is not RUNTIME:
             out.append(low.const_as(it.value, dtype, node))
         else:
             out.append(low.cast(low.scalar(it, node), dtype))
@@ -121,9 +121,9 @@ def rows_of(low: Lowering, v, node) -> list[list]:
 
 
 def dtype_arg(low: Lowering, v, node) -> _dt.DType | None:
-    if v is None or (isinstance(v, CT) and v.value is None):
+    if v is None or known(v) is None:
         return None
-    d = _dt.as_dtype(v.value) if isinstance(v, CT) else None
+    d = _dt.as_dtype(v.value) if known(v) is not RUNTIME else None
     if d is None:
         raise QdTypeError(f"expected a qd dtype, got {low.describe(v)}")
     return d
@@ -149,11 +149,11 @@ def construct(low: Lowering, f, node, args: list, kwargs: dict):
     if m is not None:
         return build(low, list(m.entries), m.shape, dt, node)
     v = args[0]
-    items = v.items if isinstance(v, TupleV) else v.value if isinstance(v, CT) and isinstance(v.value, (list, tuple)) \
+    items = v.items if isinstance(v, TupleV) else v.value if isinstance(known(v), (list, tuple)) \
         else None
     if items is None:
         raise QdTypeError("qd.Matrix() takes a list of rows (or a list of components for a vector)")
-    nested = [isinstance(x, TupleV) or is_mat(x) or (isinstance(x, CT) and isinstance(x.value, (list, tuple)))
+    nested = [isinstance(x, TupleV) or is_mat(x) or isinstance(known(x), (list, tuple))
               for x in items]
     if not any(nested):
         flat = flatten(low, v, node)
@@ -513,14 +513,14 @@ def index(low: Lowering, v: MatV, idx, node):
     axes = []
     for d, p in enumerate(parts):
         size = v.shape[d]
-        if isinstance(p, CT) and isinstance(p.value, slice):
+        if isinstance(known(p), slice):
             axes.append(list(range(size))[p.value])
-        elif isinstance(p, CT) and isinstance(p.value, (int,)) and not isinstance(p.value, bool):
+        elif isinstance(known(p), (int,)) and not isinstance(p.value, bool):
             i = p.value
             if not -size <= i < size:
                 raise QdTypeError(f"index {i} is out of range for a {shape_text(v.shape)} value")
             axes.append(i % size)
-        elif isinstance(p, CT) and rules.is_typed(p.value):
+        elif known(p) is not RUNTIME and rules.is_typed(p.value):
             axes.append(int(p.value) % size)
         else:
             axes.append(runtime_index(low, p, size, node))
@@ -540,9 +540,9 @@ def index_parts(idx) -> list:
     compile-time index tuple or qd.Vector (the loop variable of `qd.static(qd.grouped(...))`)."""
     if isinstance(idx, TupleV):
         return list(idx.items)
-    if isinstance(idx, CT) and isinstance(idx.value, tuple):
+    if isinstance(known(idx), tuple):
         return [CT(x) for x in idx.value]
-    if isinstance(idx, CT) and isinstance(idx.value, Matrix) and idx.value.ndim == 1:
+    if isinstance(known(idx), Matrix) and idx.value.ndim == 1:
         return [CT(int(x)) for x in idx.value.entries]
     return [idx]
 
