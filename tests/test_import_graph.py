@@ -115,7 +115,7 @@ ALLOWED = {
     "qd.compile": {"analysis", "qd.cache", "qd.codegen", "qd.core", "qd.frontend", "qd.lang", "qd.runtime",
                    "qd.targets"},
     "qd.dispatch": {"qd.compile", "qd.core", "qd.frontend", "qd.lang", "qd.runtime"},
-    "qd.explain": {"analysis", "qd.cache", "qd.compile", "qd.core", "qd.dispatch", "qd.lang"},
+    "qd.explain": {"analysis", "qd.compile", "qd.core", "qd.dispatch", "qd.lang"},
     "qd": {f"qd.{p}" for p in PACKAGES_IN_ORDER},  # `qd/__init__.py`: the user's namespace
     "analysis": set(),
 }

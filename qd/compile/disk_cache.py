@@ -83,3 +83,28 @@ def not_stored(kernel: KernelView, what: str) -> None:
     fastcache_trust.warn_once(("memory-only", id(kernel.fn)),
                               f"qd fastcache: kernel {kernel.fn.__qualname__} depends on {what}, which cannot be "
                               "re-checked in another process; it is compiled in memory only", kernel.def_loc())
+
+
+def cache_dir(cfg) -> Path:
+    """The directory a configuration's entries are stored in."""
+    return fastcache.cache_dir(cfg)
+
+
+def stored_explanations(cache: Path, kernel: str):
+    """(path, header with its decoded explanation facts) of every entry under `cache` stored for
+    `kernel` (qualified or plain name, or instantiation id): what `qd-explain` reads without
+    importing or recompiling the program. An unreadable entry is yielded as (path, the error)."""
+    for p in sorted(cache.glob("*.qdk")):
+        try:
+            data = fastcache_trust.read_entry(p)  # never blocks on a FIFO or follows a link
+            if data is None:
+                continue
+            header, facts, _code, _obj = fastcache.split(data)
+            name = header.get("kernel", "")
+            if kernel not in (name, name.rsplit(".", 1)[-1], header.get("inst_id")):
+                continue
+            header["facts"] = fastcache.decode_facts(facts)
+        except (OSError, ValueError, fastcache_trust.Untrusted) as e:
+            yield p, e
+            continue
+        yield p, header

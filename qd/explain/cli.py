@@ -27,26 +27,15 @@ from pathlib import Path
 
 from analysis.explain import Explainer, param_text, summary, title, to_dot
 
-from ..cache import disk as fastcache
-from ..cache import trust as fastcache_trust
-from ..compile import pipeline, pruning
+from ..compile import disk_cache, pipeline, pruning
 from ..core.errors import QdConfigError
 from ..lang import config as _config
 
 
 def _entries(cache: Path, kernel: str):
-    for p in sorted(cache.glob("*.qdk")):
-        try:
-            data = fastcache_trust.read_entry(p)  # never blocks on a FIFO or follows a link
-            if data is None:
-                continue
-            header, facts, _code, _obj = fastcache.split(data)
-            name = header.get("kernel", "")
-            if kernel not in (name, name.rsplit(".", 1)[-1], header.get("inst_id")):
-                continue
-            header["facts"] = fastcache.decode_facts(facts)
-        except (OSError, ValueError, fastcache_trust.Untrusted) as e:
-            print(f"qd-explain: skipping unreadable entry {p.name}: {e}", file=sys.stderr)
+    for p, header in disk_cache.stored_explanations(cache, kernel):
+        if isinstance(header, Exception):
+            print(f"qd-explain: skipping unreadable entry {p.name}: {header}", file=sys.stderr)
             continue
         yield p, header
 
@@ -224,7 +213,7 @@ def explain_cache(argv: list[str]) -> int:
     ap.add_argument("--cache-dir", help="the offline_cache_file_path the program used (default: ~/.cache/qd)")
     _formats(ap)
     args = ap.parse_args(argv)
-    cache = fastcache.cache_dir(_config.Config(offline_cache_file_path=args.cache_dir))
+    cache = disk_cache.cache_dir(_config.Config(offline_cache_file_path=args.cache_dir))
     entries = list(_entries(cache, args.kernel))
     if not entries:
         print(f"qd-explain: no cache entry for kernel {args.kernel!r} in {cache}; only kernels declared "
