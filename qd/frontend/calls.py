@@ -27,7 +27,6 @@ from ..core.errors import (
     QdCallError,
     QdError,
     QdInternalError,
-    QdNameError,
     QdSyntaxError,
     QdTypeError,
     QdValueError,
@@ -53,7 +52,7 @@ from .signature import (
     spec_of,
 )
 from .spec_key import computed_reads, ct_key
-from .values import CT, LeafV, MatV, RecV, StructV, TupleV, template_values
+from .values import CT, LeafV, MatV, StructV, TupleV, template_values
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -84,13 +83,9 @@ def arg_value(low: Lowering, node: ast.expr) -> object:
         return low.read(v, node) if isinstance(v, ir.Var) else v
     if isinstance(node, ast.Attribute):
         base = arg_value(low, node.value)
-        if isinstance(base, StructV):
-            m = base.member(node.attr)
-            if m is None:
-                raise QdNameError(f"dataclass {base.cls.__qualname__} has no member {node.attr!r}", low.loc(node))
-            return m
-        if isinstance(base, RecV) and base.member(node.attr) is not None:
-            return base.member(node.attr)  # a struct member passed on: bound, not read
+        member = kind_of(base).passed_member(low, base, node)
+        if member is not None:  # a member passed on: bound, not read
+            return member
         with low.at(node):  # not visited through `expr`, so errors are located here
             return low.expr_Attribute(node, base)
     return low.expr(node)
@@ -120,9 +115,10 @@ def unpacked_arguments(low: Lowering, node: ast.Call, evaluate) -> tuple[ast.Cal
             keywords.append(k)
             continue
         v = low.expr(k.value)
-        if not (isinstance(v, CT) and isinstance(v.value, dict) and all(isinstance(x, str) for x in v.value)):
+        options = kind_of(v).known(v)
+        if not (isinstance(options, dict) and all(isinstance(x, str) for x in options)):
             raise QdTypeError("`**` in a call needs a dict of str keys known at compile time", low.loc(k.value))
-        for name, item in v.value.items():
+        for name, item in options.items():
             kwargs[name] = CT(item)
             keywords.append(ast.keyword(arg=name, value=k.value))
     return ast.Call(func=node.func, args=nodes, keywords=keywords, **{
@@ -132,14 +128,10 @@ def unpacked_arguments(low: Lowering, node: ast.Call, evaluate) -> tuple[ast.Cal
 def unpacked(low: Lowering, v, node, star: str = "*") -> list:
     """The items `*v` stands for: a tuple's, a vector's components, or a compile-time
     sequence's."""
-    items = kind_of(v).sequence_items(v)
+    items = kind_of(v).unpacked_items(v)
     if items is not None:
         return list(items)
-    if isinstance(v, MatV) and len(v.shape) == 1:
-        return list(v.entries)
-    if isinstance(v, CT) and isinstance(v.value, range):
-        return [CT(x) for x in v.value]
-    if isinstance(v, CT) and hasattr(v.value, "__next__"):
+    if hasattr(kind_of(v).known(v), "__next__"):
         raise QdValueError(f"`{star}` of a generator or iterator in a kernel: it can be read only once and the kernel "
                            "may compile again; make it a tuple or list", low.loc(node))
     raise QdTypeError(f"`{star}` needs a tuple, vector, list or range known at compile time, got "
@@ -165,7 +157,7 @@ def call_arguments(low: Lowering, f, node: ast.Call, self_value=None, given=None
     bound.apply_defaults()
     out = []
     for name, value in bound.arguments.items():
-        if not isinstance(value, (CT, LeafV, StructV, ir.Expr, TupleV, MatV, RecV)):
+        if kind_of(value).is_plain_object(value):
             value = CT(value)  # a default from the signature
         ann = f.hints.get(name)
         spec = spec_of(ann)
@@ -188,84 +180,152 @@ def bind_argument(low: Lowering, f, name: str, spec: object, value: object, node
     the key part what the instantiation's id digests. Without one, the call is expanded in
     place: the result is the value the parameter denotes inside the caller (the caller's own
     leaf, struct or constant, or a fresh variable, since the func may assign its parameter).
+    What a value does bound to each kind of parameter is its kind's (`Kind.bind_param`),
+    through the `Binder`'s operations.
     """
-    where = f"argument {name!r} of {f.fn.__qualname__}"
-    inplace = site is None
-    open_spec = isinstance(spec, (ConstSpec, AnySpec))
-    if inplace and isinstance(spec, ConstSpec) and by_reference.is_variable(value):
+    b = Binder(low, f, name, spec, node, site, inout)
+    if b.inplace and isinstance(spec, ConstSpec) and by_reference.is_variable(value):
         # the caller's variable (a scalar, vector or struct one): by reference
         return value.var if isinstance(value, ir.VarRead) else value
-    if isinstance(spec, RecSpec) or (isinstance(value, RecV) and open_spec):
-        return structs.bind(low, where, spec, value, name, node, site)
-    if isinstance(value, CT) and open_spec:
-        if inplace:
-            return value
-        src = fields.argument_source(low, value)  # fields read through it: where the caller reached them
-        return value, ("ct", ct_key_of(low, value.value, node)) + ((src,) if src is not None else ())
-    if isinstance(value, TupleV) and (inplace or open_spec):
-        if not open_spec:
-            raise QdTypeError(f"{where}: tuples cannot be passed to funcs", low.loc(node))
-        # a tuple (`f((F, G))`, `f((i, j))`): each item bound as a parameter of its own, `name[k]`
-        bound = [bind_argument(low, f, f"{name}[{k}]", spec, x, node, site) for k, x in enumerate(value.items)]
-        if inplace:
+    if isinstance(spec, RecSpec):
+        return structs.bind(low, b.where, spec, value, name, node, site)
+    return kind_of(value).bind_param(low, b, value)
+
+
+@record
+class Binder:
+    """One parameter of a call being bound (`bind_argument`): what a value's kind is given to
+    bind itself with. `site` is None when the call is expanded in place (`inplace`); `open` is
+    a `qd.template()` or unannotated parameter, whose spec the value gives."""
+
+    low: object  # the caller's lowering
+    f: object
+    name: str
+    spec: object
+    node: ast.Call
+    site: CallSite | None
+    inout: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"argument {self.name!r} of {self.f.fn.__qualname__}"
+
+    @property
+    def inplace(self) -> bool:
+        return self.site is None
+
+    @property
+    def open(self) -> bool:
+        return isinstance(self.spec, (ConstSpec, AnySpec))
+
+    @property
+    def wants_vector(self) -> bool:
+        return isinstance(self.spec, VecSpec)
+
+    def constant(self, v) -> object:
+        """A compile-time value bound to an open parameter: itself, keyed by its value (and, when
+        fields are read through it, by where the caller reached them)."""
+        if self.inplace:
+            return v
+        low = self.low
+        src = fields.argument_source(low, v)  # fields read through it: where the caller reached them
+        return v, ("ct", ct_key_of(low, v.value, self.node)) + ((src,) if src is not None else ())
+
+    def items(self, items: tuple) -> object:
+        """A tuple bound to an open parameter (`f((F, G))`, `f((i, j))`): each item bound as a
+        parameter of its own, `name[k]`."""
+        bound = [bind_argument(self.low, self.f, f"{self.name}[{k}]", self.spec, x, self.node, self.site)
+                 for k, x in enumerate(items)]
+        if self.inplace:
             return TupleV(tuple(bound))
         return TupleV(tuple(b[0] for b in bound)), ("tuple",) + tuple(b[1] for b in bound)
-    if isinstance(spec, ConstSpec) and by_reference.is_parameter_value(value) \
-            and name in by_reference.assigned_names(f):
-        raise QdSyntaxError(f"{where} is a qd.template() parameter that {f.fn.__qualname__} assigns, given a "
-                            f"kernel argument: cannot use a non-writable target (kernel arguments are immutable; "
-                            f"pass a local copy)", low.loc(node))
-    if isinstance(spec, ConstSpec) and isinstance(value, (ir.Expr, MatV)) and name in by_reference.assigned_names(f) \
-            and not inout:
-        raise QdTypeError(f"{where} is a qd.template() parameter given a run-time value, and {f.fn.__qualname__} "
-                          f"assigns it: quadrants would write the new value back to the caller's variable, qd "
-                          f"passes it by value; return the new value instead (or annotate the parameter with its "
-                          f"type to make the copy explicit)", low.loc(node))
-    if isinstance(value, CT) and isinstance(spec, VecSpec):
-        value = vectors.as_mat(low, value, node) or value
-    if isinstance(value, MatV) or isinstance(spec, VecSpec):
-        return bind_vector(low, where, spec, value, name, node, site)
-    if open_spec:
-        if isinstance(value, (LeafV, StructV)):
-            if inplace:
-                return value
-            spec = kind_of(value).param_spec(value)
-        else:
-            spec = None if inplace else ScalarSpec(low.scalar(value, node).dtype)
-    if isinstance(spec, ArraySpec):
-        lf = _check_array(low, where, spec, value, node, f"argument {name} of {f.fn.__qualname__}").leaf
-        if inplace:
-            return value
+
+    def _assigned_template(self) -> bool:
+        return isinstance(self.spec, ConstSpec) and self.name in by_reference.assigned_names(self.f)
+
+    def refuse_kernel_argument(self, v) -> None:
+        """A kernel argument given to a `qd.template()` parameter the func assigns cannot be
+        written (quadrants refuses it too)."""
+        if self._assigned_template() and kind_of(v).is_parameter_value(v):
+            raise QdSyntaxError(f"{self.where} is a qd.template() parameter that {self.f.fn.__qualname__} assigns, "
+                                f"given a kernel argument: cannot use a non-writable target (kernel arguments are "
+                                f"immutable; pass a local copy)", self.low.loc(self.node))
+
+    def refuse_runtime_template(self, v) -> None:
+        """A run-time value given to a `qd.template()` parameter the func assigns, and not passed
+        by reference: quadrants would write the new value back, qd would not."""
+        if self._assigned_template() and not self.inout:
+            raise QdTypeError(f"{self.where} is a qd.template() parameter given a run-time value, and "
+                              f"{self.f.fn.__qualname__} assigns it: quadrants would write the new value back to "
+                              f"the caller's variable, qd passes it by value; return the new value instead (or "
+                              f"annotate the parameter with its type to make the copy explicit)",
+                              self.low.loc(self.node))
+
+    def refuse(self, v):
+        """The error the parameter's spec gives a value it cannot take."""
+        low, spec, where = self.low, self.spec, self.where
+        if isinstance(spec, VecSpec):
+            raise QdTypeError(f"{where} expects a {spec.shape} vector, got {low.describe(v)}", low.loc(self.node))
+        if isinstance(spec, ArraySpec):
+            raise QdTypeError(f"{where} expects an array, got {low.describe(v)}", low.loc(self.node))
+        if isinstance(spec, StructSpec):
+            raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {low.describe(v)}",
+                              low.loc(self.node))
+        if self.inplace:
+            raise QdTypeError(f"{where} expects a scalar, got {low.describe(v)}", low.loc(self.node))
+        if isinstance(spec, ScalarSpec):
+            raise QdTypeError(f"{where} expects a {spec.dtype} scalar, got {low.describe(v)}", low.loc(self.node))
+        raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(self.node))
+
+    def vector(self, v: MatV) -> object:
+        """A vector or matrix bound to the parameter (`bind_vector`)."""
+        return bind_vector(self.low, self.where, self.spec, v, self.name, self.node, self.site)
+
+    def array(self, v, spec: ArraySpec) -> object:
+        """An array bound to an array parameter of `spec`: instantiated, a leaf of the callee's
+        own under the parameter's name (clamped when the func says so), bound to the caller's."""
+        low, f, name, site = self.low, self.f, self.name, self.site
+        lf = _check_array(low, self.where, spec, v, self.node, f"argument {name} of {f.fn.__qualname__}").leaf
+        if site is None:
+            return v
         leaf = ir.leaf_like(lf, name)
         if spec.clamp and not leaf.clamp:  # the func's own `boundary="clamp"`
             leaf = replace(leaf, clamp=True)
         site.leaves.append(leaf)
         site.binds.append((lf.path, name))
         return LeafV(leaf), array_key(leaf)
-    if isinstance(spec, StructSpec):
-        _check_struct(low, where, spec, value, node)
-        return value if inplace else rebase_struct(low, value, name, site, node)
-    if inplace:
-        return _expand_scalar(low, where, spec, value, node)
-    if isinstance(spec, ScalarSpec):
+
+    def struct(self, v: StructV) -> object:
+        """A dataclass bound to a parameter of its class (or a base of it)."""
+        return v if self.inplace else rebase_struct(self.low, v, self.name, self.site, self.node)
+
+    def scalar(self, v, spec: object = None) -> object:
+        """A scalar bound to a scalar parameter: of `spec` when given, else of the parameter's own
+        spec (an open one: of the value's type). Expanded in place, `_expand_scalar`; instantiated,
+        a scalar leaf of the callee bound to the caller's leaf or fed the value."""
+        if spec is None and not self.open:
+            spec = self.spec
+        if spec is not None and not isinstance(spec, ScalarSpec):
+            return self.refuse(v)
+        low, name, node, site = self.low, self.name, self.node, self.site
+        if site is None:
+            return _expand_scalar(low, spec, v, node)
+        if spec is None:
+            spec = ScalarSpec(low.scalar(v, node).dtype)
         leaf = ir.ScalarLeaf(name, spec.dtype)
         site.leaves.append(leaf)
-        if isinstance(value, LeafV) and not value.leaf.is_array:
-            site.binds.append((value.leaf.path, name))
+        src = kind_of(v).bound_leaf(v, None)
+        if src is not None:
+            site.binds.append((src, name))
         else:
-            if isinstance(value, (StructV, LeafV, TupleV, RecV)):
-                raise QdTypeError(f"{where} expects a {spec.dtype} scalar, got {low.describe(value)}", low.loc(node))
-            site.values.append((name, low.cast(low.scalar(value, node), spec.dtype)))
+            site.values.append((name, low.cast(low.scalar(v, node), spec.dtype)))
         return LeafV(leaf), ("s", spec.dtype.name)
-    raise QdInternalError(f"unhandled parameter spec {spec!r}", low.loc(node))
 
 
-def bind_vector(low: Lowering, where: str, spec, value, name: str, node, site: CallSite | None):
+def bind_vector(low: Lowering, where: str, spec, value: MatV, name: str, node, site: CallSite | None):
     """A vector or matrix argument: instantiated, one scalar leaf per component (`v[0]`, ...),
     each bound to the caller's component leaf or fed its value; expanded in place, the
     caller's value itself (converted when the parameter's type differs)."""
-    if not isinstance(value, MatV):
-        raise QdTypeError(f"{where} expects a {spec.shape} vector, got {low.describe(value)}", low.loc(node))
     if isinstance(spec, VecSpec):
         if spec.shape != value.shape:
             raise QdTypeError(f"{where} expects a {vectors.shape_text(spec.shape)} value, got "
@@ -281,20 +341,19 @@ def bind_vector(low: Lowering, where: str, spec, value, name: str, node, site: C
     for k, e in enumerate(value.entries):
         leaf = ir.ScalarLeaf(f"{name}[{k}]", dtype)
         site.leaves.append(leaf)
-        if isinstance(e, LeafV) and e.leaf.dtype == dtype:
-            site.binds.append((e.leaf.path, leaf.path))
+        src = kind_of(e).bound_leaf(e, dtype)
+        if src is not None:
+            site.binds.append((src, leaf.path))
         else:
             site.values.append((leaf.path, low.cast(low.scalar(e, node), dtype)))
         entries.append(LeafV(leaf))
     return MatV(value.shape, tuple(entries)), ("v", value.shape, dtype.name)
 
 
-def _expand_scalar(low: Lowering, where: str, spec: ScalarSpec | None, value, node):
+def _expand_scalar(low: Lowering, spec: ScalarSpec | None, value, node):
     """A scalar parameter of a func expanded in place: the caller's scalar leaf when the types
     agree, else the value evaluated (and converted) into a fresh variable."""
-    if isinstance(value, (StructV, RecV)) or (isinstance(value, LeafV) and value.leaf.is_array):
-        raise QdTypeError(f"{where} expects a scalar, got {low.describe(value)}", low.loc(node))
-    if isinstance(value, LeafV) and (spec is None or spec.dtype == value.leaf.dtype):
+    if kind_of(value).bound_leaf(value, spec.dtype if spec is not None else None) is not None:
         return value
     e = low.scalar(value, node)
     if spec is not None:
@@ -320,12 +379,6 @@ def _array_text(dtype, ndim, element_shape) -> str:
     """An array type as the annotation would spell it: `NDArray[qd.f32, 1]`, or with `(3,)` elements."""
     elements = f" of {'x'.join(map(str, element_shape))} elements" if element_shape else ""
     return f"NDArray[{dtype}, {ndim}]{elements}"
-
-
-def _check_struct(low: Lowering, where: str, spec: StructSpec, value, node) -> StructV:
-    if not (isinstance(value, StructV) and issubclass(value.cls, spec.cls)):
-        raise QdTypeError(f"{where} expects a {spec.cls.__qualname__}, got {low.describe(value)}", low.loc(node))
-    return value
 
 
 def array_key(lf: ir.ArrayLeaf) -> tuple:
@@ -519,8 +572,7 @@ def assigns_a_caller_variable(low: Lowering, f, node: ast.Call) -> bool:
         return False
     for name, arg in bound.arguments.items():
         if name in assigned and isinstance(spec_of(f.hints.get(name)), ConstSpec) and isinstance(arg, ast.Name) \
-                and (isinstance(low.scope.get(arg.id), (ir.Var, MatV))
-                     or (isinstance(low.scope.get(arg.id), RecV) and low.scope[arg.id].is_var)):
+                and kind_of(held := low.scope.get(arg.id)).expands_by_reference(held):
             return True
     return False
 

@@ -77,6 +77,20 @@ class ConstKind(Kind):
     def length(self, lw: Lowering, v, node):
         return CT(vectors.constant(v.value).n) if isinstance(v.value, Matrix) else None
 
+    def unpacked_items(self, v) -> tuple | None:
+        if isinstance(v.value, range):
+            return tuple(CT(x) for x in v.value)
+        return self.sequence_items(v)
+
+    def bind_param(self, lw: Lowering, b, v):
+        if b.open:  # a template argument: keyed by its value
+            return b.constant(v)
+        if b.wants_vector:  # a Python-scope `qd.Matrix`, read as constant components
+            mat = self.as_mat(lw, v, b.node)
+            if mat is not None:
+                return b.vector(mat)
+        return super().bind_param(lw, b, v)
+
     def attribute(self, lw: Lowering, v, name: str, node):
         if isinstance(v.value, Matrix) and not hasattr(v.value, name):
             # `.x`, `.T` of a Python-scope vector read at compile time

@@ -44,6 +44,22 @@ class DataclassKind(Kind):
     def rebase_member(self, lw: Lowering, v, path: str, site, node) -> tuple | None:
         return calls.rebase_struct(lw, v, path, site, node)
 
+    def passed_member(self, lw: Lowering, v, node: ast.Attribute):
+        m = v.member(node.attr)
+        if m is None:
+            raise QdNameError(f"dataclass {v.cls.__qualname__} has no member {node.attr!r}", lw.loc(node))
+        return m
+
+    def bind_param(self, lw: Lowering, b, v):
+        spec = b.spec
+        if b.open:
+            if b.inplace:
+                return v
+            spec = self.param_spec(v)
+        if isinstance(spec, StructSpec) and issubclass(v.cls, spec.cls):
+            return b.struct(v)
+        return b.refuse(v)
+
     def attribute(self, lw: Lowering, v, name: str, node):
         m = v.member(name)
         if m is None and v.obj is not None:

@@ -75,6 +75,22 @@ class LeafKind(Kind):
         site.binds.append((lf.path, path))
         return LeafV(leaf), calls.array_key(lf) if lf.is_array else ("s", lf.dtype.name)
 
+    def bind_param(self, lw: Lowering, b, v):
+        spec = b.spec
+        if b.open:
+            b.refuse_kernel_argument(v)
+            if b.inplace:
+                return v
+            spec = self.param_spec(v)
+        if isinstance(spec, ArraySpec):
+            return b.array(v, spec)
+        return b.refuse(v) if v.leaf.is_array else b.scalar(v, spec)
+
+    def bound_leaf(self, v, dtype) -> str | None:
+        if v.leaf.is_array or (dtype is not None and dtype != v.leaf.dtype):
+            return None
+        return v.leaf.path
+
     def length(self, lw: Lowering, v, node):
         lw.access(v.leaf.path, node, "shape")
         if lw.static_scope and (shape := fields.static_shape(lw, v.leaf)) is not None:

@@ -25,5 +25,8 @@ class RangeKind(Kind):
     def loop_range(self, lw: Lowering, v, node):
         return v
 
+    def is_plain_object(self, v) -> bool:
+        return True  # a range is no argument value: a func call binds it as a compile-time object
+
 
 RANGE = register(RangeV, RangeKind())

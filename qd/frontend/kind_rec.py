@@ -64,6 +64,17 @@ class RecKind(Kind):
     def scalar_parts(self, v) -> list:
         return structs.flat(v)
 
+    def passed_member(self, lw: Lowering, v, node: ast.Attribute):
+        return v.member(node.attr)
+
+    def bind_param(self, lw: Lowering, b, v):
+        if b.open:
+            return structs.bind(lw, b.where, b.spec, v, b.name, b.node, b.site)
+        return b.refuse(v)
+
+    def expands_by_reference(self, v) -> bool:
+        return v.is_var
+
     def member_type(self, v):
         return v.stype
 

@@ -41,6 +41,10 @@ class ExprKind(Kind):
     def variable_place(self, v):
         return Place((), [v.var])
 
+    def bind_param(self, lw: Lowering, b, v):
+        b.refuse_runtime_template(v)
+        return super().bind_param(lw, b, v)
+
     def static(self, lw: Lowering, v, node):
         what = f"a runtime kernel argument, {self.describe(v)}" if isinstance(v, ir.ParamRead) else self.describe(v)
         raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "
@@ -61,6 +65,9 @@ class VarKind(Kind):
 
     def task_local(self, v) -> bool:
         return v.home >= 0
+
+    def expands_by_reference(self, v) -> bool:
+        return True
 
     def refuse_rebind(self, lw: Lowering, cur, name: str, value, node, by: str) -> None:
         if by == "vector":

@@ -47,6 +47,13 @@ class TupleKind(Kind):
     def length(self, lw: Lowering, v, node):
         return CT(len(v.items))
 
+    def bind_param(self, lw: Lowering, b, v):
+        if b.open:
+            return b.items(v.items)
+        if b.inplace:
+            raise QdTypeError(f"{b.where}: tuples cannot be passed to funcs", lw.loc(b.node))
+        return b.refuse(v)
+
     def subscript(self, lw: Lowering, v, node: ast.Subscript):
         index = lw.expr(node.slice)
         if not isinstance(index, CT) or not isinstance(index.value, int):

@@ -72,6 +72,17 @@ class MatKind(Kind):
     def length(self, lw: Lowering, v, node):
         return CT(v.n)
 
+    def unpacked_items(self, v) -> tuple | None:
+        return tuple(v.entries) if len(v.shape) == 1 else None
+
+    def bind_param(self, lw: Lowering, b, v):
+        b.refuse_kernel_argument(v)
+        b.refuse_runtime_template(v)
+        return b.vector(v)  # whatever the parameter's spec, as a vector
+
+    def expands_by_reference(self, v) -> bool:
+        return True  # a vector variable; a vector parameter is then refused as a non-writable target
+
     def scalar_parts(self, v) -> list:
         return list(v.entries)
 

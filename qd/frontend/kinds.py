@@ -167,6 +167,40 @@ class Kind:
         """`len(v)` inside a kernel; None when Python's `len` of a compile-time value decides."""
         return None
 
+    # -- func calls (`calls.py`) ----------------------------------------------------------
+
+    def is_plain_object(self, v) -> bool:
+        """Whether `v`, as a func's signature binds it, is no value of the lowering but a plain
+        Python object (a default from the signature), which the call binds as a compile-time
+        value. The default kind answers for such objects."""
+        return self is _DEFAULT
+
+    def passed_member(self, lw: Lowering, v, node: ast.Attribute):
+        """`v.name` written as a call argument (`node`): the member passed on, bound rather than
+        read; None when the argument is `v.name` evaluated."""
+        return None
+
+    def unpacked_items(self, v) -> tuple | None:
+        """The items `*v` stands for in a call or a tuple; None when `v` cannot be unpacked."""
+        return self.sequence_items(v)
+
+    def bind_param(self, lw: Lowering, b, v):
+        """`v` bound to the func parameter `b` (a `calls.Binder`) stands for: what `calls.bind_argument`
+        answers. A run-time scalar binds to a scalar (or open) parameter by value."""
+        return b.scalar(v)
+
+    def bound_leaf(self, v, dtype) -> str | None:
+        """The path of the caller's scalar leaf `v` is, which a callee's scalar leaf of `dtype`
+        (of any when None) is bound to by a Bind row instead of being fed the value; None for a
+        value that is fed (evaluated)."""
+        return None
+
+    def expands_by_reference(self, v) -> bool:
+        """Whether a name bound to `v`, given to a `qd.template()` parameter its func assigns,
+        makes the call statement be expanded in place with the parameter bound to it
+        (`calls.assigns_a_caller_variable`)."""
+        return False
+
     # -- expressions --------------------------------------------------------------------
 
     def attribute(self, lw: Lowering, v, name: str, node: ast.Attribute):
