@@ -5,10 +5,11 @@ of its own, which the call site names with its Bind rows and values) or, as a st
 kernel level with a top-level loop, *expanded* in place into the caller (so that loop runs in
 parallel). Both read the call's arguments the same way and check them against the callee's
 annotations with the same binder, `bind_argument`; they differ only in what a bound argument
-becomes: a leaf of the callee under its own parameter name, or the caller's own value. A call
-statement that gives a local variable to a `qd.template()` (or `qd.ref`) parameter the func
-assigns is expanded too, wherever it is: bound to the variable itself, the parameter is passed
-by reference, as quadrants passes it.
+becomes: a leaf of the callee under its own parameter name, or the caller's own value. What
+a value does bound to a parameter is its kind's (`Kind.bind_param`), done with the operations
+of a `Binder`. A call statement that gives a local variable to a `qd.template()` (or `qd.ref`)
+parameter the func assigns is expanded too, wherever it is: bound to the variable itself, the
+parameter is passed by reference, as quadrants passes it.
 
 The functions take the caller's lowering (`low`, a `lower_expr.ExprLowerer`) and use its
 expression helpers; a callee's lowering is made with `type(low)`, so this module does not
@@ -18,7 +19,7 @@ import the lowering's modules (which import it). `f` is a `@qd.func` (`qd.dispat
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from analysis.records import field, record, replace
 
@@ -198,8 +199,8 @@ class Binder:
     bind itself with. `site` is None when the call is expanded in place (`inplace`); `open` is
     a `qd.template()` or unannotated parameter, whose spec the value gives."""
 
-    low: object  # the caller's lowering
-    f: object
+    low: Lowering  # the caller's
+    f: object  # the func called
     name: str
     spec: object
     node: ast.Call
@@ -261,7 +262,7 @@ class Binder:
                               f"annotate the parameter with its type to make the copy explicit)",
                               self.low.loc(self.node))
 
-    def refuse(self, v):
+    def refuse(self, v) -> NoReturn:
         """The error the parameter's spec gives a value it cannot take."""
         low, spec, where = self.low, self.spec, self.where
         if isinstance(spec, VecSpec):
