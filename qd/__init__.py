@@ -32,7 +32,7 @@ from .core.version import __version__
 from .dispatch.kernel import kernel, launch_info, ptx, pure, real_func
 from .dispatch.warmup import compile_all
 from .explain.api import explain
-from .lang import math, types
+from .lang import config, linalg, math, types
 from .lang.config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
 from .lang.data_oriented import data_oriented
 from .lang.field import Axis, Field, Layout, SNode, field, root
@@ -71,10 +71,10 @@ from .lang.structs import Struct, dataclass
 from .lang.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 from .lang.types import Template, ref, template
 
-# `qd.math` and `qd.types` are modules of the user's API (`from qd.types import NDArray`): keep
-# those import paths although the modules live in `qd.lang`
-_sys.modules[f"{__name__}.math"] = math
-_sys.modules[f"{__name__}.types"] = types
+# Module paths programs import (`from qd.types import NDArray`, `import qd.math as tm`,
+# `qd.config.current()`, `qd.linalg.svd`): those modules live in `qd.lang`, under these names too
+for _module in (config, linalg, math, types):
+    _sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
 
 i = i32
 f = f32

@@ -1,3 +1,17 @@
 """The user's Python scope: `qd.init`, fields, ndarrays, vectors and matrices, struct types,
 type annotations, and the Python-scope versions of the kernel builtins.
+
+`qd.lang.<name>` of a builtin (`qd.lang.static`, `qd.lang.ndrange`, as quadrants' `quadrants.lang`
+has them) is the `ops` module's.
 """
+
+from __future__ import annotations
+
+from . import ops as _ops
+
+
+def __getattr__(name: str):
+    try:
+        return getattr(_ops, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
