@@ -7,11 +7,14 @@ has them) is the `ops` module's.
 
 from __future__ import annotations
 
+import types as _types
+
 from . import ops as _ops
 
 
 def __getattr__(name: str):
-    try:
-        return getattr(_ops, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    # a module `ops` imports (`math`, `numpy`) is not a builtin: `qd.lang.math` is the submodule
+    value = getattr(_ops, name, None)
+    if value is None or isinstance(value, _types.ModuleType):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return value
