@@ -74,7 +74,7 @@ def _typed(low: Lowering, args, node):
 
 
 def _dtype_arg(low: Lowering, v, node, what: str) -> _dt.DType:
-    d = _dt.as_dtype(v.value) if known(v) is not RUNTIME else None
+    d = _dt.as_dtype(known(v))
     if d is None:
         raise QdTypeError(f"{what}: the dtype must be a qd dtype such as qd.i32", low.loc(node))
     return d

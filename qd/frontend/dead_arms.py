@@ -75,7 +75,7 @@ class DeadArmScanner:
         """Record a call of a qd func; returns the ids of the argument nodes that are plain
         parameter names (`md`, `md.mid`), which the call passes rather than accesses."""
         f = self.resolve(node.func)
-        if not (known(f) is not RUNTIME and getattr(f.value, "is_qd_func", False)):
+        if not getattr(known(f), "is_qd_func", False):
             return set()
         low = self.low
         site = dead_site_id(low.inst.id, node.lineno, node.col_offset, low.n_sites)

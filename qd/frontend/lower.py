@@ -165,7 +165,7 @@ class Lowerer(ExprLowerer):
                 f = self.expr_Attribute(func, base)
         else:
             f = self.expr(func)
-        return (f.value, None) if known(f) is not RUNTIME and getattr(f.value, "is_qd_func", False) else (None, None)
+        return (f.value, None) if getattr(known(f), "is_qd_func", False) else (None, None)
 
     def _value_method(self, func) -> bool:
         """`v.fill(x)`, `s.method()`: a method of a local vector or struct value (not a func to

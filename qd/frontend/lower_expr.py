@@ -428,7 +428,7 @@ class ExprLowerer:
         return self.cast(e, d)
 
     def convert(self, value, dtype_v, node):
-        d = _dt.as_dtype(dtype_v.value) if known(dtype_v) is not RUNTIME else None
+        d = _dt.as_dtype(known(dtype_v))
         if d is None:
             raise QdTypeError("the target type of a cast must be a qd dtype", self.loc(node))
         return kind_of(value).convert(self, value, d, node)
@@ -476,7 +476,7 @@ class ExprLowerer:
     def typed_const(self, v, node):
         """A typed compile-time value (`qd.i8(3)`, a numpy scalar) as an IR constant; other
         values are left as they are, so a literal next to it stays weak."""
-        return self.const(v.value, node) if known(v) is not RUNTIME and rules.is_typed(v.value) else v
+        return self.const(v.value, node) if rules.is_typed(known(v)) else v
 
     def folded(self, e):
         """An expression over constants as the typed compile-time value it evaluates to."""

@@ -39,7 +39,7 @@ def lower_print(low: Lowering, node: ast.Call) -> None:
             raise QdTypeError(f"print() inside a kernel takes sep= and end= only, not {kw.arg or '**'}=",
                               low.loc(kw.value))
         v = low.expr(kw.value)
-        if known(v) is RUNTIME or not isinstance(v.value, str):
+        if not isinstance(known(v), str):
             raise QdTypeError(f"print({kw.arg}=...) must be a compile-time string", low.loc(kw.value))
         if kw.arg == "sep":
             sep = v.value

@@ -25,7 +25,7 @@ __all__ = ["element", "is_struct_field", "named_struct_field", "rewrite", "store
 
 
 def is_struct_field(v) -> bool:
-    return known(v) is not RUNTIME and getattr(v.value, "is_struct_field", False) is True
+    return getattr(known(v), "is_struct_field", False) is True
 
 
 def named_struct_field(low: Lowering, node: ast.expr) -> object | None:

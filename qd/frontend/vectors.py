@@ -123,7 +123,7 @@ def rows_of(low: Lowering, v, node) -> list[list]:
 def dtype_arg(low: Lowering, v, node) -> _dt.DType | None:
     if v is None or known(v) is None:
         return None
-    d = _dt.as_dtype(v.value) if known(v) is not RUNTIME else None
+    d = _dt.as_dtype(known(v))
     if d is None:
         raise QdTypeError(f"expected a qd dtype, got {low.describe(v)}")
     return d
@@ -520,7 +520,7 @@ def index(low: Lowering, v: MatV, idx, node):
             if not -size <= i < size:
                 raise QdTypeError(f"index {i} is out of range for a {shape_text(v.shape)} value")
             axes.append(i % size)
-        elif known(p) is not RUNTIME and rules.is_typed(p.value):
+        elif rules.is_typed(known(p)):
             axes.append(int(p.value) % size)
         else:
             axes.append(runtime_index(low, p, size, node))
