@@ -4,6 +4,8 @@ has them."""
 
 import importlib
 
+import pytest
+
 import qd
 
 
@@ -21,9 +23,5 @@ def test_public_module_paths():
 def test_qd_lang_names_builtins_and_submodules():
     assert qd.lang.static is qd.static and qd.lang.ndrange is qd.ndrange
     assert qd.lang.math is qd.math  # the submodule, not a module the builtins import
-    try:
-        qd.lang.no_such_name
-    except AttributeError as e:
-        assert "qd.lang" in str(e)
-    else:
-        raise AssertionError("qd.lang.no_such_name resolved")
+    with pytest.raises(AttributeError, match="qd.lang"):
+        _ = qd.lang.no_such_name
