@@ -90,6 +90,23 @@ def _init_source(cls: type, fields: list, frozen: bool) -> tuple[str, dict]:
     return text, env
 
 
+def _compiled_on_first_use(cls: type, text: str, env: dict):
+    """An `__init__` that compiles the real one the first time it runs and puts it in its place:
+    most record classes of the compiler are never instantiated by a given program (an IR node kind
+    its kernels do not use), and compiling each one's `__init__` at import was most of the
+    records' cost to a process's first compile."""
+
+    def __init__(self, *args, **kwargs):
+        exec(text, env)  # noqa: S102  (the text is built by `_init_source` from the class's own field names)
+        init = env["__init__"]
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = init
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
 def _repr(self) -> str:
     active = _repr_active.__dict__.setdefault("ids", set())
     if id(self) in active:
@@ -135,11 +152,8 @@ def record(cls: type | None = None, /, *, frozen: bool = False, eq: bool = True)
         cls.__record_fields__ = tuple(fields)
         cls.__record_compare__ = tuple(f[0] for f in fields if f[3])
         cls.__record_repr__ = tuple(f[0] for f in fields if f[4])
-        text, env = _init_source(cls, fields, frozen)
-        exec(text, env)  # noqa: S102  (the text is built above from the class's own field names)
-        init = env["__init__"]
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
-        cls.__init__ = init
+        text, env = _init_source(cls, fields, frozen)  # checks the field order now, at the definition
+        cls.__init__ = _compiled_on_first_use(cls, text, env)
         if "__repr__" not in cls.__dict__:
             cls.__repr__ = _repr
         own_hash = cls.__dict__.get("__hash__", _MISSING)
