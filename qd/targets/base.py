@@ -33,6 +33,8 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING
 
+from ..core.errors import QdConfigError, caller_loc
+
 if TYPE_CHECKING:
     from ..codegen.emitter import Emitter
     from ..codegen.lower_llvm import ModuleGen
@@ -67,7 +69,8 @@ class Host(abc.ABC):
     def alloc(self, nbytes: int) -> object:
         """`nbytes` of zeroed device memory for an array (a buffer with `ptr`, `upload`,
         `download` and `copy_from`), freed with the buffer; only where `device_memory`."""
-        raise NotImplementedError(f"{type(self).__name__} keeps arrays in host memory")
+        raise QdConfigError(f"this machine ({type(self).__name__}) has no device memory: its arrays live in host "
+                            "memory (make them with qd.ndarray)", caller_loc())
 
     def sync(self) -> None:
         """Wait until the work this machine has queued is done (`qd.sync`); by default launches

@@ -189,3 +189,17 @@ def test_host_and_target_are_made_once_per_configuration():
     assert host.array_type is qd.Ndarray and not host.device_memory
     qd.init(arch=qd.cpu)
     assert targets.host_for(qd.lang.config.current()) is not host
+
+
+def test_device_memory_asked_of_a_host_without_it_is_a_located_error():
+    from qd.core.errors import QdConfigError
+    from qd.lang import config
+    from qd.lang.ndarray import DeviceNdarray
+
+    qd.init(arch=qd.cpu)
+    try:
+        DeviceNdarray(qd.f32, (4,), host=config.host())
+    except QdConfigError as e:
+        assert "no device memory" in str(e) and "test_target_seam.py" in str(e)
+    else:
+        raise AssertionError("a CPU host allocated device memory")
