@@ -147,3 +147,30 @@ __all__ += [
     "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow",
     "raw_div", "raw_mod", "round", "rsqrt", "select", "static_assert", "tanh", "zero", "one",
 ]
+
+# ---------------------------------------------------------------- the host-side surface of quadrants programs
+# (`qd.lang.impl`, quadrants' error names, logging, `qd.types.primitive_types`, `@qd.perf_dispatch`)
+from .core import log as _logging  # noqa: E402
+from .core.log import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN, is_logging_effective, set_logging_level  # noqa: E402
+from .lang import _template_mapper, exception, impl, primitive_types, util  # noqa: E402,F401
+from .lang.exception import (  # noqa: E402
+    QuadrantsAssertionError,
+    QuadrantsCompilationError,
+    QuadrantsIndexError,
+    QuadrantsNameError,
+    QuadrantsRuntimeError,
+    QuadrantsRuntimeTypeError,
+    QuadrantsSyntaxError,
+    QuadrantsTypeError,
+)
+from .lang.perf_dispatch import perf_dispatch  # noqa: E402
+
+_sys.modules[f"{__name__}._logging"] = _logging
+_sys.modules[f"{__name__}.types.primitive_types"] = primitive_types
+types.primitive_types = primitive_types
+__all__ += [
+    "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "set_logging_level", "is_logging_effective",
+    "QuadrantsCompilationError", "QuadrantsSyntaxError", "QuadrantsNameError", "QuadrantsTypeError",
+    "QuadrantsIndexError", "QuadrantsRuntimeError", "QuadrantsAssertionError", "QuadrantsRuntimeTypeError",
+    "perf_dispatch",
+]

@@ -4,7 +4,7 @@ Read from the sources with `ast` (nothing is imported): every `import` / `from .
 at module level or inside a function, resolved to the project module it loads. The graph must
 have no cycle (counting function-local imports too: a lazy import hides a cycle, it does not
 remove it), `analysis/` must import nothing from `qd` (it works on exported facts), and at most
-5 import statements may be function-local (of anything, the standard library and llvmlite
+6 import statements may be function-local (of anything, the standard library and llvmlite
 included), each a deliberate lazy load that says why in a comment next to it.
 
 What those lazy loads buy is checked on real processes: `import qd` loads no LLVM and no
@@ -27,7 +27,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("qd", "analysis")
-MAX_LOCAL_IMPORTS = 5
+MAX_LOCAL_IMPORTS = 6
 
 
 def _modules() -> dict[str, Path]:
@@ -102,7 +102,7 @@ def test_the_reader_sees_imports_of_every_kind():
 # imports the stages it hands work to and the shared vocabulary (`core`); nothing imports the
 # stage that called it. `analysis` (the Datalog engine and rules) imports nothing from qd.
 PACKAGES_IN_ORDER = ("core", "codegen", "targets", "lang", "lib", "frontend", "runtime", "cache", "compile",
-                     "dispatch", "explain")
+                     "dispatch", "explain", "standin")
 ALLOWED = {
     "qd.core": {"analysis"},  # the IR's record classes
     "qd.codegen": {"qd.core"},
@@ -116,7 +116,10 @@ ALLOWED = {
                    "qd.targets"},
     "qd.dispatch": {"qd.compile", "qd.core", "qd.frontend", "qd.lang", "qd.runtime"},
     "qd.explain": {"analysis", "qd.compile", "qd.core", "qd.dispatch", "qd.lang"},
-    "qd": {f"qd.{p}" for p in PACKAGES_IN_ORDER},  # `qd/__init__.py`: the user's namespace
+    # `qd/__init__.py`: the user's namespace; `import quadrants` maps onto it (`qd.standin`), which is a tool
+    # over the namespace, not part of it
+    "qd": {f"qd.{p}" for p in PACKAGES_IN_ORDER if p != "standin"},
+    "qd.standin": {"qd"},
     "analysis": set(),
 }
 

@@ -72,6 +72,11 @@ def drop_all() -> None:
         _holders.clear()
 
 
+def count() -> int:
+    """How many compiled variants kernels hold now (quadrants' `get_num_compiled_functions`)."""
+    return sum(len(kernel.variants) for kernel in list(_holders))
+
+
 def _user_stacklevel() -> int:
     """Stack level of the first frame outside qd (its package, generated launchers, dispatchers)."""
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the qd package

@@ -201,7 +201,10 @@ class ExprLowerer:
             return fields.wrap(self, captures.name(self.inst, self.func, kind, self.func.fn.__module__, name, value),
                                node)
         if hasattr(builtins, name):
-            return CT(getattr(builtins, name))
+            value = getattr(builtins, name)
+            if isinstance(value, (bool, int, float, str)):  # `__debug__`, which programs may set: a captured value
+                return captures.name(self.inst, self.func, "global", "builtins", name, value)
+            return CT(value)
         if name in self.ended:  # quadrants' block scope (`lower.in_block`)
             raise QdNameError(f"name {name!r} is not defined here: it was first assigned inside the block of the if / "
                               f"loop at line {getattr(self.ended[name], 'line', '?')}, and a variable first assigned "

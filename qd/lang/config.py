@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .. import targets as _targets
 from ..core import dtypes as _dt
+from ..core import log as _log
 from ..core import variants as _variants
 from ..core.errors import QdConfigError, caller_loc, show, warn_at
 
@@ -68,17 +69,18 @@ QUADRANTS_ONLY: dict[str, object] = {
     "num_compile_threads": 4, "vk_api_version": "", "cuda_stack_limit": 0, "external_metal_command_queue": 0,
     "external_metal_command_queue_is_torch_queue": False,
     # runtime options quadrants forwards outside its compile config
-    "log_level": "info", "gdb_trigger": False, "short_circuit_operators": True, "print_full_traceback": False,
+    "gdb_trigger": False, "short_circuit_operators": True, "print_full_traceback": False,
     "unrolling_limit": 32,
     # quadrants' own keyword parameters of init
-    "_test_mode": False, "enable_fallback": True, "require_version": None, "print_non_pure": False,
+    "_test_mode": False, "require_version": None, "print_non_pure": False,
     "src_ll_cache": True,
 }
 _OWN_KEYWORDS = ("arch", "default_fp", "default_ip", "debug", "offline_cache", "offline_cache_file_path", "prune",
-                 "cpu_max_num_threads", "fast_math", "raise_on_templated_floats")
+                 "cpu_max_num_threads", "fast_math", "raise_on_templated_floats",
+                 "log_level", "enable_fallback")
 # what a warning adds for an option whose intent qd serves another way
 _HINTS = {"check_out_of_bound": " (qd.init(debug=True) checks every index)",
-          "kernel_profiler": " (qd has no kernel profiler)", "log_level": " (qd logs nothing)"}
+          "kernel_profiler": " (qd has no kernel profiler)"}
 
 
 @dataclass
@@ -91,9 +93,9 @@ class Config:
     offline_cache_file_path: str | None = None
     prune: bool = True
     cpu_max_num_threads: int = field(default_factory=lambda: os.cpu_count() or 1)
-    # float arithmetic may be reassociated, contracted and approximated (quadrants' default is on;
-    # qd's is off, so that float results follow IEEE and constant folding exactly)
-    fast_math: bool = False
+    # float arithmetic may be reassociated, contracted and approximated (quadrants' default, and
+    # qd's; `fast_math=False` makes float results follow IEEE and constant folding exactly)
+    fast_math: bool = True
     # quadrants' guard against a variant per float value: a float among a launch's compile-time
     # values (a template argument, a data-oriented object's member) is a ValueError
     raise_on_templated_floats: bool = False
@@ -131,13 +133,17 @@ def _thread_count(value, source: str) -> int:
     return value
 
 
-def _select(arch: Arch) -> Arch:
+def _select(arch: Arch, fallback: bool) -> Arch:
     """The arch qd runs on for the requested one, from the machines `qd.targets` tries for it,
     best first: each is started now (`qd.cuda` starts the CUDA driver), so a machine without
     bindings, driver or device fails here with one `QdConfigError` saying what is missing, not
     at the first launch; where a fallback follows (`qd.gpu`: CUDA, else the CPU) the failure
-    is one warning. An arch this build does not implement runs on the CPU, warned once."""
+    is one warning. With `fallback` (quadrants' `enable_fallback`, on by default) a GPU arch whose
+    machine cannot start, or that this build does not implement, runs on the CPU, warned once;
+    without it, that is the `QdConfigError`."""
     tries = _targets.machines(arch)
+    if fallback and tries and _targets.DEFAULT not in tries:
+        tries = (*tries, _targets.DEFAULT)
     for n, machine in enumerate(tries):
         try:
             _targets.start(machine)
@@ -149,20 +155,26 @@ def _select(arch: Arch) -> Arch:
             _warn_once(f"arch:{arch}", f"qd.init: arch=qd.{arch}: no usable {_targets.label(machine)} GPU "
                        f"({reason.lstrip(': ')}); running on the {_targets.label(tries[-1])}")
     if not tries:
+        if not fallback:
+            raise QdConfigError(f"qd.init: arch={arch} is not available in this build (enable_fallback=False)",
+                                caller_loc())
         _warn_once(f"arch:{arch}", f"qd.init: arch={arch} is not available in this build; running on the CPU")
     return _BY_NAME[_targets.DEFAULT]
 
 
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
          offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
-         prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = False,
-         raise_on_templated_floats: bool = False, **kwargs) -> None:
-    """Reset qd: drop compiled kernels and apply the new settings."""
+         prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = True,
+         raise_on_templated_floats: bool = False, log_level: str | None = None,
+         enable_fallback: bool = True, **kwargs) -> None:
+    """Reset qd: drop compiled kernels and apply the new settings (quadrants' defaults, `fast_math` on)."""
     global _config
     arch = cpu if arch is None else arch
     if not isinstance(arch, str) or arch not in _KNOWN_ARCHS:
         raise QdConfigError(f"qd.init: unknown arch {show(arch)} (qd.cpu, qd.cuda, qd.gpu, ...)", caller_loc())
-    arch = _select(arch)
+    if log_level is not None:
+        _log.set_logging_level(log_level)
+    arch = _select(arch, bool(enable_fallback))
     fp = _dt.as_dtype(default_fp) if default_fp is not None else _dt.f32
     if fp is None or not fp.is_float:
         raise QdConfigError(f"qd.init: default_fp must be qd.f32 or qd.f64, got {show(default_fp)}", caller_loc())

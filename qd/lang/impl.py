@@ -1,0 +1,123 @@
+"""`qd.lang.impl`: quadrants' host-side runtime object and configuration queries.
+
+Libraries written for quadrants probe its runtime before choosing a code path (xuvdb reads
+`get_runtime().prog` and `current_cfg().arch`, Genesis reads `current_cfg().debug`,
+`get_runtime().default_fp` inside `qd.static(...)` and `get_max_shared_memory_bytes`). qd has no
+separate program object: these answer from the configuration `qd.init` set, so a probe sees what
+qd will actually do. `materialize()` has nothing to do (qd lays out fields when they are first
+used); `clear()` and `reset()` drop the compiled kernels as quadrants' do.
+"""
+
+from __future__ import annotations
+
+from ..core import dtypes as _dt
+from ..core import variants as _variants
+from ..core.errors import QdRuntimeError, caller_loc
+from . import config as _config
+from . import ops
+
+_MAX_SHARED_BYTES_LOWER_BOUND = {"cuda": 48 * 1024, "metal": 32 * 1024, "amdgpu": 64 * 1024}
+
+
+def current_cfg() -> _config.ConfigView:
+    """The configuration in force (`.arch`, `.debug`, `.default_fp`, ... as `qd.cfg` reads them)."""
+    return _config.cfg
+
+
+class Program:
+    """What `get_runtime().prog` is: the program of the current configuration."""
+
+    def config(self) -> _config.ConfigView:
+        return _config.cfg
+
+    def synchronize(self) -> None:
+        ops.sync()
+
+    def __repr__(self) -> str:
+        return f"<qd program arch={_config.current().arch}>"
+
+
+class Runtime:
+    """What `get_runtime()` returns: quadrants' runtime object, answered from qd's configuration."""
+
+    _prog = Program()
+
+    @property
+    def prog(self) -> Program:
+        return self._prog
+
+    @property
+    def default_fp(self) -> _dt.DType:
+        return _config.current().default_fp
+
+    @property
+    def default_ip(self) -> _dt.DType:
+        return _config.current().default_ip
+
+    @property
+    def default_up(self) -> _dt.DType:
+        return _config.cfg.default_up
+
+    @property
+    def materialized(self) -> bool:
+        return True
+
+    def set_default_fp(self, fp) -> None:
+        """quadrants' way to change the default float type: as `qd.init(default_fp=...)` does, keeping the rest."""
+        self._reinit(default_fp=fp)
+
+    def set_default_ip(self, ip) -> None:
+        self._reinit(default_ip=ip)
+
+    def _reinit(self, **change) -> None:
+        c = _config.current()
+        settings = {name: getattr(c, name) for name in _config.Config.__dataclass_fields__ if name != "generation"}
+        settings.update(change)
+        _config.init(**settings)
+
+    def materialize(self) -> None:
+        """Nothing to do: qd lays out a field's memory when it is first used."""
+
+    def sync(self) -> None:
+        ops.sync()
+
+    def clear(self) -> None:
+        """Drop every compiled kernel (as `qd.reset()` does, keeping the configuration)."""
+        _variants.drop_all()
+
+    def get_num_compiled_functions(self) -> int:
+        return _variants.count()
+
+
+_runtime = Runtime()
+
+
+def get_runtime() -> Runtime:
+    """quadrants' runtime object (see `Runtime`)."""
+    return _runtime
+
+
+def reset() -> None:
+    """`qd.reset()`."""
+    _config.reset()
+
+
+def default_cfg() -> _config.ConfigView:
+    return _config.cfg
+
+
+def get_max_shared_memory_bytes(*, is_lowerbound_ok: bool) -> int:
+    """Shared memory per block: 0 on the CPU (it has none); on a GPU, the lower bound of its family
+    when `is_lowerbound_ok`, else an error (qd does not query the device for it)."""
+    arch = str(_config.current().arch)
+    if arch in ("cpu", "x64", "arm64"):
+        return 0
+    if is_lowerbound_ok and arch in _MAX_SHARED_BYTES_LOWER_BOUND:
+        return _MAX_SHARED_BYTES_LOWER_BOUND[arch]
+    raise QdRuntimeError(f"the shared memory size of arch {arch} is not known exactly; pass is_lowerbound_ok=True",
+                         caller_loc())
+
+
+def inside_kernel() -> bool:
+    """Whether a kernel is being compiled or run from this call (never, from Python scope)."""
+    return False

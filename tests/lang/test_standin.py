@@ -1,0 +1,221 @@
+"""Programs written for quadrants, run unmodified: once on quadrants 1.3.3 itself, once on qd through
+`python -m qd.standin`, with the same printed results.
+
+Each program is a script that does `import quadrants as qd` (and reaches into `quadrants.lang.impl`,
+`quadrants.lang.exception`, `quadrants._logging`, `quadrants.types.primitive_types`, ...), as
+Genesis and other libraries do. Both runs are fresh interpreters of the test's Python: quadrants is
+installed there too, so the qd run also shows that the stand-in wins over an installed quadrants.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # subprocesses (quadrants' start-up is ~1 s each)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(tmp_path: Path, source: str, *, on_qd: bool, args: tuple[str, ...] = ()) -> str:
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(source))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QD_OFFLINE_CACHE_FILE_PATH": str(tmp_path / "cache")}
+    cmd = [sys.executable, *(["-m", "qd.standin"] if on_qd else []), str(script), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    # quadrants prints a banner and its log lines on stdout; the programs print their results
+    return "\n".join(line for line in p.stdout.splitlines() if not line.startswith(("[Quadrants]", "[W ", "[I ")))
+
+
+def _same(tmp_path: Path, source: str, args: tuple[str, ...] = ()) -> str:
+    ref = _run(tmp_path, source, on_qd=False, args=args)
+    got = _run(tmp_path, source, on_qd=True, args=args)
+    assert got == ref
+    return got
+
+
+def test_a_quadrants_program_runs_on_qd_with_the_same_results(tmp_path):
+    out = _same(tmp_path, """
+        import sys
+        import numpy as np
+        import quadrants as qd
+        import quadrants.math as tm
+        from quadrants.lang import impl
+
+        qd.init(arch=qd.cpu)
+
+        @qd.kernel
+        def fill(x: qd.types.NDArray[qd.f32, 1], scale: qd.f32):
+            for i in x:
+                x[i] = tm.clamp(i * scale, 0.0, 5.0)
+
+        a = np.zeros(8, np.float32)
+        fill(a, 1.5)
+        print(sys.argv[1:], a.tolist())
+        print(impl.current_cfg().arch == qd.cpu, impl.get_runtime().prog is not None)
+        print(type(qd).__name__, qd.lang.impl is impl)
+    """, args=("x", "--y"))
+    assert out.splitlines()[0] == "['x', '--y'] [0.0, 1.5, 3.0, 4.5, 5.0, 5.0, 5.0, 5.0]"
+
+
+def test_the_stand_in_is_qd_itself_and_wins_over_an_installed_quadrants(tmp_path):
+    out = _run(tmp_path, """
+        import quadrants, qd
+        import quadrants.lang.impl
+        from quadrants.types import primitive_types
+        print(quadrants is qd, quadrants.lang.impl is qd.lang.impl, primitive_types is qd.types.primitive_types)
+        print(quadrants.__spec__.name, quadrants.lang.impl.__spec__.name)
+        try:
+            import quadrants.no_such_module
+        except ModuleNotFoundError as e:
+            print("ModuleNotFoundError", e.name)
+    """, on_qd=True)
+    assert out.splitlines() == ["True True True", "qd qd.lang.impl", "ModuleNotFoundError quadrants.no_such_module"]
+
+
+def test_install_from_python_and_its_refusal_after_quadrants_was_imported(tmp_path):
+    out = _run(tmp_path, """
+        import qd.standin
+        qd.standin.install()
+        import quadrants
+        print(quadrants.__name__, qd.standin.installed())
+        qd.standin.uninstall()
+        print(qd.standin.installed())
+    """, on_qd=False)
+    assert out.splitlines() == ["qd True", "False"]
+    out = _run(tmp_path, """
+        import quadrants, qd, qd.standin
+        try:
+            qd.standin.install()
+        except qd.QdConfigError as e:
+            print("refused:", "already imported" in str(e))
+    """, on_qd=False)
+    assert out.splitlines() == ["refused: True"]
+
+
+def test_run_a_module_with_dash_m(tmp_path):
+    pkg = tmp_path / "qpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import quadrants as qd\nNAME = qd.__name__\n")
+    (pkg / "__main__.py").write_text("import sys\nfrom qpkg import NAME\nprint(NAME, sys.argv[1:])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "qd.standin", "-m", "qpkg", "7"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["qd", "['7']"]
+
+
+def test_quadrants_error_names_catch_qd_errors(tmp_path):
+    _same(tmp_path, """
+        import numpy as np
+        import quadrants as qd
+        from quadrants.lang.exception import QuadrantsCompilationError, QuadrantsTypeError
+
+        qd.init(arch=qd.cpu)
+
+        @qd.kernel
+        def bad(x: qd.types.NDArray[qd.i32, 1]):
+            for i in x:
+                x[i] = undefined_name + 1
+
+        @qd.kernel
+        def bad_args(x: qd.types.NDArray[qd.i32, 1], y: qd.i32):
+            for i in x:
+                x[i] = y
+
+        for name, call in (("name", lambda: bad(np.zeros(2, np.int32))),
+                           ("args", lambda: bad_args(np.zeros(2, np.int32), np.zeros(3)))):
+            try:
+                call()
+            except qd.QuadrantsNameError:
+                print(name, "QuadrantsNameError")
+            except (qd.QuadrantsRuntimeTypeError, QuadrantsTypeError, TypeError, ValueError):
+                print(name, "argument error")
+            except QuadrantsCompilationError:
+                print(name, "QuadrantsCompilationError")
+        print(issubclass(qd.QuadrantsSyntaxError, QuadrantsCompilationError),
+              issubclass(qd.QuadrantsAssertionError, qd.QuadrantsRuntimeError))
+    """)
+
+
+def test_logging_levels_and_redirection(tmp_path):
+    out = _same(tmp_path, """
+        import quadrants as qd
+        seen = []
+        print(qd._logging.DEBUG, qd._logging.TRACE, qd._logging.INFO, qd.WARN, qd.ERROR, qd._logging.CRITICAL)
+        print([qd._logging.is_logging_effective(l) for l in ("trace", "debug", "info", "warn", "error", "critical")])
+        qd.set_logging_level(qd.ERROR)
+        print([qd._logging.is_logging_effective(l) for l in ("trace", "debug", "info", "warn", "error", "critical")])
+        qd.init(arch=qd.cpu, log_level=qd.WARN)
+        print(qd._logging.is_logging_effective("info"), qd._logging.is_logging_effective("warn"))
+        setattr(qd._logging, "warn", lambda msg, *a, **k: seen.append(msg))
+        qd._logging.warn("redirected")
+        qd._logging.warn = qd._logging._get_logging(qd._logging.WARN)
+        print(seen, callable(qd._logging.warn))
+    """)
+    assert out.splitlines()[-1] == "['redirected'] True"
+
+
+def test_runtime_probe_config_and_primitive_types(tmp_path):
+    _same(tmp_path, """
+        import quadrants as qd
+        from quadrants.lang import impl
+        from quadrants.types.primitive_types import integer_types, real_types
+
+        qd.init(arch=qd.cpu, default_fp=qd.f64, debug=True)
+        rt = impl.get_runtime()
+        print(rt.default_fp == qd.f64, rt.default_ip == qd.i32, rt.prog is not None)
+        cfg = impl.current_cfg()
+        print(cfg.arch == qd.cpu, cfg.debug, cfg.fast_math, qd.cfg.fast_math)
+        print(impl.get_max_shared_memory_bytes(is_lowerbound_ok=True))
+        print(qd.f32 in real_types, float in real_types, qd.i32 in real_types, qd.u8 in integer_types,
+              bool in integer_types, qd.f64 in integer_types)
+        rt.materialize()
+        qd.init(arch=qd.cpu)
+        print(impl.current_cfg().debug, impl.get_runtime().default_fp == qd.f32)
+
+        @qd.kernel
+        def scale() -> qd.f32:
+            return qd.static(impl.get_runtime().default_fp == qd.f32) * 2.5
+        print(scale())
+    """)
+
+
+def test_debug_flag_set_through_the_template_mapper_builtins(tmp_path):
+    source = """
+        import sys
+        import quadrants as qd
+        qd.init(arch=qd.cpu)
+        qd.lang._template_mapper.__builtins__["__debug__"] = sys.argv[1] == "on"
+
+        @qd.kernel
+        def checks() -> qd.i32:
+            r = 0
+            if __debug__:
+                r = 1
+            return r
+        print(checks())
+    """
+    # the same cache directory each time: the kernel's disk-cache entry must not outlive the flag
+    assert [_same(tmp_path, source, args=(flag,)) for flag in ("on", "off", "on")] == ["1", "0", "1"]
+
+
+def test_gpu_arch_without_a_gpu_falls_back_to_the_cpu(tmp_path):
+    out = _same(tmp_path, """
+        import warnings
+        import quadrants as qd
+        qd.init(arch=qd.cuda)
+        print(qd.cfg.arch == qd.cpu or qd.cfg.arch == qd.x64)
+        try:
+            qd.init(arch=qd.cuda, enable_fallback=False)
+            print("no error")
+        except (RuntimeError, ValueError):
+            print("refused")
+    """) if not Path("/dev/nvidia0").exists() else pytest.skip("a GPU is present: nothing falls back")
+    assert out.splitlines() == ["True", "refused"]
