@@ -219,3 +219,61 @@ def test_gpu_arch_without_a_gpu_falls_back_to_the_cpu(tmp_path):
             print("refused")
     """) if not Path("/dev/nvidia0").exists() else pytest.skip("a GPU is present: nothing falls back")
     assert out.splitlines() == ["True", "refused"]
+
+
+def test_perf_dispatch_measures_each_compatible_implementation_then_keeps_the_fastest(tmp_path):
+    out = _same(tmp_path, """
+        import time
+        import numpy as np
+        import quadrants as qd
+
+        qd.init(arch=qd.cpu)
+        calls = []
+
+        @qd.perf_dispatch(get_geometry_hash=lambda a, slow: hash(a.shape), warmup=1, active=2,
+                          repeat_after_count=20)
+        def add_one(a: qd.types.NDArray[qd.i32, 1], slow: qd.i32): ...
+
+        @add_one.register
+        @qd.kernel
+        def add_one_kernel(a: qd.types.NDArray[qd.i32, 1], slow: qd.i32):
+            for i in a:
+                a[i] += 1
+
+        @add_one.register(is_compatible=lambda a, slow: slow == 1)
+        def add_one_slowly(a: qd.types.NDArray[qd.i32, 1], slow: qd.i32):
+            calls.append("slow")
+            time.sleep(0.05)
+            a += 1
+
+        @add_one.register(is_compatible=lambda a, slow: a.shape[0] < 100)
+        def add_one_numpy(a: qd.types.NDArray[qd.i32, 1], slow: qd.i32):
+            calls.append("numpy")
+            a += 1
+
+        a = np.zeros(8, np.int32)
+        for _ in range(12):
+            add_one(a, 1)
+        print(a.tolist() == [12] * 8, calls.count("slow"))   # 1 untimed + 2 timed, then never again
+        big = np.zeros(200, np.int32)
+        for _ in range(5):
+            add_one(big, 0)              # only the kernel is compatible: chosen at once
+        print(int(big.sum()), len(calls))
+
+        try:
+            add_one.register(lambda a, b: None)
+        except qd.QuadrantsSyntaxError:
+            print("signature refused")
+
+        @qd.perf_dispatch(get_geometry_hash=lambda a: 0)
+        def nothing(a): ...
+
+        @nothing.register(is_compatible=lambda a: False)
+        def never(a): ...
+
+        try:
+            nothing(1)
+        except qd.QuadrantsRuntimeError as e:
+            print("no implementation:", "No suitable functions" in str(e))
+    """)
+    assert out.splitlines()[0] == "True 3"
