@@ -147,6 +147,9 @@ __all__ += [
     "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow",
     "raw_div", "raw_mod", "round", "rsqrt", "select", "static_assert", "tanh", "zero", "one",
 ]
+from .lang.ops import randn, random  # noqa: E402
+
+__all__ += ["random", "randn"]
 
 # ---------------------------------------------------------------- the host-side surface of quadrants programs
 # (`qd.lang.impl`, quadrants' error names, logging, `qd.types.primitive_types`, `@qd.perf_dispatch`)

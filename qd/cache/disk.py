@@ -156,7 +156,7 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         "leaves": _leaves(kernel.specs),
         "spec": spec,
         "config": [cfg.debug, cfg.default_fp.name, cfg.default_ip.name, cfg.prune, cfg.cpu_max_num_threads > 1,
-                   cfg.fast_math, cfg.raise_on_templated_floats],
+                   cfg.fast_math, cfg.raise_on_templated_floats, cfg.random_seed],
         "target": list(target),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:32]

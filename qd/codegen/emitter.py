@@ -46,6 +46,8 @@ class Emitter:
         # id(loop var) -> (start, step) of its range, as LLVM operands: `var + c` that provably
         # does not wrap is emitted `nsw` (`ExprGen.no_signed_wrap`); kept as long as `shadow`'s entry
         self.loop_ranges: dict[int, tuple[str, str]] = {}
+        self.rng: str | None = None  # the address of this function's `qd.random` state (`codegen.random`)
+        self.rng_base = ""
 
     def var_ptr(self, var: ir.Var) -> str:
         p = self.vars.get(id(var))

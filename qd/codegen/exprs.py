@@ -11,7 +11,7 @@ from ..core import dtypes as _dt
 from ..core import ir
 from ..core.abi import BOUNDS
 from ..core.errors import QdInternalError
-from . import checks
+from . import checks, random
 from .emitter import Emitter, leaf_args
 from .llvm_text import const, ll, mem
 
@@ -260,6 +260,8 @@ class ExprGen(Emitter):
             return fn.ins(f"atomicrmw {_atomic_op(e.op, e.dtype)} ptr {p}, {ll(e.dtype)} {v} monotonic")
         if isinstance(e, ir.CallFunc):
             return self.call(e)
+        if isinstance(e, ir.Random):
+            return random.draw(self, e)
         if isinstance(e, ir.CheckedIndex):
             v = self.expr(e.index)
             d = e.index.dtype
@@ -278,7 +280,7 @@ class ExprGen(Emitter):
         bound = {q: a for a, q in e.binds}
         by_path = {lf.path: lf for lf in callee.params}
         caller_leaf = {lf.path: lf for lf in self.inst.params}
-        args = [f"ptr {self.status}"]
+        args = [f"ptr {self.status}"] + ([f"ptr {self.rng}"] if self.mg.rng else [])
         for q in self.mg.used[callee.id]:
             lf = by_path[q]
             if q in bound:

@@ -23,7 +23,7 @@ from typing import Any
 from ..core import ir
 from ..core.abi import ArgLayout, KernelModule
 from ..core.errors import SourceLoc
-from . import checks
+from . import checks, random
 from .emitter import Scope, ident, leaf_params
 from .llvm_text import Fn, const, ll
 from .stmts import StmtGen
@@ -33,7 +33,8 @@ class ModuleGen:
     """Writes the LLVM module of one kernel variant; `target` is a `qd.targets.base.Target`."""
 
     def __init__(self, name: str, kernel: ir.Inst, insts: dict[str, ir.Inst], used: dict[str, tuple[str, ...]],
-                 layout: ArgLayout, target: Any, debug: bool, noalias: bool, fast_math: bool = False):
+                 layout: ArgLayout, target: Any, debug: bool, noalias: bool, fast_math: bool = False,
+                 random_seed: int = 0):
         self.name = name
         self.layout = layout
         self.target = target
@@ -57,6 +58,12 @@ class ModuleGen:
         # while one is written, in a func's (then `calls_of` keeps them, for its call sites)
         self.math_calls: dict[str, int] = {}
         self.calls_of: dict[str, dict[str, int]] = {}
+        # `qd.random` streams (see `random`): whether any code draws, the seed, the frame word of
+        # the launch number and the next function's stream number
+        self.rng = random.uses_random(kernel, insts)
+        self.random_seed = random_seed
+        self.rng_slot = -1
+        self.rng_streams = 0
 
     # -- module -----------------------------------------------------------------------------
 
@@ -69,6 +76,9 @@ class ModuleGen:
             if isinstance(st, ir.For) and st.task >= 0:
                 self.task_dims[st.task] = nslot
                 nslot += 3 * len(st.dims)
+        if self.rng:
+            self.rng_slot = nslot
+            nslot += 1
         self.frame_size = max(1, nslot)
         tasks = [st for st in ir.walk_stmts(k.body) if isinstance(st, ir.For) and st.task >= 0]
         bodies = self.target.emit_kernel(self, tasks)
@@ -129,6 +139,9 @@ class ModuleGen:
         k = self.kernel
         g = StmtGen(self, fn, status, leaves, k, Scope.ENTRY, frame)
         checks.extent_guard(g, checks.shape_reads(k, self.insts))
+        if self.rng:  # this entry runs once per launch: it numbers them
+            random.number_launch(g)
+            random.start(g)
         g.block(k.body)
         return fn.finish("ret void")
 
@@ -150,6 +163,8 @@ class ModuleGen:
         fn = Fn(f"define internal void @{body_name}({', '.join(params)}) #0")
         g = StmtGen(self, fn, "%status", leaves, k, Scope.TASK, "%frame")
         g.snapshot_frame(loop)
+        if self.rng:
+            random.start(g)
         if not self.debug:
             g.plan_reductions(loop)
         g.task_loop(loop, self.task_dims[t])
@@ -178,7 +193,7 @@ class ModuleGen:
 
     def gen_func(self, inst: ir.Inst, name: str) -> None:
         by_path = {lf.path: lf for lf in inst.params}
-        params = ["ptr %status"]
+        params = ["ptr %status"] + ([f"ptr {random.FUNC_PARAM}"] if self.rng else [])
         leaves = {}
         for path in self.used[inst.id]:
             lf = by_path[path]
@@ -196,6 +211,8 @@ class ModuleGen:
             params += [f"i32 {checks.DEPTH}", f"i64 {checks.FLOOR}"]
         fn = Fn(f"define internal {rt} @{name}({', '.join(params)}) {'#1' if inst.recursive else '#0'}")
         g = StmtGen(self, fn, "%status", leaves, inst, Scope.FUNC, None)
+        if self.rng:
+            g.rng = random.FUNC_PARAM
         if inst.recursive:
             checks.recursion_depth(g, inst.loc, default)
         outer, self.math_calls = self.math_calls, {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..core import ir
 from ..core.abi import return_slot
 from ..core.errors import QdInternalError
-from . import checks, reductions
+from . import checks, random, reductions
 from .emitter import Scope
 from .exprs import ExprGen, RawValue
 from .llvm_text import Fn, const, ll, printf_arg
@@ -358,6 +358,8 @@ class StmtGen(ExprGen):
             else:
                 ki = rest
             self.set_loop_var(loop.vars[i], ki, sv, stv, assigned)
+        if self.rng is not None:  # each flat iteration its own stream
+            random.reseed(self, k)
         self.loops.append((latch_l, exit_l))
         self.block(loop.body)
         self.loops.pop()
@@ -411,6 +413,8 @@ class StmtGen(ExprGen):
             fn.term(f"br i1 {c}, label %{body_l}, label %{done_l}")
             fn.label(body_l)
             self.set_loop_var(loop.vars[i], k, sv, stv, assigned)
+            if i == 0 and end is not None and self.rng is not None:  # a task's iteration: its own stream
+                random.reseed(self, k)
             latches.append((latch_l, kp, cond_l))
         self.loops.append((latches[-1][0], exit_l))
         before = dict(self.mg.math_calls)
@@ -436,7 +440,7 @@ def _invariant(e: ir.Expr, task: int) -> bool:
     """True if `e` can be evaluated before task `task` starts (no task-local state, no loads,
     no calls)."""
     for x in ir.exprs(e):
-        if isinstance(x, (ir.Load, ir.CallFunc, ir.AtomicRMW, ir.AtomicVar)):
+        if isinstance(x, (ir.Load, ir.CallFunc, ir.AtomicRMW, ir.AtomicVar, ir.Random)):
             return False
         if isinstance(x, ir.VarRead) and x.var.home == task:
             return False

@@ -154,7 +154,7 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True, tgt: Target |
     try:
         with timed("codegen"):
             km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
-                           noalias, cfg.fast_math).build()
+                           noalias, cfg.fast_math, cfg.random_seed).build()
     except QdError:
         raise
     except Exception as e:  # a code generation failure is a qd bug; say which kernel triggered it

@@ -171,6 +171,14 @@ class Intrinsic(Expr):
 
 
 @record(eq=False)
+class Random(Expr):
+    """`qd.random(dtype)`: the next value of the running thread's random stream (uniform in
+    [0, 1) for a float, all bits random for an integer). Every evaluation is a new value, so it
+    is never folded, hoisted or merged with another; the frontend evaluates it once into a
+    variable, as quadrants does."""
+
+
+@record(eq=False)
 class CheckedIndex(Expr):
     """A run-time index into a local vector or matrix of extent `size`, checked under
     `qd.init(debug=True)` (an out-of-range index is quadrants' "Out of bound access");

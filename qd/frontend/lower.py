@@ -24,6 +24,7 @@ from ..core.source import FuncSource, get_source
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     bool_ops,
     builtin_loops,
+    builtin_random,
     builtin_scalars,
     by_reference,
     calls,

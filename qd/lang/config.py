@@ -54,7 +54,7 @@ QUADRANTS_ONLY: dict[str, object] = {
     "debug_dump_path": "/tmp/ir/", "simplify_before_lower_access": True, "simplify_after_lower_access": True,
     "lower_access": True, "move_loop_invariant_outside_if": False, "cache_loop_invariant_global_vars": True,
     "default_cpu_block_dim": 32, "cpu_block_dim_adaptive": True, "default_gpu_block_dim": 128, "gpu_max_reg": 0,
-    "saturating_grid_dim": 0, "max_block_dim": 0, "random_seed": 0, "verbose_kernel_launches": False,
+    "saturating_grid_dim": 0, "max_block_dim": 0, "verbose_kernel_launches": False,
     "verbose": True, "demote_dense_struct_fors": True, "kernel_profiler": False, "timeline": False,
     "device_memory_GB": 1.0, "device_memory_fraction": 0.0, "advanced_optimization": True,
     "ad_stack_experimental_enabled": False, "ad_stack_size": 0, "ad_stack_sparse_threshold_bytes": 100 * _MiB,
@@ -77,7 +77,7 @@ QUADRANTS_ONLY: dict[str, object] = {
 }
 _OWN_KEYWORDS = ("arch", "default_fp", "default_ip", "debug", "offline_cache", "offline_cache_file_path", "prune",
                  "cpu_max_num_threads", "fast_math", "raise_on_templated_floats",
-                 "log_level", "enable_fallback")
+                 "log_level", "enable_fallback", "random_seed")
 # what a warning adds for an option whose intent qd serves another way
 _HINTS = {"check_out_of_bound": " (qd.init(debug=True) checks every index)",
           "kernel_profiler": " (qd has no kernel profiler)"}
@@ -99,6 +99,8 @@ class Config:
     # quadrants' guard against a variant per float value: a float among a launch's compile-time
     # values (a template argument, a data-oriented object's member) is a ValueError
     raise_on_templated_floats: bool = False
+    # the seed of `qd.random` / `qd.randn` streams (the generator is in `qd.codegen.random`)
+    random_seed: int = 0
     generation: int = 0
 
 
@@ -165,7 +167,7 @@ def _select(arch: Arch, fallback: bool) -> Arch:
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
          offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
          prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = True,
-         raise_on_templated_floats: bool = False, log_level: str | None = None,
+         raise_on_templated_floats: bool = False, random_seed: int = 0, log_level: str | None = None,
          enable_fallback: bool = True, **kwargs) -> None:
     """Reset qd: drop compiled kernels and apply the new settings (quadrants' defaults, `fast_math` on)."""
     global _config
@@ -181,6 +183,8 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
     ip = _dt.as_dtype(default_ip) if default_ip is not None else _dt.i32
     if ip is None or not ip.is_int:
         raise QdConfigError(f"qd.init: default_ip must be an integer dtype, got {show(default_ip)}", caller_loc())
+    if isinstance(random_seed, bool) or not hasattr(type(random_seed), "__index__"):  # an int or numpy integer
+        raise QdConfigError(f"qd.init: random_seed must be an integer, got {show(random_seed)}", caller_loc())
     for key in kwargs:
         if key not in QUADRANTS_ONLY:
             close = difflib.get_close_matches(key, [*_OWN_KEYWORDS, *QUADRANTS_ONLY], n=1)
@@ -201,7 +205,8 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         offline_cache=True if offline_cache is None else bool(offline_cache),
         offline_cache_file_path=offline_cache_file_path or env_cache,
         prune=bool(prune), cpu_max_num_threads=max(1, int(threads)), fast_math=bool(fast_math),
-        raise_on_templated_floats=bool(raise_on_templated_floats), generation=_config.generation + 1,
+        raise_on_templated_floats=bool(raise_on_templated_floats), random_seed=random_seed.__index__(),
+        generation=_config.generation + 1,
     )
     _variants.drop_all()  # frees the machine code of every compiled variant
     # the machine's run-time support is loaded here, as quadrants' init loads its runtime: for

@@ -366,3 +366,16 @@ def static_assert(cond, msg=None) -> None:
     if not cond:
         raise QdStaticError(f"static assertion failed: {msg}" if msg is not None else "static assertion failed",
                             caller_loc())
+
+
+def random(dtype=float):
+    """A random value of `dtype` (a float uniform in [0, 1), an i32/u32/i64/u64 with every bit
+    random) from the running thread's stream, seeded by `qd.init(random_seed=...)`. Only inside
+    a kernel or func: quadrants has no Python-scope generator either."""
+    raise QdCallError("qd.random can only be used inside a kernel or func", caller_loc())
+
+
+def randn(dt=None):
+    """A float from the standard normal distribution (Box-Muller over two `qd.random` values);
+    `dt` defaults to `qd.init`'s default_fp. Only inside a kernel or func."""
+    raise QdCallError("qd.randn can only be used inside a kernel or func", caller_loc())

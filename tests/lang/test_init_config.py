@@ -27,7 +27,7 @@ QUADRANTS_OPTIONS = {
     "print_full_traceback": True, "real_matrix_scalarize": False, "short_circuit_operators": False,
     "gdb_trigger": False, "cuda_stack_limit": 8192, "kernel_profiler": True, "log_level": "warn",
     "advanced_optimization": False, "device_memory_GB": 2.0, "device_memory_fraction": 0.5,
-    "random_seed": 7, "check_out_of_bound": True, "print_ir": False,
+    "gpu_max_reg": 64, "check_out_of_bound": True, "print_ir": False,
     "num_compile_threads": 2, "offline_cache_cleaning_policy": "never", "src_ll_cache": False,
     "enable_fallback": False, "print_non_pure": False, "unrolling_limit": 8,
 }

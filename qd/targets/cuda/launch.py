@@ -144,6 +144,10 @@ class Launch:
         self.device = DeviceBuffer(self.drv, self.nbytes)
         self.dev_status = self.device.ptr + 8 * self.n_args
         self.dev_frame = self.dev_status + 8 * self.n_status
+        # `qd.random`'s launch number (`CudaModule.launch_slot`): its stage word and the count
+        slot = code.module.launch_slot
+        self.launch_word = self.n_args + self.n_status + slot if slot >= 0 else -1
+        self.launches = 0
         # cuLaunchKernel's `void *kernelParams[]`: one pointer to the one `.u64` parameter
         self.param = ctypes.c_uint64(self.device.ptr)
         self.params = (ctypes.c_void_p * 1)(ctypes.addressof(self.param))
@@ -169,6 +173,9 @@ class Launch:
         host_status = stage[STATUS_SLOT]
         stage[STATUS_SLOT] = self.dev_status
         stage[FRAME_SLOT] = self.dev_frame
+        if self.launch_word >= 0:
+            stage[self.launch_word] = self.launches
+            self.launches += 1
         staged: dict[int, int] = {}  # host address -> its device copy, this launch
         out = []
         for slot, extents, itemsize, written, path in self.arrays:

@@ -19,7 +19,10 @@ Launch protocol (every `.entry` alike):
   "returned" flag: a serial step that executes `return` sets it, and every entry first
   checks it and the status block's error word and does nothing when either is set. So a
   `return` or a failed check makes every later step a no-op without the host looking
-  between steps.
+  between steps;
+- a module that draws `qd.random` values has a `launch_slot` (else -1): the host writes its
+  count of the variant's launches (0, 1, ...) into that frame word after zeroing the frame, and
+  the streams are keyed on it (`qd.codegen.random`).
 
 `to_bytes`/`from_bytes` are the form `CudaTarget.compile` returns and the disk cache stores.
 The triple and the entry names (`step_symbol`) live here too: the host side names cache keys
@@ -62,6 +65,7 @@ class CudaModule:
     sm: str  # e.g. "sm_90"
     tasks: tuple[CudaTask, ...]  # launch steps in order (the kernel's `inst.tasks`)
     frame_slots: int = 1  # 8-byte words of the frame the host allocates; the last is the "returned" flag
+    launch_slot: int = -1  # the frame word the host writes the launch number into; -1: none
 
     @property
     def returned_slot(self) -> int:
@@ -70,7 +74,7 @@ class CudaModule:
 
     def to_bytes(self) -> bytes:
         """A self-contained serialisation (a JSON header line, then the PTX text)."""
-        head = {"name": self.name, "sm": self.sm, "frame_slots": self.frame_slots,
+        head = {"name": self.name, "sm": self.sm, "frame_slots": self.frame_slots, "launch_slot": self.launch_slot,
                 "tasks": [[t.entry, t.parallel, t.block_dim] for t in self.tasks]}
         return json.dumps(head).encode() + b"\n" + self.ptx.encode()
 
@@ -79,4 +83,4 @@ class CudaModule:
         head, _, ptx = data.partition(b"\n")
         h = json.loads(head)
         tasks = tuple(task_of(row) for row in h["tasks"])
-        return cls(h["name"], ptx.decode(), h["sm"], tasks, int(h["frame_slots"]))
+        return cls(h["name"], ptx.decode(), h["sm"], tasks, int(h["frame_slots"]), int(h.get("launch_slot", -1)))

@@ -34,7 +34,7 @@ import json
 import re
 from typing import Protocol
 
-from ...codegen import checks
+from ...codegen import checks, random
 from ...codegen.emitter import Emitter, Scope, leaf_args, leaf_params, unpack_args
 from ...codegen.llvm_text import Fn, ll
 from ...codegen.lower_llvm import ModuleGen
@@ -117,7 +117,7 @@ class CudaTarget(Target):
         texts = [mg.gen_task(t) for t in tasks if id(t) not in step_loops]  # run inside a serial step
         steps = [CudaTask(step_symbol(mg.name, t.index), t.kind is ir.TaskKind.PARALLEL,
                           (t.loop.block_dim or 0) if t.loop is not None else 0) for t in k.tasks]
-        meta = {"name": mg.name, "frame_slots": mg.frame_size + 1,
+        meta = {"name": mg.name, "frame_slots": mg.frame_size + 1, "launch_slot": mg.rng_slot,
                 "tasks": [[s.entry, s.parallel, s.block_dim] for s in steps]}
         head = "; qd.cuda " + _json(meta) + "\n"
         entries = [self._step(mg, t) for t in k.tasks]
@@ -141,6 +141,8 @@ class CudaTarget(Target):
         fn.label(run_l)
         g = StmtGen(mg, fn, status, leaves, mg.kernel, Scope.ENTRY, frame)
         checks.extent_guard(g, checks.shape_reads(mg.kernel, mg.insts))
+        if mg.rng:  # the host wrote the launch number into the frame (`CudaModule.launch_slot`)
+            random.start(g)
         if task.kind is ir.TaskKind.SERIAL:
             for st in task.stmts:
                 g.stmt(st)
@@ -165,6 +167,8 @@ class CudaTarget(Target):
         fn = Fn(f"define internal void @{name}({', '.join(params)}) #0")
         g = StmtGen(mg, fn, "%status", leaves, mg.kernel, Scope.TASK, "%frame")
         g.snapshot_frame(loop)
+        if mg.rng:
+            random.start(g)
         if not mg.debug:
             g.plan_reductions(loop)
         tid, ctaid, ntid, nctaid = (_sreg(g, r) for r in ("tid", "ctaid", "ntid", "nctaid"))
@@ -287,7 +291,7 @@ def compile_module(ir_text: str, sm: str) -> CudaModule:
     pm.run(mod, pb)
     pb.getModulePassManager().run(mod, pb)
     ptx = tm.emit_assembly(mod)
-    return CudaModule(meta["name"], ptx, sm, tasks, int(meta["frame_slots"]))
+    return CudaModule(meta["name"], ptx, sm, tasks, int(meta["frame_slots"]), int(meta.get("launch_slot", -1)))
 
 
 # -- block reduction -------------------------------------------------------------------------
