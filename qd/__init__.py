@@ -76,6 +76,11 @@ from .lang.types import Template, ref, template
 for _module in (config, linalg, math, types):
     _sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
 
+# `qd.algorithms` (the device-wide sort, scans, reductions, select) is written in qd itself
+from .lib import algorithms  # noqa: E402
+
+_sys.modules[f"{__name__}.algorithms"] = algorithms
+
 i = i32
 f = f32
 j, k = Axis(1), Axis(2)  # placement axes (`qd.i` is also i32's alias; dense() takes it as axis 0)
