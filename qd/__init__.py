@@ -81,6 +81,13 @@ from .lib import algorithms  # noqa: E402
 
 _sys.modules[f"{__name__}.algorithms"] = algorithms
 
+# `qd.graph` (do-while loops and parallel sections), streams and events: run in order
+from .lang import graph  # noqa: E402
+from .lang.stream import Event, Stream, create_event, create_stream, stream_parallel  # noqa: E402
+
+_sys.modules[f"{__name__}.graph"] = graph
+graph_do_while, graph_parallel_context, graph_parallel = graph.do_while, graph.parallel_context, graph.parallel
+
 i = i32
 f = f32
 j, k = Axis(1), Axis(2)  # placement axes (`qd.i` is also i32's alias; dense() takes it as axis 0)
@@ -102,6 +109,8 @@ __all__ = [
     "compile_all", "compile_stats",
 ]
 __all__ += ["Struct", "dataclass"]
+__all__ += ["algorithms", "graph", "Stream", "Event", "create_stream", "create_event", "stream_parallel",
+            "graph_do_while", "graph_parallel_context", "graph_parallel"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
 from .core.dtypes import (  # noqa: E402

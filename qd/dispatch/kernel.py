@@ -33,6 +33,7 @@ from ..core.source import free_vars, get_source
 from ..frontend.signature import ConstSpec, StructSpec, spec_of, walk_specs
 from ..frontend.spec_key import dispatch_parts, key_paths, reads_generation, spec_key, typed_by_annotation
 from ..lang import config as _config
+from ..lang import stream as _stream
 from ..lang.funcs import Decorated, check_decorated, func
 from ..lang.matrix import MatrixType, OpenElementType, VectorType
 from ..lang.structs import StructType
@@ -135,6 +136,9 @@ class Kernel(Decorated):
     def __call__(self, *args, **kwargs):
         if self._gen != _config._config.generation:
             self._reset()
+        if kwargs and "qd_stream" in kwargs:  # quadrants' launch on a stream: qd's launches are in order
+            kwargs = dict(kwargs)
+            _stream.check_stream(kwargs.pop("qd_stream"))
         fast = self._fast
         try:
             if fast is not None:

@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     by_reference,
     calls,
     fields,
+    graph_calls,
     ids,
     linalg_calls,
     loops,
@@ -378,6 +379,10 @@ class Lowerer(ExprLowerer):
         self.emit(ir.If(self.loc(node), cond, then, orelse))
 
     def stmt_While(self, node):
+        counter = graph_calls.do_while_counter(self, node.test)
+        if counter is not None:
+            graph_calls.lower_do_while(self, node, counter)
+            return
         if node.orelse:
             raise self.syntax(node, "`while ... else`")
         body = self.new_block(self.block.id, None)
@@ -388,6 +393,9 @@ class Lowerer(ExprLowerer):
         finally:
             self.loops.pop()
         self.emit(ir.While(self.loc(node), cond, body))
+
+    def stmt_With(self, node):
+        graph_calls.lower_with(self, node)
 
     def stmt_Break(self, node):
         self._loop_jump(node, "break")
