@@ -161,9 +161,9 @@ __all__ += [
     "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow",
     "raw_div", "raw_mod", "round", "rsqrt", "select", "static_assert", "tanh", "zero", "one",
 ]
-from .lang.ops import randn, random  # noqa: E402
+from .lang.ops import outer, randn, random, volatile_load  # noqa: E402
 
-__all__ += ["random", "randn"]
+__all__ += ["random", "randn", "volatile_load", "outer"]
 
 # ---------------------------------------------------------------- the host-side surface of quadrants programs
 # (`qd.lang.impl`, quadrants' error names, logging, `qd.types.primitive_types`, `@qd.perf_dispatch`)

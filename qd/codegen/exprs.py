@@ -99,7 +99,7 @@ class ExprGen(Emitter):
         d = e.dtype
 
         def emit():
-            v = self.fn.ins(f"load {mem(d)}, ptr {p}")
+            v = self.fn.ins(f"load {'volatile ' if e.volatile else ''}{mem(d)}, ptr {p}")
             if d.is_bool:
                 v = self.fn.ins(f"icmp ne i8 {v}, 0")
             return v

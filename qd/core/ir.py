@@ -115,6 +115,7 @@ class Load(Expr):
     path: str = ""
     indices: list[Expr] = field(default_factory=list)
     loc: SourceLoc | None = None
+    volatile: bool = False  # `qd.volatile_load`: a load the compiler may not cache, hoist or merge
 
 
 @record(eq=False)

@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     builtin_loops,
     builtin_random,
     builtin_scalars,
+    builtin_volatile,
     by_reference,
     calls,
     fields,

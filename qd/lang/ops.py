@@ -379,3 +379,30 @@ def randn(dt=None):
     """A float from the standard normal distribution (Box-Muller over two `qd.random` values);
     `dt` defaults to `qd.init`'s default_fp. Only inside a kernel or func."""
     raise QdCallError("qd.randn can only be used inside a kernel or func", caller_loc())
+
+
+def volatile_load(target):
+    """`target` (an element of a field or ndarray) read with a load the compiler may not cache,
+    hoist or merge with another read: for spin-waits on a value another thread writes. Only
+    inside a kernel or func."""
+    raise QdSyntaxError("qd.volatile_load requires an lvalue (field / ndarray subscript) as its argument",
+                        caller_loc())
+
+
+class OuterProduct:
+    """What `qd.outer(a, b)` makes: quadrants' deferred outer product, whose only use is the
+    update of a register tile (`tile -= qd.outer(a, b)`, `qd.simt`). It is no value: qd has no
+    tiles, and the outer product of two vectors is `a.outer_product(b)`."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __add__(self, other):
+        raise TypeError("OuterProduct does not support composition; apply each update separately")
+
+    __radd__ = __add__
+
+
+def outer(a, b) -> OuterProduct:
+    """quadrants' `qd.outer(a, b)`: a deferred tile update, not a matrix (see `OuterProduct`)."""
+    return OuterProduct(a, b)
