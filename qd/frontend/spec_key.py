@@ -41,6 +41,7 @@ from ..lang import config as _config
 from ..lang.data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives, taken_apart
 from ..lang.field import Field
 from ..lang.ndarray import DeviceNdarray, Ndarray, TensorBase
+from ..lang.torch_interop import is_tensor, qd_dtype_of, tensor_view
 from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, VecSpec, walk_specs
 
 LocOf = Callable[[str], SourceLoc | None]  # leaf path -> location of its kernel parameter
@@ -94,8 +95,8 @@ def spec_key(kernel: Any, bound: dict) -> tuple:
         if isinstance(v, Ndarray):
             if v._perm:
                 perms.append((path, v._perm))
-        elif spec.element_shape and isinstance(v, np.ndarray):
-            dt = _dt.from_numpy(v.dtype)
+        elif spec.element_shape and (isinstance(v, np.ndarray) or is_tensor(v)):
+            dt = _dt.from_numpy(v.dtype) if isinstance(v, np.ndarray) else qd_dtype_of(v.dtype)
             if dt is not None and dt != spec.dtype:
                 dtypes.append((path, dt.name))
     return (tuple(key) + ((("layouts", tuple(perms)),) if perms else ())
@@ -174,7 +175,9 @@ def _array_part(v) -> tuple:
         if v._perm:
             return (v._dtype, v._ndim, v.element_shape, v._perm)
         return (v._dtype, v._ndim, v.element_shape) if v.element_shape else (v._dtype, v._ndim)
-    return (_dt.from_numpy(v.dtype), v.ndim)
+    dt = v.dtype
+    # a torch tensor's dtype is no numpy dtype: its part is the one `array_signature` gives it
+    return (_dt.from_numpy(dt) if isinstance(dt, np.dtype) else qd_dtype_of(dt), v.ndim)
 
 
 def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
@@ -185,6 +188,8 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     value_elem: tuple = ()
     if v is None and optional_slot(spec):
         return ABSENT
+    if not isinstance(v, (Ndarray, np.ndarray)) and is_tensor(v):  # keyed and checked as its memory's numpy view
+        v = tensor_view(v, path, loc_of(path))
     if isinstance(v, Ndarray):
         if getattr(v, "offset", None):
             raise QdArgumentError(offset_message(path, v), loc_of(path))

@@ -31,6 +31,7 @@ from ..core.errors import (
     caller_loc,
     show,
 )
+from . import torch_interop as _torch
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, wrap_entries
 from .ndarray import Ndarray, _set_layout, _shape_of, zeros
 
@@ -41,7 +42,8 @@ class Field(Ndarray):
     """A dense field: scalar elements (`element_shape == ()`), vectors (`(n,)`) or matrices
     (`(n, m)`). Created without a shape it is unplaced until `qd.root.dense(...).place(f)`."""
 
-    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual")
+    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual", "_cell", "_soa")
+    _is_field = True
 
     @property
     def dual(self):
@@ -60,6 +62,8 @@ class Field(Ndarray):
         self.m = self.element_shape[1] if len(self.element_shape) == 2 else 1
         self.name = name
         self._placed = False
+        self._cell = None  # the fields placed with it (`place`, a struct field's members): no zero-copy view then
+        self._soa = False  # a vector or matrix field of layout=qd.Layout.SOA (likewise)
         self._type_key = ("field", None)
         self._perm = ()
         self._arr = None
@@ -151,21 +155,46 @@ class Field(Ndarray):
             return self.shape + ((self.n, 1) if keep_dims else (self.n,))
         return self.shape + self.element_shape
 
-    def to_numpy(self, dtype=None, keep_dims: bool = False, **_options) -> np.ndarray:
+    def _view(self, keep_dims: bool) -> np.ndarray:
+        """The field's own memory in its numpy form (`_numpy_shape`), not a copy."""
         arr = self._need()
-        out = arr.reshape(self._numpy_shape(keep_dims)).copy()
+        shape = self._numpy_shape(keep_dims)
+        return arr.view() if arr.shape == shape else arr.reshape(shape)  # C-contiguous there: a view
+
+    def to_numpy(self, dtype=None, keep_dims: bool = False, *, copy=True, **_options) -> np.ndarray:
+        """The field's values: a copy, or with `copy=False` a view of its own memory (writes
+        through it are the field's; `copy=None`: a view where there is one, see `torch_interop`)."""
+        self._need()
+        view = _torch.numpy_view(self, lambda: self._view(keep_dims), copy, dtype)
+        if view is not None:
+            return view
+        out = self._view(keep_dims).copy()
         if dtype is not None:
             d = _dt.as_dtype(dtype)
             out = out.astype(d.np if d is not None else dtype)
         return out
 
+    def to_torch(self, device=None, keep_dims: bool = False, *, copy=True):
+        """The field's values as a torch tensor shaped as `to_numpy` shapes them: a copy, or with
+        `copy=False` a view of the field's own memory; on `device` if given."""
+        self._need()
+        return _torch.to_torch(self, lambda: self._view(keep_dims), lambda: self.to_numpy(keep_dims=keep_dims),
+                               device, copy)
+
     def from_numpy(self, arr) -> None:
         """Copy `arr` into this field's own buffer (kernels keep using the same memory)."""
+        self._load(arr, "from_numpy")
+
+    def from_torch(self, arr) -> None:
+        """Copy the values of torch tensor `arr` into this field, shaped as for `from_numpy`."""
+        self._load(_torch.host_copy(arr, "from_torch"), "from_torch")
+
+    def _load(self, arr, op: str) -> None:
         mine = self._need()
         try:
             a = np.asarray(arr)
         except (TypeError, ValueError) as e:
-            raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
+            raise QdArgumentError(f"{op}: cannot convert {type(arr).__name__} to an array: {e}",
                                   caller_loc()) from None
         # the element's components may come as quadrants writes them: (n,), (n, 1) or (1, n) for vectors
         lead, trail = a.shape[:len(self.shape)], a.shape[len(self.shape):]
@@ -173,12 +202,12 @@ class Field(Ndarray):
                 or int(np.prod(trail, dtype=np.int64)) != int(np.prod(self.element_shape, dtype=np.int64)) \
                 or len(trail) > 2 or (len(trail) != len(self.element_shape) and not self.element_shape) \
                 or (len(trail) == 2 and len(self.element_shape) == 2 and trail != self.element_shape):
-            raise QdValueError(f"from_numpy: shape {a.shape} does not match the field's shape {self.shape} "
+            raise QdValueError(f"{op}: shape {a.shape} does not match the field's shape {self.shape} "
                                f"of {self._kind()}", caller_loc())
         try:
             np.copyto(mine, a.reshape(mine.shape), casting="unsafe")
         except (TypeError, ValueError) as e:
-            raise QdValueError(f"from_numpy: cannot copy a {a.dtype} array into {self.dtype}: {e}",
+            raise QdValueError(f"{op}: cannot copy a {a.dtype} array into {self.dtype}: {e}",
                                caller_loc()) from None
 
     def copy_from(self, other) -> None:
@@ -317,15 +346,18 @@ def vector_field(n: int, dtype, shape=None, order=None, name: str = "", offset=N
                  needs_dual: bool = False, layout=None, ndim=None) -> Field:
     """`qd.Vector.field(n, dtype, shape)`."""
     _check_element_options(layout, ndim, 1)
-    return _companions(Field(dtype, shape, (_elem_dim(n),), name, offset), shape, order, needs_grad, needs_dual)
+    f = Field(dtype, shape, (_elem_dim(n),), name, offset)
+    f._soa = layout is Layout.SOA
+    return _companions(f, shape, order, needs_grad, needs_dual)
 
 
 def matrix_field(n: int, m: int, dtype, shape=None, order=None, name: str = "", offset=None,
                  needs_grad: bool = False, needs_dual: bool = False, layout=None, ndim=None) -> Field:
     """`qd.Matrix.field(n, m, dtype, shape)`."""
     _check_element_options(layout, ndim, 2)
-    return _companions(Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset), shape, order, needs_grad,
-                       needs_dual)
+    f = Field(dtype, shape, (_elem_dim(n), _elem_dim(m)), name, offset)
+    f._soa = layout is Layout.SOA
+    return _companions(f, shape, order, needs_grad, needs_dual)
 
 
 def _elem_dim(n) -> int:
@@ -369,6 +401,7 @@ class SNode:
     def __init__(self, extents: dict[int, int] | None = None, tree: weakref.WeakSet | None = None):
         self._extents = dict(extents or {})
         self._tree = weakref.WeakSet() if tree is None else tree  # the fields placed under its root
+        self._cell = weakref.WeakSet()  # the fields placed on this node (quadrants interleaves their elements)
 
     def lazy_grad(self) -> None:
         """quadrants' `qd.root.lazy_grad()`: every real field placed so far under this root gets
@@ -414,6 +447,8 @@ class SNode:
                 raise QdValueError(f"{f!r} is already placed (it was given a shape)", caller_loc())
             f._allocate(self.shape, offset)
             self._tree.add(f)
+            self._cell.add(f)
+            f._cell = self._cell
         return self
 
     def _sparse(self, what: str):

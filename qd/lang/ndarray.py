@@ -31,6 +31,7 @@ from ..core.errors import QdArgumentError, QdIndexError, QdShapeError, QdValueEr
 from ..targets.base import register_array_types
 from . import config as _config
 from . import matrix as _matrix
+from . import torch_interop as _torch
 from .matrix import Matrix, MatrixType, VectorType
 
 
@@ -184,8 +185,10 @@ class Tensor(metaclass=_TensorType):
 
 
 class Ndarray(TensorBase):
+    # what a launch reads are slots; `__dict__` takes what programs attach to their arrays
+    # (Genesis keeps `_np` / `_tc` views on them), at no cost to the slots' reads
     __slots__ = ("_arr", "dtype", "shape", "ndim", "element_shape", "_dtype", "_ndim", "_dims", "_sig", "_type_key",
-                 "_perm", "_ptr", "_end", "_grad", "_from_tensor", "__weakref__")
+                 "_perm", "_ptr", "_end", "_grad", "_from_tensor", "__weakref__", "__dict__")
     on_device = False
 
     @property
@@ -230,25 +233,43 @@ class Ndarray(TensorBase):
     def _what(self) -> str:
         return f"ndarray shape {self.shape}" + (f" + element shape {self.element_shape}" if self.element_shape else "")
 
-    def to_numpy(self, dtype=None, **_options) -> np.ndarray:
+    def to_numpy(self, dtype=None, *, copy=True, **_options) -> np.ndarray:
+        """The array's values in canonical order: a copy, or with `copy=False` a view of the
+        array's own memory (writes through it are the array's; `copy=None`: a view where
+        there is one, see `torch_interop`)."""
+        view = _torch.numpy_view(self, lambda: self._arr.view(), copy, dtype)
+        if view is not None:
+            return view
         out = self._arr.copy()
         if dtype is not None:
             d = _dt.as_dtype(dtype)
             out = out.astype(d.np if d is not None else dtype)
         return out
 
+    def to_torch(self, device=None, *, copy=True):
+        """The array's values as a torch tensor of shape `shape + element_shape`: a copy, or with
+        `copy=False` a view of the array's own memory, as `to_numpy`; on `device` if given."""
+        return _torch.to_torch(self, lambda: self._arr.view(), self.to_numpy, device, copy)
+
     def from_numpy(self, arr) -> None:
+        self._load(arr, "from_numpy")
+
+    def from_torch(self, arr) -> None:
+        """Copy the values of torch tensor `arr` (of shape `shape + element_shape`) into the array."""
+        self._load(_torch.host_copy(arr, "from_torch"), "from_torch")
+
+    def _load(self, arr, op: str) -> None:
         try:
             arr = np.asarray(arr)
         except (TypeError, ValueError) as e:
-            raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
+            raise QdArgumentError(f"{op}: cannot convert {type(arr).__name__} to an array: {e}",
                                   caller_loc()) from None
         if arr.shape != self._full():
-            raise QdValueError(f"from_numpy: shape {arr.shape} does not match {self._what()}", caller_loc())
+            raise QdValueError(f"{op}: shape {arr.shape} does not match {self._what()}", caller_loc())
         try:
             np.copyto(self._arr, arr, casting="unsafe")
         except (TypeError, ValueError) as e:  # e.g. an array of strings or objects
-            raise QdValueError(f"from_numpy: cannot copy a {arr.dtype} array into {self.dtype}: {e}",
+            raise QdValueError(f"{op}: cannot copy a {arr.dtype} array into {self.dtype}: {e}",
                                   caller_loc()) from None
 
     def _element_value(self, value) -> np.ndarray:
@@ -358,21 +379,21 @@ def _item_error(e: Exception, idx, value) -> Exception:
     return e
 
 
-def _as_host(arr, dtype: _dt.DType, shape: tuple) -> np.ndarray:
+def _as_host(arr, dtype: _dt.DType, shape: tuple, op: str = "from_numpy") -> np.ndarray:
     """`arr` as a C-contiguous host array of `dtype` and `shape`, converted as numpy's
     `copyto(casting="unsafe")` does (the same as a host array's `from_numpy`)."""
     try:
         arr = np.asarray(arr)
     except (TypeError, ValueError) as e:
-        raise QdArgumentError(f"from_numpy: cannot convert {type(arr).__name__} to an array: {e}",
+        raise QdArgumentError(f"{op}: cannot convert {type(arr).__name__} to an array: {e}",
                               caller_loc()) from None
     if arr.shape != shape:
-        raise QdValueError(f"from_numpy: shape {arr.shape} does not match ndarray shape {shape}", caller_loc())
+        raise QdValueError(f"{op}: shape {arr.shape} does not match ndarray shape {shape}", caller_loc())
     host = np.empty(shape, dtype=dtype.np)
     try:
         np.copyto(host, arr, casting="unsafe")
     except (TypeError, ValueError) as e:
-        raise QdValueError(f"from_numpy: cannot copy a {arr.dtype} array into {dtype}: {e}", caller_loc()) from None
+        raise QdValueError(f"{op}: cannot copy a {arr.dtype} array into {dtype}: {e}", caller_loc()) from None
     return host
 
 
@@ -392,7 +413,8 @@ class DeviceNdarray(Ndarray):
         self._ptr = self._arr.ptr
         self._end = self._ptr + nbytes
 
-    def to_numpy(self, dtype=None, **_options) -> np.ndarray:
+    def to_numpy(self, dtype=None, *, copy=True, **_options) -> np.ndarray:
+        _torch.numpy_view(self, None, copy, dtype)  # copy=False is refused: numpy cannot address device memory
         host = np.empty(self._full(), dtype=self.dtype.np)
         self._arr.download(host.ctypes.data, host.nbytes)
         if dtype is not None:
@@ -403,8 +425,8 @@ class DeviceNdarray(Ndarray):
     def _upload(self, host: np.ndarray, offset: int = 0) -> None:
         self._arr.upload(host.ctypes.data, host.nbytes, offset)
 
-    def from_numpy(self, arr) -> None:
-        self._upload(_as_host(arr, self.dtype, self._full()))
+    def _load(self, arr, op: str) -> None:
+        self._upload(_as_host(arr, self.dtype, self._full(), op))
 
     def fill(self, value) -> None:
         host = np.empty(self._full(), dtype=self.dtype.np)

@@ -11,6 +11,8 @@ fields, `to_numpy()` gives a dict of the members' arrays.
 
 from __future__ import annotations
 
+import weakref
+
 from ..core.errors import QdArgumentError, QdTypeError, caller_loc, show
 from . import structs as _structs
 from .field import Field, _check_element_options, _check_order, field, with_companion
@@ -36,6 +38,10 @@ class StructField:
         object.__setattr__(self, "_stype", stype)
         object.__setattr__(self, "_members", members)
         object.__setattr__(self, "name", name)
+        if shape is not None:  # the members are placed together (quadrants interleaves their elements)
+            cell = weakref.WeakSet(self._fields())
+            for f in cell:
+                f._cell = cell
 
     # -- members ----------------------------------------------------------------------------
 
@@ -46,7 +52,13 @@ class StructField:
         raise AttributeError(f"struct field has no member {name!r}")
 
     def __setattr__(self, name: str, value) -> None:
-        raise QdTypeError(f"the members of a struct field cannot be replaced (tried to set {name!r})", caller_loc())
+        """Members and the struct's own state are fixed; any other attribute is the program's
+        (Genesis keeps views of its arrays on them)."""
+        if name in self.__dict__.get("_members", {}) or name in ("_stype", "_members", "name", "keys", "shape",
+                                                                   "dtype"):
+            raise QdTypeError(f"the members of a struct field cannot be replaced (tried to set {name!r})",
+                              caller_loc())
+        object.__setattr__(self, name, value)
 
     @property
     def keys(self) -> list[str]:
@@ -82,15 +94,27 @@ class StructField:
 
     # -- whole-field operations -------------------------------------------------------------
 
-    def to_numpy(self) -> dict:
-        return {n: m.to_numpy() for n, m in self._members.items()}
+    def to_numpy(self, *, copy=True) -> dict:
+        """A dict of the members' arrays (nested dicts for struct members); `copy` as for a field."""
+        return {n: m.to_numpy(copy=copy) for n, m in self._members.items()}
+
+    def to_torch(self, device=None, *, copy=True) -> dict:
+        """A dict of the members' torch tensors (nested dicts for struct members)."""
+        return {n: m.to_torch(device=device, copy=copy) for n, m in self._members.items()}
 
     def from_numpy(self, arrays: dict) -> None:
+        self._load(arrays, "from_numpy")
+
+    def from_torch(self, tensors: dict) -> None:
+        """Copy a dict of torch tensors, one per member, into the members."""
+        self._load(tensors, "from_torch")
+
+    def _load(self, arrays: dict, op: str) -> None:
         if not isinstance(arrays, dict) or set(arrays) != set(self._members):
-            raise QdArgumentError(f"from_numpy of a struct field takes a dict with the members {self.keys}, got "
+            raise QdArgumentError(f"{op} of a struct field takes a dict with the members {self.keys}, got "
                                   f"{show(arrays)}", caller_loc())
         for n, m in self._members.items():
-            m.from_numpy(arrays[n])
+            getattr(m, op)(arrays[n])
 
     def fill(self, value) -> None:
         for f in self._fields():

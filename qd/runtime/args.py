@@ -16,6 +16,7 @@ from ..core.errors import QdArgumentError, QdValueError
 from ..frontend.spec_key import LocOf, member_at, offset_message
 from ..lang.matrix import Matrix
 from ..lang.ndarray import Ndarray
+from ..lang.torch_interop import describe, is_tensor, qd_dtype_of, tensor_view
 
 
 def get_path(bound: dict, path: str, loc_of: LocOf, vec_shapes: dict | None = None):
@@ -59,7 +60,9 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
     `offset`: the field index offset the code shifts indices by; a field of another offset is
     refused (an ndarray parameter indexes from 0). A Fortran-ordered numpy array (a transpose)
     is passed as a C-ordered copy, as quadrants passes it, when `staged` is given: the pair
-    (array, copy) is appended to it, for the launch to copy back once the kernel has run."""
+    (array, copy) is appended to it, for the launch to copy back once the kernel has run. A
+    torch tensor is passed as its own memory (`torch_interop.tensor_view`) and checked as a
+    numpy array is."""
     if (v._perm if isinstance(v, Ndarray) else ()) != tuple(perm):
         raise LayoutMismatch(path)
     if isinstance(v, Ndarray) and tuple(getattr(v, "offset", None) or ()) != tuple(offset):
@@ -73,14 +76,22 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
                                   "arch=qd.cuda), but this kernel runs on the CPU; copy it with .to_numpy() or "
                                   "create it after qd.init(arch=qd.cpu)", loc_of(path))
         return v._ptr, v._end, v._dims
+    what = None
+    if not isinstance(v, np.ndarray) and is_tensor(v):
+        if v.is_cpu and v.is_contiguous() and v.ndim == ndim and qd_dtype_of(v.dtype) == dtype and \
+                (not elem or tuple(v.shape[ndim - len(elem):]) == tuple(elem)):
+            p = v.data_ptr()  # the tensor's own memory, its storage offset included
+            return p, p + v.nbytes, tuple(v.shape)
+        what = describe(v)  # anything else is explained as for its numpy view
+        v = tensor_view(v, path, loc_of(path))
     if isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
         if elem and dt is not None and dt != dtype:  # vectors of another dtype: their own variant
             raise LayoutMismatch(path)
         if dt != dtype or v.ndim != ndim or (elem and tuple(v.shape[ndim - len(elem):]) != tuple(elem)):
+            got = what or f"a numpy array of dtype {v.dtype} and shape {v.shape}"
             raise QdArgumentError(f"argument {path!r} must be an array of {dtype} with {ndim} dimension(s) of "
-                                  f"components{_elem_text(elem)}, got a numpy array of dtype {v.dtype} and shape "
-                                  f"{v.shape}", loc_of(path))
+                                  f"components{_elem_text(elem)}, got {got}", loc_of(path))
         if writable and not v.flags.writeable:
             raise QdArgumentError(f"argument {path!r}: numpy array is read-only, but the kernel writes to it",
                                   loc_of(path))

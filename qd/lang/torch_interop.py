@@ -1,0 +1,196 @@
+"""torch interop: `to_torch` / `from_torch` of qd arrays and fields, torch tensors as arguments.
+
+torch is an optional dependency, so nothing here imports it at module level and `import qd`
+never loads it. A torch tensor can only exist once the program has imported torch, so telling a
+tensor from other arguments is a look into `sys.modules` (`is_tensor`), never an import: a
+launch with numpy arrays or qd arrays pays nothing for this module. `to_torch` uses the torch
+module the program has imported (`torch_module`); qd never imports torch.
+
+Zero copy: a qd array's memory is a host numpy buffer (`Ndarray._arr`, the canonical view, with
+permuted strides for a `layout=`), so `to_numpy(copy=False)` is a view of it and
+`to_torch(copy=False)` is `torch.from_numpy` of that view: writes through either are the
+array's own memory, which the next launch reads, and kernel writes show in them. qd gives such
+a view exactly where quadrants 1.3.3 gives one (its DLPack export): for the dtypes f32, f64,
+i32, i64 and u1, and not for a 0-d scalar field, a vector field of `layout=qd.Layout.SOA`, or a
+field that shares its placement cell with others (a member of a struct field of several
+members, fields placed by one `SNode`); there `copy=False` is an error and `copy=None` copies,
+so a program behaves as it does on quadrants, views and copies alike.
+
+A torch tensor given for an ndarray parameter is passed by its CPU memory (`tensor_view`: the
+tensor's own zero-copy numpy view, so the kernel's writes land in the tensor) and is then
+checked and keyed exactly as a numpy array is; as in quadrants a non-contiguous tensor is
+refused rather than copied.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+
+import numpy as np
+
+from ..core import dtypes as _dt
+from ..core.errors import QdArgumentError, QdConfigError, QdValueError, SourceLoc, caller_loc
+
+# the dtypes quadrants exports without a copy (its DLPack export); the others are copied
+_ZERO_COPY = frozenset({"f32", "f64", "i32", "i64", "u1"})
+
+# qd dtype name -> torch dtype name (qd has no f16)
+_TORCH_NAMES = {"f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+                "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "u1": "bool"}
+_FROM_TORCH: dict = {}  # torch dtype -> qd dtype, filled the first time a tensor is seen
+
+
+def is_tensor(v) -> bool:
+    """Whether `v` is a torch tensor, without importing torch (no tensor exists before it is)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(v, torch.Tensor)
+
+
+def torch_module(what: str) -> ModuleType:
+    """The torch module the program has imported, for an operation that returns torch objects
+    (`what` names it). qd never imports torch itself: importing it costs seconds, and a
+    program that asks for tensors imports torch to use them."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        raise QdConfigError(f"{what} returns torch tensors: import torch first (qd never imports it itself)",
+                            caller_loc())
+    return torch
+
+
+def qd_dtype_of(torch_dtype) -> _dt.DType | None:
+    """The qd dtype of a torch dtype (`torch.float32` -> `qd.f32`), None when qd has none."""
+    if not _FROM_TORCH:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return None
+        _FROM_TORCH.update({getattr(torch, t): getattr(_dt, q) for q, t in _TORCH_NAMES.items()})
+    return _FROM_TORCH.get(torch_dtype)
+
+
+def describe(v) -> str:
+    """A torch tensor as messages name it."""
+    return f"a torch tensor of dtype {v.dtype}, shape {tuple(v.shape)} on device {v.device}"
+
+
+def tensor_view(v, path: str, loc: SourceLoc | None) -> np.ndarray:
+    """The CPU memory of tensor `v`, an argument for parameter `path`, as a numpy array that
+    shares it (torch's own zero-copy `Tensor.numpy`, of the tensor detached from autograd:
+    kernel writes bypass autograd, as in quadrants). A tensor on another device, of a dtype qd
+    has no type for, or not C-contiguous (quadrants refuses it too, where a numpy array would
+    be copied) is an argument error at the parameter."""
+    if v.device.type != "cpu":
+        raise QdArgumentError(f"argument {path!r} is {describe(v)}: qd passes torch tensors in CPU memory only; "
+                              "move it with .cpu()", loc)
+    if qd_dtype_of(v.dtype) is None:
+        raise QdArgumentError(f"argument {path!r} is {describe(v)}: torch dtype {v.dtype} is not supported by qd",
+                              loc)
+    if not v.is_contiguous():
+        raise QdValueError(f"argument {path!r} is {describe(v)} that is not contiguous: Non contiguous tensors are "
+                           "not supported, please call tensor.contiguous() before passing it into a qd kernel", loc)
+    try:
+        return v.detach().numpy()
+    except (RuntimeError, TypeError, ValueError) as e:  # a conjugate or negative-bit view, say
+        raise QdArgumentError(f"argument {path!r} is {describe(v)} that qd cannot pass: {e}", loc) from None
+
+
+def host_copy(v, op: str) -> np.ndarray:
+    """The values of tensor `v` as a numpy array on the host, for `op` (`from_torch`) to copy
+    into a qd array; anything but a tensor is an argument error."""
+    if not is_tensor(v):
+        raise QdArgumentError(f"{op} takes a torch.Tensor, got {type(v).__name__}" +
+                              (" (use from_numpy for numpy arrays)" if isinstance(v, np.ndarray) else ""),
+                              caller_loc())
+    try:
+        return v.detach().cpu().numpy()
+    except (RuntimeError, TypeError, ValueError) as e:  # bfloat16, complex views, meta tensors
+        raise QdValueError(f"{op}: cannot read {describe(v)}: {e}", caller_loc()) from None
+
+
+def check_copy(copy) -> bool | None:
+    """`copy=` of `to_numpy` / `to_torch`: True (a copy), False (a view, else an error) or None
+    (a view where there is one, else a copy)."""
+    if copy is not None and not isinstance(copy, (bool, np.bool_)):
+        raise QdArgumentError(f"copy must be True, False or None, got {copy!r}", caller_loc())
+    return None if copy is None else bool(copy)
+
+
+def zero_copy_refusal(a) -> str | None:
+    """Why array or field `a` has no zero-copy view (as in quadrants: see the module docstring),
+    or None when it has one."""
+    if a.on_device:
+        return "zero-copy views of CUDA device arrays are not supported by qd: use copy=True"
+    if a._dtype.name not in _ZERO_COPY:
+        return f"Zero-copy not available for dtype={a._dtype.name} (only f32, f64, i32, i64 and u1 arrays have one)"
+    if not getattr(a, "_is_field", False):
+        return None
+    if not a.shape and not a.element_shape:
+        return "Zero-copy not available for a 0-d scalar field: use copy=True"
+    if getattr(a, "_soa", False):
+        return "Zero-copy not available for a vector or matrix field of layout=qd.Layout.SOA: use copy=True"
+    cell = getattr(a, "_cell", None)
+    if cell is not None and sum(int(np.prod(f.element_shape, dtype=np.int64)) for f in cell) != \
+            int(np.prod(a.element_shape, dtype=np.int64)):
+        return ("Zero-copy not available for a field that shares its placement with other fields (a member of a "
+                "struct field, or fields placed together): use copy=True")
+    return None
+
+
+def numpy_view(a, view_of, copy, dtype) -> np.ndarray | None:
+    """`to_numpy(copy=False / None)` of `a`: the view `view_of()` when `a` has one (and `dtype`
+    is its own or None); None when a copy is to be made instead (copy=None); an error for
+    copy=False where there is no view."""
+    copy = check_copy(copy)
+    if copy:
+        return None
+    why = zero_copy_refusal(a)
+    if why is not None:
+        if copy is None:
+            return None
+        if a.on_device:
+            why = "Zero-copy numpy requires a CPU backend (numpy arrays cannot reference GPU memory)"
+        raise QdValueError(why, caller_loc())
+    view = view_of()
+    if dtype is not None:
+        want = _dt.as_dtype(dtype)
+        try:
+            want_np = want.np if want is not None else np.dtype(dtype)
+        except TypeError:
+            raise QdArgumentError(f"to_numpy: {dtype!r} is not a dtype", caller_loc()) from None
+        if want_np != view.dtype:
+            if copy is None:
+                return None
+            raise QdValueError(f"copy=False is incompatible with dtype conversion ({view.dtype} -> {dtype})",
+                               caller_loc())
+    return view
+
+
+def to_torch(a, view_of, copy_of, device, copy):
+    """`to_torch` of array or field `a`: `torch.from_numpy` of the view `view_of()` (copy=False /
+    None, where `a` has one and it is wanted on the CPU), else of the copy `copy_of()`, moved to
+    `device` when one is given."""
+    copy = check_copy(copy)
+    torch = torch_module("to_torch")
+    if not copy:
+        why = zero_copy_refusal(a)
+        if why is None and device is not None and _device(torch, device).type != "cpu":
+            why = f"copy=False is incompatible with device transfer (data on cpu, requested {device})"
+        if why is None:
+            return torch.from_numpy(view_of())
+        if copy is False:
+            raise QdValueError(why, caller_loc())
+    t = torch.from_numpy(copy_of())
+    if device is None:
+        return t
+    dev = _device(torch, device)
+    try:
+        return t.to(dev)
+    except (RuntimeError, AssertionError, TypeError, ValueError) as e:  # torch without CUDA, say
+        raise QdValueError(f"to_torch: cannot move the tensor to device {device!r}: {e}", caller_loc()) from None
+
+
+def _device(torch: ModuleType, device):
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise QdArgumentError(f"to_torch: {device!r} is not a torch device: {e}", caller_loc()) from None
