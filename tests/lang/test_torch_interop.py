@@ -28,6 +28,7 @@ import qd  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 
 PROGRAM = '''
+import dataclasses
 import json
 import sys
 
@@ -317,6 +318,46 @@ def views_and_kernels():
     return [seen, t.tolist(), a.to_numpy().tolist(), tf.tolist()]
 
 
+@dataclasses.dataclass
+class Pair:
+    a: qd.types.NDArray[qd.f32, 1]
+    b: qd.types.ndarray()
+
+
+@qd.kernel
+def add_pair(s: Pair):
+    for i in s.a:
+        s.a[i] += s.b[i]
+
+
+@qd.data_oriented
+class Doubler:
+    def __init__(self):
+        self.x = qd.ndarray(qd.f32, (3,))
+
+    @qd.kernel
+    def run(self, t: qd.types.ndarray()):
+        for i in t:
+            self.x[i] = t[i] * 2
+
+
+@qd.kernel
+def fill_any(x: qd.Tensor):
+    for i in x:
+        x[i] = 7
+
+
+def members_and_annotations():
+    s = Pair(torch.ones(3), torch.arange(3, dtype=torch.float32))
+    add_pair(s)
+    add_pair(s)
+    d = Doubler()
+    d.run(torch.arange(3.0))
+    t = torch.zeros(2, dtype=torch.int64)
+    fill_any(t)
+    return [s.a.tolist(), d.x.to_numpy().tolist(), t.tolist()]
+
+
 def attributes():
     sf = qd.Struct.field({"a": qd.f32, "b": qd.i32}, shape=(2,))
     objs = [qd.ndarray(qd.f32, (2,)), qd.field(qd.f32, (2,)), qd.Vector.field(2, qd.f32, (2,)), sf,
@@ -332,7 +373,8 @@ def attributes():
 
 
 SCENARIOS = [nd_copy, nd_view, nd_numpy_view, per_dtype, vector_matrix_ndarrays, from_torch_conversions, scalar_fields,
-             element_fields, placement_and_structs, layouts, devices, kernel_args, views_and_kernels, attributes]
+             element_fields, placement_and_structs, layouts, devices, kernel_args, views_and_kernels,
+             members_and_annotations, attributes]
 results = {}
 for s in SCENARIOS:
     results[s.__name__] = attempt(s)
@@ -341,7 +383,7 @@ print("RESULT " + json.dumps(results))
 
 SCENARIOS = ["nd_copy", "nd_view", "nd_numpy_view", "per_dtype", "vector_matrix_ndarrays", "from_torch_conversions",
              "scalar_fields", "element_fields", "placement_and_structs", "layouts", "devices", "kernel_args",
-             "views_and_kernels", "attributes"]
+             "views_and_kernels", "members_and_annotations", "attributes"]
 
 
 def _run(tmp_path: Path, header: str) -> dict:
