@@ -88,6 +88,8 @@ from .lang.stream import Event, Stream, create_event, create_stream, stream_para
 _sys.modules[f"{__name__}.graph"] = graph
 graph_do_while, graph_parallel_context, graph_parallel = graph.do_while, graph.parallel_context, graph.parallel
 
+from .lang.buffer_view import BufferView  # noqa: E402 - ndarray slices as views
+
 i = i32
 f = f32
 j, k = Axis(1), Axis(2)  # placement axes (`qd.i` is also i32's alias; dense() takes it as axis 0)
@@ -111,6 +113,7 @@ __all__ = [
 __all__ += ["Struct", "dataclass"]
 __all__ += ["algorithms", "graph", "Stream", "Event", "create_stream", "create_event", "stream_parallel",
             "graph_do_while", "graph_parallel_context", "graph_parallel"]
+__all__ += ["BufferView"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
 from .core.dtypes import (  # noqa: E402

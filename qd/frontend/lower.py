@@ -23,6 +23,7 @@ from ..core.errors import QdCallError, QdError, QdSyntaxError, QdTypeError
 from ..core.source import FuncSource, get_source
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     bool_ops,
+    buffer_views,
     builtin_loops,
     builtin_random,
     builtin_scalars,
@@ -123,7 +124,7 @@ class Lowerer(ExprLowerer):
         if method is None:
             raise self.syntax(node, f"the `{type(node).__name__}` statement")
         try:
-            method(struct_fields.rewrite(self, node))
+            method(buffer_views.rewrite(self, struct_fields.rewrite(self, node)))
         except QdError as e:
             if e.loc is not None:
                 raise

@@ -29,6 +29,7 @@ import numpy as np
 from ..core import dtypes as _dt
 from ..core.errors import QdArgumentError, QdIndexError, QdShapeError, QdValueError, caller_loc, show
 from ..targets.base import register_array_types
+from . import buffer_view as _buffer_view
 from . import config as _config
 from . import matrix as _matrix
 from . import torch_interop as _torch
@@ -309,6 +310,8 @@ class Ndarray(TensorBase):
         return t
 
     def __getitem__(self, idx):
+        if isinstance(idx, slice):  # quadrants' `data[8:24]`: a view sharing the memory
+            return _buffer_view.buffer_view_of_slice(self, idx)
         if self.element_shape:
             key = self._element_key(idx)
             try:
@@ -464,6 +467,8 @@ class DeviceNdarray(Ndarray):
         return flat * int(np.prod(self.element_shape, dtype=np.int64)) * self.dtype.np.itemsize
 
     def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return _buffer_view.buffer_view_of_slice(self, idx)
         off = self._element(idx)
         if off is None:
             host = self.to_numpy()

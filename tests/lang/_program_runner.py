@@ -4,7 +4,7 @@ with quadrants program by program.
 
 Usage: `python _program_runner.py <qd|quadrants> <output.pkl> <program.py>...`. Each program is
 first rewritten to import the implementation as `qd` (`import qd` → `import quadrants as qd`
-for quadrants) into a file next to it, then run as a script.
+and `from qd import` → `from quadrants import` for quadrants) into a file next to it, then run as a script.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ def run(impl: str, programs: list[str]) -> dict:
         src = Path(p).read_text()
         if impl == "quadrants":
             src = src.replace("import qd\n", "import quadrants as qd\n", 1)
+            src = src.replace("from qd import", "from quadrants import")
         target = Path(p).with_name(f"{Path(p).stem}_{impl}.py")
         target.write_text(src)
         try:

@@ -1,0 +1,97 @@
+"""`qd.BufferView` parameters inside kernels and funcs: `v[i]` is `v.arr[v.offset + i]` and
+`v.shape` is `(v.size,)`.
+
+A view is a dataclass parameter of three members (`qd/lang/buffer_view.py`), so passing,
+pruning and `v.size` need nothing here. Before a statement is lowered, `rewrite` turns the
+element accesses and `shape` reads of its own expressions (not of its nested blocks, which are
+rewritten when they are lowered) into member form, in a copy of the AST, as `struct_fields.py`
+does for struct fields: whether a name is a view is a fact of this instantiation.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import TYPE_CHECKING
+
+from ..core.errors import QdTypeError
+from ..lang.buffer_view import is_buffer_view_class
+from .values import StructV
+
+if TYPE_CHECKING:
+    from .lowering import Lowering
+
+__all__ = ["rewrite"]
+
+
+def _value(low: Lowering, node: ast.expr):
+    """What a name or a chain of members of dataclass views denotes, read from the scope
+    without lowering anything (so no access is recorded for an array that is merely indexed)."""
+    if isinstance(node, ast.Name):
+        return low.scope.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _value(low, node.value)
+        return base.member(node.attr) if isinstance(base, StructV) else None
+    return None
+
+
+def _is_view(low: Lowering, node: ast.expr) -> bool:
+    """Whether a name or attribute chain denotes a BufferView parameter."""
+    v = _value(low, node)
+    return isinstance(v, StructV) and is_buffer_view_class(v.cls)
+
+
+def _member(base: ast.expr, name: str, like: ast.AST) -> ast.Attribute:
+    return ast.copy_location(ast.Attribute(value=base, attr=name, ctx=ast.Load()), like)
+
+
+def _expr(low: Lowering, node):
+    changed, fields = False, {}
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
+            new = _expr(low, value)
+        elif isinstance(value, list) and value and not isinstance(value[0], ast.stmt):
+            new = [_expr(low, v) if isinstance(v, ast.AST) else v for v in value]
+            new = value if all(a is b for a, b in zip(new, value)) else new
+        else:
+            new = value
+        changed = changed or new is not value
+        fields[name] = new
+    if changed:
+        node = copy.copy(node)
+        for name, value in fields.items():
+            setattr(node, name, value)
+    if isinstance(node, ast.Subscript) and _is_view(low, node.value):
+        if isinstance(node.slice, ast.Slice):
+            raise QdTypeError("slicing a BufferView inside a kernel is not supported: slice it in Python scope "
+                              "(view[a:b]) and pass the result", low.loc(node))
+        if isinstance(node.slice, ast.Tuple):
+            raise QdTypeError(f"a BufferView has one index, got {len(node.slice.elts)}", low.loc(node))
+        index = ast.copy_location(ast.BinOp(left=_member(node.value, "offset", node), op=ast.Add(),
+                                            right=node.slice), node.slice)
+        return ast.copy_location(ast.Subscript(value=_member(node.value, "arr", node), slice=index, ctx=node.ctx),
+                                 node)
+    if isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.ctx, ast.Load) \
+            and _is_view(low, node.value):
+        return ast.copy_location(ast.Tuple(elts=[_member(node.value, "size", node)], ctx=ast.Load()), node)
+    return node
+
+
+def _may_access(node: ast.stmt) -> bool:
+    """A cheap test before rewriting: the statement's own expressions subscript a name or
+    attribute chain, or read a `shape`."""
+    for _name, value in ast.iter_fields(node):
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                for n in ast.walk(v):
+                    if (isinstance(n, ast.Subscript) and isinstance(n.value, (ast.Name, ast.Attribute))) \
+                            or (isinstance(n, ast.Attribute) and n.attr == "shape"):
+                        return True
+    return False
+
+
+def rewrite(low: Lowering, node: ast.stmt) -> ast.stmt:
+    """The statement with BufferView accesses in member form (itself when it has none)."""
+    if not _may_access(node):
+        return node
+    return _expr(low, node)
