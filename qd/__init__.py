@@ -76,10 +76,15 @@ from .lang.types import Template, ref, template
 for _module in (config, linalg, math, types):
     _sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
 
-# `qd.algorithms` (the device-wide sort, scans, reductions, select) is written in qd itself
-from .lib import algorithms  # noqa: E402
+# `qd.algorithms` (the device-wide sort, scans, reductions, select) is written in qd itself; its
+# funcs are built on first use (a lazy module: most programs never sort), so `import qd` skips them
+import importlib.util as _importlib_util  # noqa: E402
 
-_sys.modules[f"{__name__}.algorithms"] = algorithms
+_spec = _importlib_util.find_spec(".lib.algorithms", __name__)
+_spec.loader = _importlib_util.LazyLoader(_spec.loader)
+algorithms = _importlib_util.module_from_spec(_spec)
+_sys.modules[_spec.name] = _sys.modules[f"{__name__}.algorithms"] = algorithms
+_spec.loader.exec_module(algorithms)
 
 # `qd.graph` (do-while loops and parallel sections), streams and events: run in order
 from .lang import graph  # noqa: E402
