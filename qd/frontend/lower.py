@@ -22,6 +22,7 @@ from ..core import typing_rules as rules
 from ..core.errors import QdCallError, QdError, QdSyntaxError, QdTypeError
 from ..core.source import FuncSource, get_source
 from . import (  # noqa: F401 - the builtin_* modules register builtins
+    algorithm_calls,
     bool_ops,
     buffer_views,
     builtin_loops,

@@ -140,6 +140,78 @@ def sort_scratch_slots(n: int, log256_max_n: int | None = None) -> int:
     return builtins.max(total, 1)
 
 
+# ---------------------------------------------------------------- scratch sizing inside kernels
+# A kernel that asks with a run-time count (`sort_scratch_slots(count[0], D)`, to check the count
+# against `scratch.shape[0]`) calls these funcs (the frontend's table maps each helper to its
+# func); the same formulas in i32 arithmetic, the depth a compile-time value, as in quadrants.
+
+
+@func
+def _at_least_one(total):
+    return total + cast(total < 1, _dt.i32)
+
+
+@func
+def _staircase_k(m, cursor):
+    for _ in static(range(_MAX_DEPTH * 2)):  # 256**8 covers every i32 count
+        if m > BLOCK_DIM:
+            m = (m + BLOCK_DIM - 1) // BLOCK_DIM
+            cursor += m
+    return cursor
+
+
+@func
+def reduce_slots_k(n, depth: template()):
+    total = 0
+    m = n
+    for _ in static(range(depth - 1)):
+        m = (m + BLOCK_DIM - 1) // BLOCK_DIM
+        total += m
+    return _at_least_one(total)
+
+
+@func
+def scan_slots_k(n, depth: template()):
+    m = (n + BLOCK_DIM - 1) // BLOCK_DIM
+    total = m
+    for _ in static(range(depth - 2)):
+        m = (m + BLOCK_DIM - 1) // BLOCK_DIM
+        total += m
+    if static(depth <= 1):
+        total = 0
+    return _at_least_one(total)
+
+
+@func
+def sort_slots_k(n, depth: template()):
+    m = (n + BLOCK_DIM - 1) // BLOCK_DIM * 256
+    total = m
+    for _ in static(range(depth - 1)):
+        m = (m + BLOCK_DIM - 1) // BLOCK_DIM
+        total += m
+    return _at_least_one(total)
+
+
+@func
+def select_slots_k(n):
+    b0 = (n + BLOCK_DIM - 1) // BLOCK_DIM
+    total = 0
+    if n > 0:
+        total = _staircase_k(b0, n + b0)
+    return _at_least_one(total)
+
+
+@func
+def reduce_by_key_slots_k(n):
+    b0 = (n + BLOCK_DIM - 1) // BLOCK_DIM
+    total = 0
+    if n > BLOCK_DIM:
+        total = _staircase_k(b0, n + b0)
+    elif n > 0:
+        total = n
+    return _at_least_one(total)
+
+
 # ---------------------------------------------------------------- compile-time checks
 
 

@@ -132,6 +132,39 @@ def test_scratch_slots_equal_quadrants(oracle):
 
 
 @pytest.mark.slow
+def test_scratch_slots_in_a_kernel_equal_quadrants(oracle):
+    """quadrants' helpers are kernel-callable with a run-time count (and a compile-time depth)."""
+    _, results = oracle
+    want = results["slots"]
+    ns = sorted({k[1] for k in want if k[0] != "too_deep"})
+
+    @qd.kernel
+    def slots(ns: qd.types.ndarray(qd.i32, ndim=1), out: qd.types.ndarray(qd.i32, ndim=2)):
+        for i in range(ns.shape[0]):
+            n = ns[i]
+            for d in qd.static(range(1, 5)):
+                out[i, 3 * d - 3] = qd.algorithms.reduce_scratch_slots(n, d)
+                out[i, 3 * d - 2] = qd.algorithms.exclusive_scan_scratch_slots(n, d)
+                out[i, 3 * d - 1] = qd.algorithms.sort_scratch_slots(n, d)
+            out[i, 12] = qd.algorithms.select_scratch_slots(n)
+            out[i, 13] = qd.algorithms.reduce_by_key_scratch_slots(n)
+
+    out = np.zeros((len(ns), 14), np.int32)
+    slots(np.array(ns, np.int32), out)
+    for i, n in enumerate(ns):
+        expect = [want[(w, n, d)] for d in range(1, 5) for w in ("reduce", "scan", "sort")]
+        expect += [want[("select", n, None)], want[("rbk", n, None)]]
+        assert out[i].tolist() == expect, n
+
+    @qd.kernel
+    def no_depth(ns: qd.types.ndarray(qd.i32, ndim=1)) -> qd.i32:
+        return qd.algorithms.sort_scratch_slots(ns[0])
+
+    with pytest.raises(qd.QdError, match="needs log256_max_n"):
+        no_depth(np.array([5], np.int32))
+
+
+@pytest.mark.slow
 def test_too_deep_is_a_value_error_as_in_quadrants(oracle):
     _, results = oracle
     for fn in ("reduce_scratch_slots", "exclusive_scan_scratch_slots", "sort_scratch_slots"):
