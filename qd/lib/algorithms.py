@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
+
+import numpy as np
 
 from ..core import dtypes as _dt
-from ..core.errors import QdTypeError, QdValueError, caller_loc
+from ..core.errors import QdRuntimeError, QdTypeError, QdValueError, caller_loc
 from ..lang.funcs import func
 from ..lang.ops import bit_cast, cast, max, min, static
 from ..lang.types import template
 
 __all__ = [
+    "PrefixSumExecutor", "parallel_sort",
     "exclusive_scan_add", "exclusive_scan_max", "exclusive_scan_min", "exclusive_scan_scratch_slots",
     "reduce_add", "reduce_by_key_add", "reduce_by_key_scratch_slots", "reduce_max", "reduce_min",
     "reduce_scratch_slots", "select", "select_scratch_slots", "sort", "sort_scratch_slots",
@@ -429,3 +433,69 @@ def reduce_by_key_add(keys_in: template(), values_in: template(), keys_out: temp
             keys_out[runs - 1] = keys_in[i]
             values_out[runs - 1] += values_in[i]
         num_runs[0] = runs
+
+
+# ---------------------------------------------------------------- quadrants' deprecated host-side ops
+
+
+def _merge_sort_pairs(n: int, p: int, k: int):
+    """The compare-exchange pairs `(a, a + k)` of one stage of Batcher's odd-even merge sort,
+    exactly the ones quadrants' stage kernel visits (pairs within one block of `2p`)."""
+    out = []
+    invocations = int((n - k - k % p) / (2 * k)) + 1  # truncated, as quadrants computes it
+    for inv in range(invocations):
+        j = k % p + inv * 2 * k
+        count = builtins.min(k, n - j - k)
+        if count > 0:
+            out.append(np.arange(j, j + count))
+    a = np.concatenate(out) if out else np.zeros(0, np.int64)
+    b = a + k
+    return a[a // (2 * p) == b // (2 * p)], b[a // (2 * p) == b // (2 * p)]
+
+
+def parallel_sort(keys, values=None) -> None:
+    """quadrants' deprecated in-place odd-even merge sort of a 1-D field (`values`, if given,
+    permuted with the keys). Not stable: equal keys may swap, exactly as in quadrants, since
+    the same compare-exchange network runs (on the host: the data is copied out and back)."""
+    warnings.warn("qd.algorithms.parallel_sort is deprecated. Use qd.algorithms.sort (the @qd.func) instead.",
+                  DeprecationWarning, stacklevel=2)
+    for arr, what in ((keys, "keys"), (values, "values")):
+        if arr is not None and len(getattr(arr, "shape", ())) != 1:
+            raise QdTypeError(f"parallel_sort: {what} must be a 1-D field", caller_loc())
+    k_np = keys.to_numpy()
+    v_np = values.to_numpy() if values is not None else None
+    n = k_np.shape[0]
+    p = 1
+    while p < n:
+        k = p
+        while k >= 1:
+            a, b = _merge_sort_pairs(n, p, k)
+            swap = k_np[a] > k_np[b]  # false for NaN, as the kernel's `>`
+            a, b = a[swap], b[swap]
+            k_np[a], k_np[b] = k_np[b].copy(), k_np[a].copy()
+            if v_np is not None:
+                v_np[a], v_np[b] = v_np[b].copy(), v_np[a].copy()
+            k //= 2
+        p *= 2
+    keys.from_numpy(k_np)
+    if values is not None:
+        values.from_numpy(v_np)
+
+
+class PrefixSumExecutor:
+    """quadrants' deprecated inclusive in-place prefix sum of the first `length` elements of an
+    `i32` field (wrapping as i32 arithmetic does). quadrants runs it on CUDA and Vulkan only;
+    qd runs it on every target (on the host: the data is copied out and back)."""
+
+    def __init__(self, length: int):
+        warnings.warn("qd.algorithms.PrefixSumExecutor is deprecated. Use qd.algorithms.exclusive_scan_add "
+                      "(the @qd.func) instead.", DeprecationWarning, stacklevel=2)
+        self.sorting_length = _count(length)
+
+    def run(self, input_arr) -> None:
+        if _dt.as_dtype(getattr(input_arr, "dtype", None)) is not _dt.i32:
+            raise QdRuntimeError("Only qd.i32 type is supported for prefix sum.", caller_loc())
+        a = input_arr.to_numpy()
+        n = self.sorting_length
+        a[:n] = np.cumsum(a[:n].astype(np.int64)).astype(np.int32)  # i32 wraps: the low 32 bits
+        input_arr.from_numpy(a)

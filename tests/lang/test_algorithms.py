@@ -428,3 +428,79 @@ def test_module_paths():
     assert sort_scratch_slots(0) == 1
     with pytest.raises(qd.QdError, match="count must be an int"):
         qd.algorithms.sort_scratch_slots(2.5)
+
+
+# ---------------------------------------------------------------- quadrants' deprecated host-side ops
+
+RUNNER = Path(__file__).with_name("_program_runner.py")
+
+DEPRECATED = {
+    "parallel_sort": """
+import numpy as np
+import qd
+qd.init(arch=qd.cpu)
+OUT = {}
+rng = np.random.default_rng(1)
+for n in (1, 2, 7, 100, 257):
+    keys = qd.field(qd.i32, shape=n)
+    keys.from_numpy(rng.integers(-5, 5, n).astype(np.int32))
+    qd.algorithms.parallel_sort(keys)
+    OUT[f"keys{n}"] = keys.to_numpy()
+    k2, v2 = qd.field(qd.f32, shape=n), qd.field(qd.i32, shape=n)
+    k2.from_numpy(rng.integers(0, 4, n).astype(np.float32))   # many ties: the network's own order
+    v2.from_numpy(np.arange(n, dtype=np.int32))
+    qd.algorithms.parallel_sort(k2, v2)
+    OUT[f"kv{n}"] = (k2.to_numpy(), v2.to_numpy())
+""",
+    "prefix_sum_dtype": """
+import qd
+qd.init(arch=qd.cpu)
+OUT = {}
+ex = qd.algorithms.PrefixSumExecutor(8)
+try:
+    ex.run(qd.field(qd.f32, shape=8))
+    OUT["f32"] = "ok"
+except RuntimeError as e:
+    OUT["f32"] = "Only qd.i32 type is supported for prefix sum." in str(e)
+""",
+}
+
+
+@pytest.mark.slow
+def test_deprecated_ops_match_quadrants(tmp_path):
+    files = []
+    for name, src in DEPRECATED.items():
+        (tmp_path / f"{name}.py").write_text(src)
+        files.append(str(tmp_path / f"{name}.py"))
+    out = {}
+    for impl in ("quadrants", "qd"):
+        proc = subprocess.run([sys.executable, str(RUNNER), impl, str(tmp_path / f"{impl}.pkl"), *files], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out[impl] = pickle.loads((tmp_path / f"{impl}.pkl").read_bytes())
+    for name in DEPRECATED:
+        q, mine = out["quadrants"][name], out["qd"][name]
+        assert q[0] == "ok" and mine[0] == "ok", (q, mine)
+        assert q[1].keys() == mine[1].keys() and q[1]
+        for key in q[1]:
+            a, b = q[1][key], mine[1][key]
+            if isinstance(a, tuple):
+                for x, y in zip(a, b):
+                    np.testing.assert_array_equal(x, y, err_msg=f"{name} {key}")
+            elif isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b, err_msg=f"{name} {key}")
+            else:
+                assert a == b, (name, key)
+
+
+def test_prefix_sum_executor_is_an_inclusive_i32_scan():
+    """quadrants runs it on CUDA and Vulkan only (its CPU refuses); qd everywhere."""
+    data = np.array([5, -2, 7, 2**31 - 1, 1, 3, 0, 9, 4, 4], np.int32)
+    f = qd.field(qd.i32, shape=10)
+    f.from_numpy(data)
+    with pytest.warns(DeprecationWarning):
+        ex = qd.algorithms.PrefixSumExecutor(8)
+    ex.run(f)
+    want = data.copy()
+    want[:8] = np.cumsum(data[:8].astype(np.int64)).astype(np.int32)
+    np.testing.assert_array_equal(f.to_numpy(), want)
