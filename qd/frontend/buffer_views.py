@@ -1,5 +1,6 @@
 """`qd.BufferView` parameters inside kernels and funcs: `v[i]` is `v.arr[v.offset + i]` and
-`v.shape` is `(v.size,)`.
+`v.shape` is `(v.size,)`; under `qd.init(debug=True)` the index is first checked against the
+view's size (`checked_index`, an assert), as quadrants checks it.
 
 A view is a dataclass parameter of three members (`qd/lang/buffer_view.py`), so passing,
 pruning and `v.size` need nothing here. Before a statement is lowered, `rewrite` turns the
@@ -15,13 +16,15 @@ import copy
 from typing import TYPE_CHECKING
 
 from ..core.errors import QdTypeError
-from ..lang.buffer_view import is_buffer_view_class
-from .values import StructV
+from ..lang.buffer_view import checked_index, is_buffer_view_class
+from .values import CT, StructV
 
 if TYPE_CHECKING:
     from .lowering import Lowering
 
 __all__ = ["rewrite"]
+
+_CHECKED = "__qd_view_index__"  # the name a debug-mode access calls `checked_index` by
 
 
 def _value(low: Lowering, node: ast.expr):
@@ -67,14 +70,27 @@ def _expr(low: Lowering, node):
                               "(view[a:b]) and pass the result", low.loc(node))
         if isinstance(node.slice, ast.Tuple):
             raise QdTypeError(f"a BufferView has one index, got {len(node.slice.elts)}", low.loc(node))
-        index = ast.copy_location(ast.BinOp(left=_member(node.value, "offset", node), op=ast.Add(),
-                                            right=node.slice), node.slice)
+        i = node.slice
+        if low.cfg.debug:  # checked against the view's size, as quadrants checks it under debug
+            low.scope[_CHECKED] = CT(checked_index)
+            i = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id=_CHECKED, ctx=ast.Load()), i),
+                                           args=[i, _member(node.value, "size", node), _where(low, node)],
+                                           keywords=[]), i)
+        index = ast.copy_location(ast.BinOp(left=_member(node.value, "offset", node), op=ast.Add(), right=i),
+                                  node.slice)
         return ast.copy_location(ast.Subscript(value=_member(node.value, "arr", node), slice=index, ctx=node.ctx),
                                  node)
     if isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.ctx, ast.Load) \
             and _is_view(low, node.value):
         return ast.copy_location(ast.Tuple(elts=[_member(node.value, "size", node)], ctx=ast.Load()), node)
     return node
+
+
+def _where(low: Lowering, node: ast.Subscript) -> ast.Constant:
+    loc = low.loc(node)
+    at = f" at {loc.file}:{loc.line}:{loc.col + 1}" if loc is not None else ""
+    return ast.copy_location(ast.Constant(f"BufferView Out Of Range{at}: the index is outside [0, size) of the view "
+                                          f"`{ast.unparse(node)}`"), node)
 
 
 def _may_access(node: ast.stmt) -> bool:

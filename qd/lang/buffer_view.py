@@ -17,8 +17,9 @@ import operator
 from ..core import dtypes as _dt
 from ..core.errors import QdTypeError, QdValueError, caller_loc
 from . import types as _types
+from .funcs import func
 
-__all__ = ["BufferView", "buffer_view_of_slice", "is_buffer_view_class"]
+__all__ = ["BufferView", "buffer_view_of_slice", "checked_index", "is_buffer_view_class"]
 
 
 _TYPED: dict = {}  # dtype -> the BufferView subclass whose `arr` has that dtype
@@ -138,6 +139,14 @@ def buffer_view_of_slice(arr, key: slice) -> BufferView:
     if step != 1:
         raise QdValueError(f"BufferView slice requires step=1, got step={step}", caller_loc())
     return BufferView(arr, start, max(stop - start, 0))
+
+
+@func
+def checked_index(i, size, where: _types.template()):
+    """A view's index under `qd.init(debug=True)`: checked against the view, not just the ndarray
+    (`where` names the access in the user's code)."""
+    assert 0 <= i and i < size, where
+    return i
 
 
 def is_buffer_view_class(cls) -> bool:

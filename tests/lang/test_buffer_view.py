@@ -81,6 +81,27 @@ hist(counts[4:8], 103)
 hist(counts[12:16][1:3], 7)
 OUT["counts"] = counts.to_numpy()
 """,
+    "debug_bounds": """
+@qd.func
+def writer(v: BufferView[qd.f32], idx: qd.i32):
+    v[idx] = 99.0
+
+@qd.kernel
+def kernel(v: BufferView[qd.f32]):
+    for i in range(v.size):
+        if i == 0:
+            writer(v, v.size)
+
+kernel(data[:16])                  # without debug: data[16], inside the ndarray, is written
+OUT["no_debug"] = data.to_numpy()
+qd.init(arch=qd.cpu, debug=True)
+data2 = qd.ndarray(qd.f32, shape=(32,))
+try:
+    kernel(data2[:16])
+    OUT["debug"] = "no error"
+except AssertionError as e:
+    OUT["debug"] = "BufferView Out Of Range" in str(e)
+""",
     "host_errors": """
 def kind(f):
     try:
