@@ -61,6 +61,7 @@ from .records import stable_key
 MAGIC = b"QDK2"  # QDK1 held the facts inside the header, and launchers were files of their own
 # what a stored launcher's code object is valid for: marshal and code objects change between
 # Python versions
+_FORMAT_TYPES = frozenset(t.name for t in _dt.ALL)  # what an assert's formatted value may be
 _PY_TAG = f"{sys.implementation.cache_tag}-{sys.version_info[0]}.{sys.version_info[1]}".encode()
 FORMAT = 2
 
@@ -215,6 +216,8 @@ def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, 
             "check_locs": [_loc(c) for c in km.check_locs],
             "check_messages": [[site, msg] for site, msg in sorted(km.check_messages.items())],
             "warns": bool(km.warns),
+            "check_formats": [[site, types] for site, types in sorted(km.check_formats.items())],
+            "assert_args": km.assert_args,
         },
         "kernel": ids.inst_name(inst_id), "kept": list(kept), "pruned": list(pruned), "inst_id": inst_id,
         "written": sorted(written),
@@ -366,7 +369,16 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
         _need(0 <= _int(site) < len(check_locs), "bad check site")
         messages[_int(site)] = _str(msg)
     _need(isinstance(m.get("warns", False), bool), "bad overflow flag")
-    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs, messages, m.get("warns", False))
+    formats = {}
+    for row in _list(m.get("check_formats", [])):
+        site, types = _list(row)
+        _need(_int(site) in messages, "bad check site")
+        formats[_int(site)] = [_str(t) for t in _list(types)]
+        _need(all(t in _FORMAT_TYPES for t in formats[_int(site)]), "bad assert value type")
+    assert_args = _int(m.get("assert_args", 0))
+    _need(0 <= assert_args <= 4096 and all(len(t) <= assert_args for t in formats.values()), "bad assert values")
+    km = KernelModule(slots, n, returns, ret_shape, name, m["entry"], "", check_locs, messages, m.get("warns", False),
+                      formats, assert_args)
     kept = tuple(_str(p) for p in _list(header["kept"]))
     pruned = tuple(_str(p) for p in _list(header["pruned"]))
     _need(list(kept) == [s.path for s in slots], "kept leaves do not match the slots")

@@ -45,7 +45,9 @@ from ..core.abi import (
     STEP,
     SUB,
     WARN_SLOT,
+    assert_slot,
 )
+from ..core.dtypes import DType
 from ..core.errors import SourceLoc
 from .emitter import Emitter
 from .llvm_text import ll
@@ -56,9 +58,11 @@ OVERFLOW = {"add": ADD, "sub": SUB, "mul": MUL, "shl": SHL}
 # -- emitting checks into the function an Emitter is writing -----------------------------------
 
 
-def record(g: Emitter, kind: int, loc: SourceLoc | None, value: str, base: int = 0) -> None:
+def record(g: Emitter, kind: int, loc: SourceLoc | None, value: str, base: int = 0,
+           extra: tuple[int, list[str]] = (0, [])) -> None:
     """Record a failure at the current point of the code (a cold block the caller branched to),
-    in the record at status word `base` (0: the failed check; `WARN_SLOT`: a reported overflow)."""
+    in the record at status word `base` (0: the failed check; `WARN_SLOT`: a reported overflow);
+    `extra` (first word, i64 values): more words the first failure alone writes."""
     fn = g.fn
     site = len(g.mg.check_locs)
     g.mg.check_locs.append(loc)
@@ -71,20 +75,22 @@ def record(g: Emitter, kind: int, loc: SourceLoc | None, value: str, base: int =
     first, done = fn.new_label("chkfirst"), fn.new_label("chkrec")
     fn.term(f"br i1 {won}, label %{first}, label %{done}")
     fn.label(first)
-    for slot, val in ((base + 1, str(site)), (base + 2, value)):
+    first_extra, values = extra
+    for slot, val in ((base + 1, str(site)), (base + 2, value), *enumerate(values, first_extra)):
         p = fn.ins(f"getelementptr i64, ptr {g.status}, i64 {slot}")
         fn.op(f"store i64 {val}, ptr {p}")
     fn.term(f"br label %{done}")
     fn.label(done)
 
 
-def fail_if(g: Emitter, bad: str, kind: int, loc: SourceLoc | None, value: str, base: int = 0) -> None:
+def fail_if(g: Emitter, bad: str, kind: int, loc: SourceLoc | None, value: str, base: int = 0,
+            extra: tuple[int, list[str]] = (0, [])) -> None:
     """Record a failure when the i1 `bad` is true, then continue either way."""
     fn = g.fn
     fail_l, cont_l = fn.new_label("chkfail"), fn.new_label("chkok")
     fn.term(f"br i1 {bad}, label %{fail_l}, label %{cont_l}")
     fn.label(fail_l)
-    record(g, kind, loc, value, base)
+    record(g, kind, loc, value, base, extra)
     fn.term(f"br label %{cont_l}")
     fn.label(cont_l)
 
@@ -115,13 +121,29 @@ def overflow(g: Emitter, e: ir.BinOp, a: str, b: str) -> str:
     return v
 
 
-def assertion(g: Emitter, cond: str, loc: SourceLoc | None, message: str | None) -> None:
+def assertion(g: Emitter, cond: str, loc: SourceLoc | None, message: str | None,
+              args: list[tuple[DType, str]] = ()) -> None:
     """Record a failed `assert` (the i1 `cond` is false); the kernel carries on, and the launch
-    raises once it returns, as for the other checks."""
+    raises once it returns, as for the other checks. `args` (dtype, value): the run-time values
+    its message formats, stored as i64 words after the return values (`KernelModule.assert_slot`),
+    floats as double bits, for `runtime.status.format_assert`."""
+    site = len(g.mg.check_locs)  # the site `record` is about to take
     if message is not None:
-        g.mg.check_messages[len(g.mg.check_locs)] = message  # the site `record` is about to take
+        g.mg.check_messages[site] = message
+    words = []
+    if args:
+        g.mg.check_formats[site] = [d.name for d, _ in args]
+        g.mg.assert_args = max(g.mg.assert_args, len(args))
+        for d, v in args:
+            if d.is_float:
+                wide = v if d.bits == 64 else g.fn.ins(f"fpext float {v} to double")
+                words.append(g.fn.ins(f"bitcast double {wide} to i64"))
+            elif d.bits < 64:
+                words.append(g.fn.ins(f"{'sext' if d.is_signed else 'zext'} {ll(d)} {v} to i64"))
+            else:
+                words.append(v)
     bad = g.fn.ins(f"xor i1 {cond}, true")
-    fail_if(g, bad, ASSERT, loc, "0")
+    fail_if(g, bad, ASSERT, loc, "0", extra=(assert_slot(g.mg.layout), words))
 
 
 def exponent_nonnegative(g: Emitter, d, e: str, loc: SourceLoc | None) -> None:

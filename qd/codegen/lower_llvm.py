@@ -52,6 +52,8 @@ class ModuleGen:
         self.strings: dict[bytes, str] = {}  # NUL-terminated text -> the constant holding it
         self.check_locs: list[SourceLoc | None] = []
         self.check_messages: dict[int, str] = {}
+        self.check_formats: dict[int, list[str]] = {}  # see `checks.assertion`
+        self.assert_args = 0
         self.warns = False  # an overflow check was emitted (`checks.record`)
         self.metadata: list[str] = []  # metadata nodes (`!n = ...`), numbered in order
         # float math calls emitted so far (name -> how many), in the entry and task functions and,
@@ -88,7 +90,7 @@ class ModuleGen:
                  "attributes #2 = { noinline nounwind }\n")
         text += "".join(m + "\n" for m in self.metadata)
         return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs,
-                               self.check_messages, self.warns)
+                               self.check_messages, self.warns, self.check_formats, self.assert_args)
 
     def declare(self, text: str) -> None:
         self.decls.add(text)

@@ -126,7 +126,8 @@ class StmtGen(ExprGen):
         elif isinstance(st, ir.Return):
             self.return_(st)
         elif isinstance(st, ir.Assert):
-            checks.assertion(self, self.expr(st.cond), st.loc, st.message)
+            checks.assertion(self, self.expr(st.cond), st.loc, st.message,
+                             [(a.dtype, self.expr(a)) for a in st.args or ()])
         elif isinstance(st, ir.Print):
             self.print_(st)
         elif isinstance(st, ir.Unpack):

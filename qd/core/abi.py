@@ -102,6 +102,12 @@ def return_slot(i: int) -> int:
     return STATUS_SLOTS + i
 
 
+def assert_slot(lay: ArgLayout) -> int:
+    """The status-block slot of a failed assert's first formatted value (after the return
+    values; `KernelModule.assert_args` words)."""
+    return STATUS_SLOTS + max(1, len(lay.returns))
+
+
 def pack(leaves: Iterable[tuple], returns: tuple, ret_shape: tuple | None = None) -> ArgLayout:
     """The layout of (path, kind, dtype, ndim[, element shape[, perm[, offset]]]) leaves packed
     in order after the header."""
@@ -135,10 +141,19 @@ class KernelModule(ArgLayout):
     check_locs: list[SourceLoc | None] = field(default_factory=list)
     check_messages: dict[int, str] = field(default_factory=dict)  # site -> message of a failed `assert`
     warns: bool = False  # the code has overflow checks, whose record the launcher reports
+    # site -> dtype names of the run-time values a failed assert's message formats (its
+    # `check_messages` entry is then their template), and the most such values of one assert
+    check_formats: dict[int, list[str]] = field(default_factory=dict)
+    assert_args: int = 0
+
+    @property
+    def status_size(self) -> int:
+        return assert_slot(self) + self.assert_args
 
     @classmethod
     def of(cls, lay: ArgLayout, name: str, entry: str, ir_text: str,
            check_locs: list[SourceLoc | None], check_messages: dict[int, str] | None = None,
-           warns: bool = False) -> KernelModule:
+           warns: bool = False, check_formats: dict[int, list[str]] | None = None,
+           assert_args: int = 0) -> KernelModule:
         return cls(lay.slots, lay.n_slots, lay.returns, lay.ret_shape, name, entry, ir_text, check_locs,
-                   dict(check_messages or {}), warns)
+                   dict(check_messages or {}), warns, dict(check_formats or {}), assert_args)

@@ -324,6 +324,9 @@ class Assert(Stmt):
 
     cond: Expr = None
     message: str | None = None
+    # run-time values the message formats: then `message` is their `str.format` template
+    # (`frontend.assert_messages`), and the failing check stores them (`codegen.checks.assertion`)
+    args: list[Expr] | None = None
 
 
 @record(eq=False)

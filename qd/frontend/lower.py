@@ -23,6 +23,7 @@ from ..core.errors import QdCallError, QdError, QdSyntaxError, QdTypeError
 from ..core.source import FuncSource, get_source
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     algorithm_calls,
+    assert_messages,
     bool_ops,
     buffer_views,
     builtin_loops,
@@ -207,7 +208,7 @@ class Lowerer(ExprLowerer):
         quadrants. Without debug a condition that calls something (`assert f(x) == 0`) is still
         evaluated for what the call does, as quadrants evaluates it; one that calls nothing is
         not compiled at all (its operands are not even read). The message must be a
-        compile-time value."""
+        compile-time value or format run-time values (`assert_messages`)."""
         if not self.cfg.debug:
             if any(isinstance(n, ast.Call) for n in ast.walk(node.test)):
                 cond = self.expr(node.test)
@@ -215,16 +216,10 @@ class Lowerer(ExprLowerer):
                     self.emit(ir.ExprStmt(self.loc(node), cond))
             return
         cond = self.expr(node.test)
-        message = None
-        if node.msg is not None:
-            m = self.expr(node.msg)
-            if known(m) is RUNTIME:
-                raise QdTypeError("an assert message must be a compile-time value (run-time values in the "
-                                  "message are not supported)", self.loc(node.msg))
-            message = str(m.value)
+        message, args = (None, None) if node.msg is None else assert_messages.lower_message(self, node.msg)
         if known(cond) is not RUNTIME and rules.ct_truth(cond.value, self.loc(node.test)):
             return
-        self.emit(ir.Assert(self.loc(node), self.truth(cond, node.test), message))
+        self.emit(ir.Assert(self.loc(node), self.truth(cond, node.test), message, args))
 
     def stmt_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..core.abi import ARG_HEADER, STATUS_SLOT, WARN_SLOT, KernelModule, return_slot
+from ..core.abi import ARG_HEADER, STATUS_SLOT, WARN_SLOT, KernelModule, assert_slot, return_slot
 from ..core.dtypes import ALL as ALL_DTYPES
 from ..core.dtypes import from_numpy
 from ..core.entry import EntryPoint
@@ -29,7 +29,7 @@ from ..lang.ndarray import Ndarray
 from .args import alias_checked, array_arg, components, int_range, overlaps, slow_launch
 from .hygiene import Namer, checked_int, checked_path, internal_names, param_list
 from .kernel_view import KernelView, LaunchInfo
-from .status import check_error, overflow_report
+from .status import check_error, format_assert, overflow_report
 
 
 def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, written: set[str],
@@ -320,4 +320,9 @@ def _raise_check(km: KernelModule, status, raise_pending: Callable[[object], Non
     kind, site, value = status[0], status[1], status[2]
     status[0] = status[1] = status[2] = 0
     loc = km.check_locs[site] if 0 <= site < len(km.check_locs) else None
-    raise check_error(kind, value, loc, km.check_messages.get(site))
+    message = km.check_messages.get(site)
+    types = km.check_formats.get(site)
+    if types and message is not None:  # an assert whose message formats run-time values
+        first = assert_slot(km)
+        message = format_assert(message, types, [status[first + k] for k in range(len(types))])
+    raise check_error(kind, value, loc, message)

@@ -10,6 +10,11 @@ the code generator. The kind numbers are the contract between the two: both take
 
 from __future__ import annotations
 
+import string
+import struct
+
+import numpy as np
+
 from ..core.abi import (
     ADD,
     ASSERT,
@@ -24,7 +29,11 @@ from ..core.abi import (
     STEP,
     SUB,
 )
+from ..core.dtypes import ALL as _ALL_DTYPES
 from ..core.errors import QdArgumentError, QdAssertionError, QdError, QdRuntimeError, SourceLoc, render
+
+_U64 = (1 << 64) - 1
+DTYPES = {t.name: t for t in _ALL_DTYPES}
 
 _OVERFLOW_WORD = {ADD: "Addition", SUB: "Subtraction", MUL: "Multiplication", SHL: "Shift left"}
 
@@ -40,6 +49,49 @@ def overflow_report(kind: int, value: int, loc: SourceLoc | None) -> str:
     if loc is None:
         return f"{head} a kernel: {what}; the result wrapped around\n"
     return f"{head} {render(loc, what + '; the result wrapped around')}\n"
+
+
+def shortest(x: float, single: bool) -> str:
+    """A float as quadrants' runtime prints a formatted assert value (C++ `fmt`'s `{}`): the
+    shortest digits that read back as the same f32 (`single`) or f64, positional for decimal
+    exponents -4 to 15 and without a trailing `.0`, else `1.5e+16`; `nan`, `inf`, `-0`."""
+    v = np.float32(x) if single else np.float64(x)
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    mantissa, _, exp = np.format_float_scientific(v, unique=True, trim="-", exp_digits=2).partition("e")
+    if v == 0 or -4 <= int(exp) < 16:
+        return np.format_float_positional(v, unique=True, trim="-")
+    return f"{mantissa}e{exp}"
+
+
+def format_assert(template: str, types: list[str], words: list[int]) -> str:
+    """A failed assert's message from its template (`frontend.assert_messages`) and the i64
+    status words its code stored (floats as double bits): integers in decimal, floats as
+    `shortest` gives them, a `{k:%spec}` field by Python's `%`."""
+    values: list[object] = []
+    for t, w in zip(types, words):
+        d = DTYPES.get(t)
+        if d is not None and d.is_float:
+            f = struct.unpack("<d", struct.pack("<q", w))[0]
+            values.append(float(np.float32(f)) if d.bits == 32 else f)
+        else:
+            values.append(w & _U64 if d is not None and not d.is_signed else w)
+    out = []
+    for literal, name, spec, _ in string.Formatter().parse(template):
+        out.append(literal)
+        if name is None:
+            continue
+        k = int(name)
+        v, t = values[k], DTYPES.get(types[k])
+        if spec:
+            out.append(spec % v)
+        elif isinstance(v, float):
+            out.append(shortest(v, t is not None and t.bits == 32))
+        else:
+            out.append(str(int(v)))
+    return "".join(out)
 
 
 def check_error(kind: int, value: int, loc: SourceLoc | None, message: str | None = None) -> QdError:
