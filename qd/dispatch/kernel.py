@@ -45,6 +45,7 @@ class Kernel(Decorated):
     """A `@qd.kernel`: compiled lazily per specialisation key on first call."""
 
     is_qd_kernel = True
+    graph = False  # `@qd.kernel(graph=True)`: quadrants records a GPU graph; qd launches it as any kernel
 
     def __init__(self, fn, fastcache: bool = False):
         super().__init__(fn)
@@ -138,7 +139,7 @@ class Kernel(Decorated):
             self._reset()
         if kwargs and "qd_stream" in kwargs:  # quadrants' launch on a stream: qd's launches are in order
             kwargs = dict(kwargs)
-            _stream.check_stream(kwargs.pop("qd_stream"))
+            _stream.check_stream(kwargs.pop("qd_stream"), graph=self.graph)
         fast = self._fast
         try:
             if fast is not None:
@@ -347,10 +348,17 @@ def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, **_opt
     if fn is None:
         def wrap(f):
             check_decorated(f, "kernel")
-            return Kernel(f, fastcache=fastcache)
+            return _with_graph(Kernel(f, fastcache=fastcache), _options)
         return wrap
     check_decorated(fn, "kernel")
-    return Kernel(fn, fastcache=fastcache)
+    return _with_graph(Kernel(fn, fastcache=fastcache), _options)
+
+
+def _with_graph(k: Kernel, options: dict) -> Kernel:
+    """Record `graph=True` (or Genesis' `gpu_graph=True`): streams refuse such a kernel, as in quadrants."""
+    if options.get("graph") or options.get("gpu_graph"):
+        k.graph = True
+    return k
 
 
 def real_func(fn):

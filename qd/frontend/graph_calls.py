@@ -90,6 +90,8 @@ def lower_with(low: Lowering, node: ast.With) -> None:
             raise QdSyntaxError(f"`with {_WITH_BLOCKS[f]}` takes no arguments and binds no name",
                                 low.loc(item.context_expr))
         kinds.append(f)
+    if stream.stream_parallel in kinds:
+        _check_stream_parallel(low, node)
     if graph.parallel_context in kinds:
         for st in node.body:
             inner = st.items[0].context_expr if isinstance(st, ast.With) and len(st.items) == 1 else None
@@ -97,3 +99,25 @@ def lower_with(low: Lowering, node: ast.With) -> None:
                 raise QdSyntaxError("the body of `with qd.graph.parallel_context():` may contain only "
                                     "`with qd.graph.parallel():` blocks", low.loc(st))
     low.lower_body(node.body)
+
+
+def _check_stream_parallel(low: Lowering, node: ast.With) -> None:
+    """quadrants' rules: `with qd.stream_parallel():` blocks are the whole top level of a kernel
+    that is not a `graph=True` one, and do not nest."""
+    kernel = low.func if getattr(low.func, "is_qd_kernel", False) else None
+    tree = low.src.tree
+    at_top = any(st is node or (st.lineno, st.col_offset) == (node.lineno, node.col_offset) for st in tree.body)
+    if kernel is None or not low.is_kernel or not at_top:
+        raise QdSyntaxError("qd.stream_parallel() blocks must be statements at the top level of a kernel (nested "
+                            "stream_parallel blocks are not supported)", low.loc(node))
+    if getattr(kernel, "graph", False):
+        raise QdSyntaxError("qd.stream_parallel() is not compatible with graph=True kernels: remove graph=True or "
+                            "the qd.stream_parallel() block", low.loc(node))
+    for st in tree.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+            continue  # the docstring
+        if not (isinstance(st, ast.With) and any(_callee(low, it.context_expr) is stream.stream_parallel
+                                                 for it in st.items)):
+            raise QdSyntaxError("When using qd.stream_parallel(), all top-level statements in the kernel must be "
+                                "`with qd.stream_parallel():` blocks; move other code to a separate kernel",
+                                low.loc(st))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..core.errors import QdTypeError, caller_loc
+from ..core.errors import QdRuntimeError, QdTypeError, caller_loc
 from . import ops
 
 __all__ = ["Event", "Stream", "check_stream", "create_event", "create_stream", "stream_parallel"]
@@ -65,11 +65,15 @@ class Event(_Handle):
         ops.sync()
 
 
-def check_stream(stream, what: str = "qd_stream") -> None:
-    """A stream argument must be a `qd.Stream` or None (quadrants fails on anything else too)."""
+def check_stream(stream, what: str = "qd_stream", graph: bool = False) -> None:
+    """A stream argument must be a `qd.Stream` or None (quadrants fails on anything else too),
+    and a `graph=True` kernel takes none (quadrants: streams and graphs do not combine)."""
     if stream is not None and not isinstance(stream, Stream):
         raise QdTypeError(f"{what}: expected a stream from qd.create_stream() or None, got "
                           f"{type(stream).__name__}", caller_loc())
+    if graph and stream is not None:
+        raise QdRuntimeError("qd_stream is not compatible with graph=True kernels (as in quadrants): launch it "
+                             "without qd_stream, or drop graph=True", caller_loc())
 
 
 def create_stream() -> Stream:

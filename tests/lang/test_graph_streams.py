@@ -177,6 +177,50 @@ OUT["handles"] = (s1.handle, s2.handle, e.handle)
 OUT["types"] = (type(s1).__name__, type(e).__name__, qd.Stream is type(s1), qd.Event is type(e))
 OUT["x"], OUT["y"] = x.to_numpy(), y.to_numpy()
 """,
+    "stream_rules": """
+x = qd.field(qd.f32, shape=(4,))
+
+@qd.kernel
+def mix():
+    with qd.stream_parallel():
+        for i in range(4):
+            x[i] = 1
+    for i in range(4):
+        x[i] += 1
+
+@qd.kernel
+def nest():
+    with qd.stream_parallel():
+        with qd.stream_parallel():
+            for i in range(4):
+                x[i] = 1
+
+@qd.kernel(graph=True)
+def g(y: f32_1d):
+    for i in range(4):
+        y[i] = 1
+
+@qd.kernel(graph=True)
+def gsp(y: f32_1d):
+    with qd.stream_parallel():
+        for i in range(4):
+            y[i] = 1
+
+def outcome(f):
+    try:
+        f()
+        return "ok"
+    except RuntimeError:
+        return "RuntimeError"
+    except Exception:
+        return "refused"
+
+OUT["mix"] = outcome(mix)
+OUT["nest"] = outcome(nest)
+OUT["graph_with_stream"] = outcome(lambda: g(qd.ndarray(qd.f32, shape=(4,)), qd_stream=qd.create_stream()))
+OUT["graph_without_stream"] = outcome(lambda: g(qd.ndarray(qd.f32, shape=(4,)), qd_stream=None))
+OUT["stream_parallel_in_graph"] = outcome(lambda: gsp(qd.ndarray(qd.f32, shape=(4,))))
+""",
     "bad_stream": """
 @qd.kernel
 def add(x: f32_1d):
