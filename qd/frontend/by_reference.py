@@ -6,7 +6,9 @@ reference as in quadrants: a call statement of a func that writes it is expanded
 with the parameter bound to the variable (`calls.expand_call`); a func that also returns a
 value is called with the variable copied in, and its final value returned after the results
 and stored back (`store_back`, `with_inout`). A kernel argument is not a variable
-(`is_parameter_value`): quadrants calls it a non-writable target.
+(`is_parameter_value`): quadrants calls it a non-writable target. A struct method's `self` is
+passed by reference the same way when the method assigns it (`self_variable`): a field element
+goes through a variable written back after the call, a struct parameter is copied first.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..core import ir
+from ..core.errors import QdTypeError
 from ..core.source import free_vars, get_source
-from . import value_parts
+from ..lang.structs import METHODS_BY_NAME
+from . import structs, value_parts
 from .kinds import kind_of
 from .signature import ConstSpec, spec_of
+from .values import RecV
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -58,6 +63,9 @@ def assigned_names(f) -> frozenset:
                         names.add(_root_name(n.args[0]))
                 else:
                     names.update(_passed_by_reference(f, n))
+                    if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                            and any(method_self(g) in assigned_names(g) for g in METHODS_BY_NAME.get(n.func.attr, ())):
+                        names.add(n.func.value.id)  # `x.step()`: a method that assigns its `self`
         hit = _ASSIGNED[id(code)] = (code, frozenset(names))
     return hit[1]
 
@@ -108,9 +116,8 @@ def own_assigned_params(low: Lowering, f, params: dict[str, object]) -> None:
         if name not in assigned:
             continue
         at = arg_nodes.get(name, low.src.tree)  # the read on entry is located at the parameter
-        # (a method's `self` is not copied: writes to it are refused)
-        is_self = getattr(f, "is_struct_method", False) and name == next(iter(f.signature.parameters), None)
-        kind_of(v).own_parameter(low, name, v, at, is_self)
+        # (a method's `self` the call passes by reference is the caller's variable already)
+        kind_of(v).own_parameter(low, name, v, at, False)
 
 
 def is_parameter_value(value) -> bool:
@@ -131,6 +138,44 @@ def _variable_parts(value) -> list:
 
 def component_count(value) -> int:
     return len(_variable_parts(value))
+
+
+def method_self(f) -> str | None:
+    """The name of a method's first parameter (`self`)."""
+    return next(iter(f.signature.parameters), None)
+
+
+def self_variable(low: Lowering, f, value, node) -> tuple[object, list]:
+    """What a method that assigns `self` is called on, as the variable passed by reference (as
+    quadrants passes `self`), and the element loads to write it back to after the call: a struct
+    variable is itself (nothing to write back); a field or ndarray element (`ps[i].step()`) is
+    copied into a variable first, written back to the element after the call."""
+    if is_variable(value) or not isinstance(value, RecV):
+        return value, []
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    parts = structs.flat(value)
+    if isinstance(receiver, ast.Name) and low.scope.get(receiver.id) is value:
+        # a struct parameter: copied into a variable of the same name, as a first write copies it
+        if low.is_kernel and low.task >= 0:
+            raise QdTypeError(f"struct parameter {receiver.id!r} is read-only inside a parallel loop, and "
+                              f"{f.fn.__qualname__} assigns its `self`; copy it first (`t = {receiver.id}`)",
+                              low.loc(node))
+        return structs.new_vars(low, receiver.id, value, node), []
+    key = "<method self>"  # a copy that no name of the caller's holds
+    held = low.scope.get(key)
+    copy = structs.new_vars(low, key, value, node)
+    low.scope.pop(key)
+    if held is not None:
+        low.scope[key] = held
+    # a field or ndarray element (`ps[i].step()`) is written back after the call; a temporary
+    # struct (`make().step()`) is not kept anywhere, as in quadrants
+    return copy, list(parts) if all(isinstance(e, ir.Load) for e in parts) else []
+
+
+def write_element(low: Lowering, loads: list, var_value, node) -> None:
+    """Store a struct variable's components into the element they were copied from."""
+    for load, var in zip(loads, _variable_parts(var_value)):
+        low.emit(ir.Store(low.loc(node), load.path, list(load.indices), ir.VarRead(var.dtype, var)))
 
 
 def store_back(low: Lowering, inout, values: list, node) -> None:

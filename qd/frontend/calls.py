@@ -429,9 +429,14 @@ def call_func(low: Lowering, f, node: ast.Call, self_value=None, given=None) -> 
     params: list[tuple[str, object]] = []
     key = []
     inout: list[tuple[str, object]] = []  # (parameter, the caller's variable) passed by reference
+    self_place = None
+    if self_value is not None and getattr(f, "is_struct_method", False) \
+            and by_reference.method_self(f) in by_reference.assigned_names(f):
+        # quadrants passes a method's `self` by reference: a field element goes through a variable
+        self_value, self_place = by_reference.self_variable(low, f, self_value, node)
     for name, spec, value in call_arguments(low, f, node, self_value, given):
-        by_ref = isinstance(spec, ConstSpec) and by_reference.is_variable(value) \
-            and name in by_reference.assigned_names(f)
+        by_ref = (isinstance(spec, ConstSpec) or (self_place is not None and name == by_reference.method_self(f))) \
+            and by_reference.is_variable(value) and name in by_reference.assigned_names(f)
         v, k = bind_argument(low, f, name, spec, value, node, site, inout=by_ref)
         if by_ref:
             inout.append((name, value))
@@ -467,6 +472,8 @@ def call_func(low: Lowering, f, node: ast.Call, self_value=None, given=None) -> 
         reads = [ir.VarRead(t.dtype, t) for t in tmps]
         n_results = len(ret) - sum(by_reference.component_count(v) for _, v in inout)
         by_reference.store_back(low, inout, reads[n_results:], node)
+        if self_place:  # the field or ndarray element the method was called on
+            by_reference.write_element(low, self_place, self_value, node)
         results = reads[:n_results]
         if not results:
             return CT(None)

@@ -381,12 +381,6 @@ def _rec_place(low: Lowering, node):
             return None
         low.lookup(node.id, node)  # visibility check
         if not v.is_var:
-            f = low.func
-            if getattr(f, "is_struct_method", False) and node.id == next(iter(f.signature.parameters), None):
-                # quadrants passes a method's `self` by reference; qd passes structs by value, so a
-                # write would be lost: refused rather than silently different
-                raise QdTypeError(f"a struct method cannot assign to members of {node.id!r} (it is passed by "
-                                  "value); return the new struct instead", low.loc(node))
             if low.is_kernel and low.task >= 0:
                 raise QdTypeError(f"struct parameter {node.id!r} is read-only inside a parallel loop; copy it "
                                   f"first (`t = {node.id}`)", low.loc(node))

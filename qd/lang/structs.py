@@ -30,6 +30,10 @@ from .matrix import Matrix, MatrixType, Vector, VectorType
 
 __all__ = ["Struct", "StructType", "dataclass", "struct"]
 
+# the `@qd.func` methods of every `@qd.dataclass`, by name: which calls `x.name(...)` in a func
+# may write `x` (through a method that assigns its `self`), for `frontend.by_reference`
+METHODS_BY_NAME: dict[str, list] = {}
+
 _FIELD_MAKER: dict = {}  # "struct" -> qd/lang/struct_field.py's constructor, which registers it
 
 
@@ -387,4 +391,5 @@ def dataclass(cls: type) -> StructType:
                 methods[name] = v
             if getattr(v, "is_qd_func", False):
                 v.is_struct_method = True  # its `self` is the caller's struct (see frontend/structs.py)
+                METHODS_BY_NAME.setdefault(name, []).append(v)
     return StructType(_name=cls.__qualname__, _cls=cls, _methods=methods, **ann)
