@@ -200,7 +200,7 @@ def main(argv=None) -> int:
     p.add_argument("--suite-timeout", type=float, default=180.0)
     args = p.parse_args(argv)
     try:
-        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda, enable_fallback=False)
     except qd.QdError as e:
         print(f"no CUDA device: {e.message}")
         return 0
@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     suite = {"skipped": "--skip-suite"} if args.skip_suite else run_suite(args.suite_timeout)
     if not args.skip_suite:
         print(f"semantics suite on CUDA: {suite.get('tail', [''])[0]} ({suite['seconds']:.0f} s)")
-    qd.init(arch=qd.cuda)
+    qd.init(arch=qd.cuda, enable_fallback=False)
     bw = copy_bandwidth(args.reps)
     rows = [{"name": "copy DtoD 400 MB", "correct": True, **bw, "of_copy": 1.0}]
     rows.append(check_saxpy(args.reps, bw["gbps"]))

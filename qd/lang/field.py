@@ -181,6 +181,12 @@ class Field(Ndarray):
         return _torch.to_torch(self, lambda: self._view(keep_dims), lambda: self.to_numpy(keep_dims=keep_dims),
                                device, copy)
 
+    def to_dlpack(self):
+        """A DLPack capsule of the field's own memory, shaped as `to_numpy` shapes it (a vector
+        field's trailing 1 dropped), for `torch.utils.dlpack.from_dlpack`; writes through it are the field's."""
+        self._need()
+        return _torch.dlpack(self, lambda: self._view(False))
+
     def from_numpy(self, arr) -> None:
         """Copy `arr` into this field's own buffer (kernels keep using the same memory)."""
         self._load(arr, "from_numpy")

@@ -16,8 +16,6 @@ from ..core.errors import QdRuntimeError, caller_loc
 from . import config as _config
 from . import ops
 
-_MAX_SHARED_BYTES_LOWER_BOUND = {"cuda": 48 * 1024, "metal": 32 * 1024, "amdgpu": 64 * 1024}
-
 
 def current_cfg() -> _config.ConfigView:
     """The configuration in force (`.arch`, `.debug`, `.default_fp`, ... as `qd.cfg` reads them)."""
@@ -107,15 +105,15 @@ def default_cfg() -> _config.ConfigView:
 
 
 def get_max_shared_memory_bytes(*, is_lowerbound_ok: bool) -> int:
-    """Shared memory per block: 0 on the CPU (it has none); on a GPU, the lower bound of its family
-    when `is_lowerbound_ok`, else an error (qd does not query the device for it)."""
-    arch = str(_config.current().arch)
-    if arch in ("cpu", "x64", "arm64"):
-        return 0
-    if is_lowerbound_ok and arch in _MAX_SHARED_BYTES_LOWER_BOUND:
-        return _MAX_SHARED_BYTES_LOWER_BOUND[arch]
-    raise QdRuntimeError(f"the shared memory size of arch {arch} is not known exactly; pass is_lowerbound_ok=True",
-                         caller_loc())
+    """Shared memory per block in bytes: 0 on the CPU (it has none); on a GPU, the lower bound of
+    its family when `is_lowerbound_ok`, else an error where qd does not query the device for it."""
+    exact, lower_bound = _config.host().shared_memory_bytes
+    if exact is not None:
+        return exact
+    if is_lowerbound_ok:
+        return lower_bound
+    raise QdRuntimeError(f"the shared memory size of arch {_config.current().arch} is not known exactly; pass "
+                         "is_lowerbound_ok=True", caller_loc())
 
 
 def inside_kernel() -> bool:

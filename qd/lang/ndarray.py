@@ -252,6 +252,11 @@ class Ndarray(TensorBase):
         `copy=False` a view of the array's own memory, as `to_numpy`; on `device` if given."""
         return _torch.to_torch(self, lambda: self._arr.view(), self.to_numpy, device, copy)
 
+    def to_dlpack(self):
+        """A DLPack capsule of the array's own memory (shape `shape + element_shape`), for
+        `torch.utils.dlpack.from_dlpack` and other DLPack consumers: writes through it are the array's."""
+        return _torch.dlpack(self, lambda: self._arr.view())
+
     def from_numpy(self, arr) -> None:
         self._load(arr, "from_numpy")
 

@@ -19,7 +19,8 @@ import inspect
 import os
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core import log
 from ..core.errors import QdRuntimeError, QdSyntaxError, caller_loc

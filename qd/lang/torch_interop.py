@@ -30,7 +30,7 @@ from types import ModuleType
 import numpy as np
 
 from ..core import dtypes as _dt
-from ..core.errors import QdArgumentError, QdConfigError, QdValueError, SourceLoc, caller_loc
+from ..core.errors import QdArgumentError, QdConfigError, QdRuntimeError, QdValueError, SourceLoc, caller_loc
 
 # the dtypes quadrants exports without a copy (its DLPack export); the others are copied
 _ZERO_COPY = frozenset({"f32", "f64", "i32", "i64", "u1"})
@@ -45,6 +45,11 @@ def is_tensor(v) -> bool:
     """Whether `v` is a torch tensor, without importing torch (no tensor exists before it is)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(v, torch.Tensor)
+
+
+# torch's device type of tensors in host memory (a torch name, not one of qd's targets): the memory
+# a numpy view shares
+_TORCH_HOST_MEMORY = "cpu"
 
 
 def torch_module(what: str) -> ModuleType:
@@ -79,7 +84,7 @@ def tensor_view(v, path: str, loc: SourceLoc | None) -> np.ndarray:
     kernel writes bypass autograd, as in quadrants). A tensor on another device, of a dtype qd
     has no type for, or not C-contiguous (quadrants refuses it too, where a numpy array would
     be copied) is an argument error at the parameter."""
-    if v.device.type != "cpu":
+    if v.device.type != _TORCH_HOST_MEMORY:
         raise QdArgumentError(f"argument {path!r} is {describe(v)}: qd passes torch tensors in CPU memory only; "
                               "move it with .cpu()", loc)
     if qd_dtype_of(v.dtype) is None:
@@ -173,7 +178,7 @@ def to_torch(a, view_of, copy_of, device, copy):
     torch = torch_module("to_torch")
     if not copy:
         why = zero_copy_refusal(a)
-        if why is None and device is not None and _device(torch, device).type != "cpu":
+        if why is None and device is not None and _device(torch, device).type != _TORCH_HOST_MEMORY:
             why = f"copy=False is incompatible with device transfer (data on cpu, requested {device})"
         if why is None:
             return torch.from_numpy(view_of())
@@ -194,3 +199,13 @@ def _device(torch: ModuleType, device):
         return torch.device(device)
     except (RuntimeError, TypeError, ValueError) as e:
         raise QdArgumentError(f"to_torch: {device!r} is not a torch device: {e}", caller_loc()) from None
+
+
+def dlpack(a, view_of):
+    """`to_dlpack()` of array or field `a`: a DLPack capsule of its own memory (what
+    `torch.utils.dlpack.from_dlpack` takes), shaped as its zero-copy view; refused, as
+    quadrants refuses it, where `a` has no such view."""
+    why = zero_copy_refusal(a)
+    if why is not None:
+        raise QdRuntimeError(f"to_dlpack: {why}", caller_loc())
+    return view_of().__dlpack__()

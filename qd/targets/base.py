@@ -59,6 +59,9 @@ class Host(abc.ABC):
 
     name: str = ""
     device_memory: bool = False  # whether arrays live in memory of the machine's own (`alloc`)
+    # shared memory per block in bytes, what quadrants' `get_max_shared_memory_bytes` reports:
+    # (the exact size, or None where qd does not query it; a lower bound for the machine's family)
+    shared_memory_bytes: tuple[int | None, int] = (0, 0)
 
     @property
     def array_type(self) -> type:

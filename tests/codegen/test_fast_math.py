@@ -61,7 +61,7 @@ def test_ieee_float_sum_vectorises_in_order_and_keeps_every_bit():
     """Without fast_math a float sum keeps its order: the vectoriser may still run the loop body in
     vector lanes but must add the lanes one by one, in the source order (an ordered reduction),
     so the result is bit for bit the sequential float32 sum."""
-    qd.init(arch=qd.cpu)
+    qd.init(arch=qd.cpu, fast_math=False)
 
     @qd.kernel
     def total(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1]):

@@ -25,11 +25,11 @@ def _init_collecting(**kwargs) -> list[str]:
 
 QUADRANTS_OPTIONS = {
     "print_full_traceback": True, "real_matrix_scalarize": False, "short_circuit_operators": False,
-    "gdb_trigger": False, "cuda_stack_limit": 8192, "kernel_profiler": True, "log_level": "warn",
+    "gdb_trigger": False, "cuda_stack_limit": 8192, "kernel_profiler": True,
     "advanced_optimization": False, "device_memory_GB": 2.0, "device_memory_fraction": 0.5,
     "gpu_max_reg": 64, "check_out_of_bound": True, "print_ir": False,
     "num_compile_threads": 2, "offline_cache_cleaning_policy": "never", "src_ll_cache": False,
-    "enable_fallback": False, "print_non_pure": False, "unrolling_limit": 8,
+    "print_non_pure": False, "unrolling_limit": 8,
 }
 
 
@@ -58,7 +58,9 @@ def test_cfg_reads_the_settings_in_force():
     assert qd.cfg.default_fp == qd.f64 and qd.cfg.default_ip == qd.i64 and qd.cfg.default_up == qd.u64
     assert qd.cfg.offline_cache is False
     assert qd.cfg.opt_level == 1  # quadrants' default when not given
-    assert qd.cfg.fast_math is False  # honoured by qd, which defaults to IEEE arithmetic (quadrants: True)
+    assert qd.cfg.fast_math is True  # quadrants' default, and qd's
+    qd.init(arch=qd.cpu, fast_math=False)
+    assert qd.cfg.fast_math is False  # honoured
     with pytest.raises(AttributeError, match="opt_level"):
         qd.cfg.opt_levl  # noqa: B018
     with pytest.raises(qd.QdConfigError, match="read-only"):

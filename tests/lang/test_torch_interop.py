@@ -372,7 +372,20 @@ def attributes():
     return [out, n.to_numpy().tolist()]
 
 
-SCENARIOS = [nd_copy, nd_view, nd_numpy_view, per_dtype, vector_matrix_ndarrays, from_torch_conversions, scalar_fields,
+def dlpack():
+    """to_dlpack(): torch.utils.dlpack.from_dlpack of it shares the array's memory (Genesis' zero-copy path)."""
+    out = []
+    for x in (qd.Vector.field(3, qd.f32, shape=(4,)), qd.field(qd.i32, shape=(2, 3)),
+              qd.Matrix.field(2, 2, qd.f64, shape=(5,)), qd.ndarray(qd.f32, (3,)), qd.Vector.ndarray(2, qd.f32, (3,))):
+        t = torch.utils.dlpack.from_dlpack(x.to_dlpack())
+        t.fill_(7)
+        out.append([desc(t), x.to_numpy().tolist()])
+    out.append(attempt(lambda: qd.field(qd.u8, shape=(3,)).to_dlpack()))
+    return out
+
+
+SCENARIOS = [dlpack,
+             nd_copy, nd_view, nd_numpy_view, per_dtype, vector_matrix_ndarrays, from_torch_conversions, scalar_fields,
              element_fields, placement_and_structs, layouts, devices, kernel_args, views_and_kernels,
              members_and_annotations, attributes]
 results = {}
@@ -381,7 +394,8 @@ for s in SCENARIOS:
 print("RESULT " + json.dumps(results))
 '''
 
-SCENARIOS = ["nd_copy", "nd_view", "nd_numpy_view", "per_dtype", "vector_matrix_ndarrays", "from_torch_conversions",
+SCENARIOS = ["dlpack",
+             "nd_copy", "nd_view", "nd_numpy_view", "per_dtype", "vector_matrix_ndarrays", "from_torch_conversions",
              "scalar_fields", "element_fields", "placement_and_structs", "layouts", "devices", "kernel_args",
              "views_and_kernels", "members_and_annotations", "attributes"]
 

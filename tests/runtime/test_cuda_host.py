@@ -68,7 +68,7 @@ def _stub_bindings(monkeypatch, cu) -> None:
 def test_cuda_without_bindings_fails_at_init_with_one_error(no_driver):
     no_driver.setitem(sys.modules, "cuda", None)  # `import cuda...` raises ImportError
     with pytest.raises(qd.QdConfigError) as ei:
-        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda, enable_fallback=False)
     msg = ei.value.message
     assert "pip install 'qd[cuda]'" in msg and "cuda-bindings" in msg and "driver" in msg
     assert ei.value.loc is not None and ei.value.loc.file == HERE
@@ -92,7 +92,7 @@ def test_cuda_with_bindings_but_no_driver_library(no_driver):
     pf.DynamicLibNotFoundError = DynamicLibNotFoundError
     no_driver.setitem(sys.modules, "cuda.pathfinder", pf)
     with pytest.raises(qd.QdConfigError) as ei:
-        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda, enable_fallback=False)
     assert "no NVIDIA driver library" in ei.value.message and "display driver" in ei.value.message
     assert ei.value.loc.file == HERE
 
@@ -106,7 +106,7 @@ def test_a_runtime_error_that_is_not_the_missing_library_is_not_swallowed(no_dri
     pf.DynamicLibNotFoundError = DynamicLibNotFoundError
     no_driver.setitem(sys.modules, "cuda.pathfinder", pf)
     with pytest.raises(RuntimeError, match="something else"):
-        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda, enable_fallback=False)
 
 
 @pytest.mark.parametrize("cu, words", [
@@ -120,7 +120,7 @@ def test_cuda_with_driver_but_no_device(no_driver, cu, words):
         words = "finds no CUDA device"
     _stub_bindings(no_driver, cu)
     with pytest.raises(qd.QdConfigError, match=words):
-        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda, enable_fallback=False)
 
 
 def test_driver_start_failure_names_the_call_and_the_code(no_driver):
@@ -128,7 +128,7 @@ def test_driver_start_failure_names_the_call_and_the_code(no_driver):
     cu.fail["cuDevicePrimaryCtxRetain"] = CUresult.CUDA_ERROR_OUT_OF_MEMORY
     _stub_bindings(no_driver, cu)
     with pytest.raises(qd.QdConfigError) as ei:
-        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda, enable_fallback=False)
     assert "cuDevicePrimaryCtxRetain" in ei.value.message
     assert "CUDA_ERROR_OUT_OF_MEMORY: out of memory" in ei.value.message
 
@@ -151,6 +151,20 @@ def test_gpu_falls_back_to_the_cpu_with_one_warning(no_driver):
     x = np.zeros(4, np.float32)
     k(x)
     assert (x == 2).all()
+
+
+def test_cuda_without_a_gpu_falls_back_to_the_cpu_as_in_quadrants(no_driver):
+    """quadrants' `enable_fallback` (on by default): `arch=qd.cuda` on a machine that cannot run it
+    runs on the CPU, with one warning saying why; `enable_fallback=False` is the error above."""
+    no_driver.setitem(sys.modules, "cuda", None)
+    qd.lang.config._warned.discard("arch:cuda")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qd.init(arch=qd.cuda)
+        qd.init(arch=qd.cuda)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    assert "arch=qd.cuda" in str(caught[0].message) and "running on the CPU" in str(caught[0].message)
+    assert qd.lang.config.current().arch == qd.cpu
 
 
 def test_gpu_picks_cuda_when_a_device_exists(fake):

@@ -65,6 +65,9 @@ def arch(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(autouse=True)
 def _qd_fresh_runtime(arch: str, qd_cache_dir):
     """As the top-level fixture of the same name (which this one replaces here), for `arch`:
-    a fresh runtime per test, compiled objects in the run's temporary cache."""
-    qd.init(arch=arch, offline_cache_file_path=str(qd_cache_dir))
+    a fresh runtime per test, compiled objects in the run's temporary cache. This suite checks
+    qd's exact float semantics (IEEE operations, constant folding that agrees with run time), which
+    `fast_math` (on by default, as in quadrants) relaxes, so it runs with `fast_math=False`;
+    `tests/codegen/test_fast_math.py` and the differential tester run the default."""
+    qd.init(arch=arch, offline_cache_file_path=str(qd_cache_dir), fast_math=False)
     yield

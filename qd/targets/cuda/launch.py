@@ -224,6 +224,7 @@ class CudaHost(Host):
 
     name = "cuda"
     device_memory = True
+    shared_memory_bytes = (None, 48 * 1024)  # every CUDA GPU since compute capability 2.0 has 48 KiB a block
 
     def __init__(self, sm: str):
         self.sm = sm
