@@ -185,6 +185,8 @@ def _math(low: Lowering, f, node, args, kwargs):
 
 
 def _vector(low: Lowering, f, node, args, kwargs):
+    if getattr(f, "unpacked", False):  # quadrants' layout marker of dataclass members only
+        raise QdSyntaxError(_matrix.UNPACKED_ONLY_MEMBERS, low.loc(node))
     return vectors.construct(low, f, node, list(args), dict(kwargs))
 
 

@@ -34,6 +34,7 @@ from ..core.errors import (
     signature_error,
 )
 from ..core.source import free_vars, get_source
+from ..lang.matrix import UNPACKED_ONLY_MEMBERS
 from ..lang.structs import StructType
 from . import by_reference, fields, ids, structs, vectors
 from .kinds import kind_of
@@ -165,6 +166,8 @@ def call_arguments(low: Lowering, f, node: ast.Call, self_value=None, given=None
         if spec is None:
             raise QdTypeError(f"parameter {name!r} of {f.fn.__qualname__} has an unsupported annotation {ann!r}",
                               low.loc(node))
+        if getattr(ann, "unpacked", False):  # quadrants' layout marker of dataclass members only
+            raise QdSyntaxError(f"parameter {name!r} of {f.fn.__qualname__}: {UNPACKED_ONLY_MEMBERS}", low.loc(node))
         out.append((name, spec, value))
     return out
 

@@ -96,7 +96,9 @@ class MatKind(Kind):
         return r
 
     def subscript(self, lw: Lowering, v, node: ast.Subscript):
-        return vectors.index(lw, v, lw.expr(node.slice), node)
+        idx = lw.expr(node.slice)
+        vectors.refuse_runtime_index(lw, v, idx, node)
+        return vectors.index(lw, v, idx, node)
 
     def call_method(self, lw: Lowering, v, node: ast.Call):
         name = node.func.attr

@@ -341,7 +341,10 @@ def attribute(low: Lowering, r: RecV, name: str, node):
         if name in r.stype.methods:
             return CT(BoundMethod(r, name))
         raise QdNameError(f"{r.stype.name} has no member {name!r}")
-    return low.read(m, node)
+    v = low.read(m, node)
+    if isinstance(v, MatV) and getattr(r.stype.members.get(name), "unpacked", False):
+        v = MatV(v.shape, v.entries, v.vars, v.clamp, unpacked=name)
+    return v
 
 
 class BoundMethod:

@@ -78,6 +78,9 @@ class MatV:
     # an element read from a `boundary="clamp"` array: a run-time component index is clamped
     # as quadrants clamps it, on the element's flattened (row-major) component index
     clamp: bool = False
+    # the struct member it was read from is an `unpacked=True` vector (its name): it takes
+    # compile-time indices only (`vectors.refuse_runtime_index`)
+    unpacked: str = ""
 
     @property
     def dtype(self):

@@ -21,7 +21,7 @@ from ..core import typing_rules as rules
 from ..core.errors import QdTypeError
 from .kinds import kind_of, known
 from .values import LeafV, MatV, TupleV, shape_text
-from .vectors import as_mat, count_indices, index_parts, runtime_index, swizzle_indices
+from .vectors import as_mat, count_indices, index_parts, refuse_runtime_index, runtime_index, swizzle_indices
 
 if TYPE_CHECKING:
     from .lowering import Lowering
@@ -87,6 +87,8 @@ def place(low: Lowering, node) -> Place | None:
         base_node = node.value
         if isinstance(base_node, (ast.Name, ast.Attribute)):
             base = low.expr(base_node) if not isinstance(base_node, ast.Name) else low.lookup(base_node.id, base_node)
+            if getattr(base, "unpacked", ""):
+                refuse_runtime_index(low, base, low.expr(node.slice), node)
             p = kind_of(base).element_place(low, base, node)
             if p is not None:
                 return p

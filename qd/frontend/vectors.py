@@ -13,13 +13,14 @@ helpers; errors raised without a location are reported at the expression being l
 
 from __future__ import annotations
 
+import ast
 import itertools
 from typing import TYPE_CHECKING
 
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
-from ..core.errors import QdTypeError
+from ..core.errors import QdSyntaxError, QdTypeError
 from ..lang.matrix import Matrix, MatrixType, Vector, VectorType
 from .kinds import RUNTIME, kind_of, known
 from .values import CT, LeafV, MatV, TupleV, shape_text
@@ -649,3 +650,11 @@ def new_vars(low: Lowering, name: str, v: MatV, dtype: _dt.DType | None, loc) ->
 
 def is_visible(low: Lowering, v: MatV) -> bool:
     return v.vars is None or all(low.visible(x) for x in v.vars)
+
+
+def refuse_runtime_index(low: Lowering, v, idx, node: ast.Subscript) -> None:
+    """quadrants' rule for a member declared `qd.types.vector(n, dtype, unpacked=True)`: its n
+    scalars are separate slots, so a component is picked by a Python int (or `qd.static`)."""
+    if isinstance(v, MatV) and v.unpacked and any(known(p) is RUNTIME for p in index_parts(idx)):
+        raise QdSyntaxError(f"unpacked vector {v.unpacked}[{ast.unparse(node.slice)}] requires a python-int index "
+                            "(possibly via qd.static); got a run-time index", low.loc(node))

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core import dtypes as _dt
 from ..core import semantics as _sem
-from ..core.errors import QdError, QdIndexError, QdTypeError, caller_loc, show
+from ..core.errors import QdError, QdIndexError, QdSyntaxError, QdTypeError, caller_loc, show
 from . import matrix_ops as _ops
 from . import swizzle
 
@@ -86,6 +86,13 @@ class _ElementType:
     def __call__(self, *args):
         """`vec3(1, 2, 3)`, `vec3([1, 2, 3])`, `vec3(0)` (one scalar fills every component),
         `vec4(v.xyz, 1.0)` and `mat2(m)`: the components of every argument, in order."""
+        if getattr(self, "unpacked", False):
+            raise QdSyntaxError(UNPACKED_ONLY_MEMBERS, caller_loc())
+        return self.build(*args)
+
+    def build(self, *args):
+        """What calling the type makes, also for an `unpacked=True` vector type: a struct's
+        member converted to its declared type (`qd/lang/structs.py`)."""
         count = int(np.prod(self.shape))
         if not args:
             raise QdTypeError(f"{self!r}() needs an initial value", caller_loc())
@@ -124,26 +131,34 @@ class _ElementType:
 
 
 class VectorType(_ElementType):
-    """`qd.types.vector(n, dtype)`: an n-component vector type (annotation, constructor)."""
+    """`qd.types.vector(n, dtype)`: an n-component vector type (annotation, constructor).
+
+    `unpacked=True` is quadrants' per-thread layout marker for a `@qd.dataclass` member: n
+    scalars instead of one vector slot. qd keeps every struct member of a local struct as
+    scalars anyway, so it changes no code; what it keeps is quadrants' rules: such a type is
+    only a member annotation (a parameter, a constructor call is an error), and its member
+    takes compile-time indices only (`frontend.structs.attribute`)."""
 
     ndim = 1
 
-    def __init__(self, n: int, dtype=None):
+    def __init__(self, n: int, dtype=None, unpacked: bool = False):
         self.n = _dim(n, "qd.types.vector")
         self.dtype = _type_dtype(dtype, "qd.types.vector")
+        self.unpacked = bool(unpacked)
 
     @property
     def shape(self) -> tuple[int, ...]:
         return (self.n,)
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, VectorType) and (self.n, self.dtype) == (other.n, other.dtype)
+        return isinstance(other, VectorType) and (self.n, self.dtype, self.unpacked) == (other.n, other.dtype,
+                                                                                         other.unpacked)
 
     def __hash__(self) -> int:
-        return hash(("vector", self.n, self.dtype))
+        return hash(("vector", self.n, self.dtype, self.unpacked))
 
     def __repr__(self) -> str:
-        return f"qd.types.vector({self.n}, {_dtype_name(self.dtype)})"
+        return f"qd.types.vector({self.n}, {_dtype_name(self.dtype)}{', unpacked=True' if self.unpacked else ''})"
 
 
 class MatrixType(_ElementType):
@@ -192,8 +207,14 @@ class OpenElementType:
                           caller_loc())
 
 
-def vector(n: int | None = None, dtype=None) -> VectorType | OpenElementType:
-    return OpenElementType(1, dtype) if n is None else VectorType(n, dtype)
+def vector(n: int | None = None, dtype=None, *, unpacked: bool = False) -> VectorType | OpenElementType:
+    return OpenElementType(1, dtype) if n is None else VectorType(n, dtype, unpacked)
+
+
+# quadrants' words for an unpacked vector type used other than as a `@qd.dataclass` member
+UNPACKED_ONLY_MEMBERS = ("cannot instantiate a vector declared with unpacked=True; the unpacked layout is only "
+                         "honored on @qd.dataclass field annotations. Either drop unpacked=True or declare the "
+                         "vector as a dataclass field")
 
 
 def matrix(n: int | None = None, m: int | None = None, dtype=None) -> MatrixType | OpenElementType:

@@ -297,7 +297,7 @@ class StructType:
             return t(v)
         if isinstance(t, (VectorType, MatrixType)):
             try:
-                return t(v)
+                return t.build(v)
             except (TypeError, ValueError) as e:
                 raise QdTypeError(f"{self.name}: member {name!r} needs a {t!r} value, got {show(v)}: {e}",
                                   caller_loc()) from None
@@ -341,7 +341,7 @@ class StructType:
                 out[n], flat = t._take(flat)
             elif isinstance(t, (VectorType, MatrixType)):
                 k = int(np.prod(t.shape))
-                out[n] = t(list(flat[:k]))
+                out[n] = t.build(list(flat[:k]))
                 flat = flat[k:]
             else:
                 out[n] = self.member_value(n, flat[0])
