@@ -137,7 +137,8 @@ from .core.dtypes import (  # noqa: E402
     uint64,
 )
 from .core.errors import QdAssertionError  # noqa: E402
-from .lang.config import cfg, extension, is_extension_enabled, reset  # noqa: E402
+from .lang.config import cfg, extension, is_extension_enabled  # noqa: E402
+from .lang.impl import reset  # noqa: E402
 
 __all__ += [
     "cfg", "reset", "extension", "is_extension_enabled", "QdAssertionError", "f16", "float16", "float32", "float64",

@@ -33,6 +33,7 @@ from ..core.source import free_vars, get_source
 from ..frontend.signature import ConstSpec, StructSpec, spec_of, walk_specs
 from ..frontend.spec_key import dispatch_parts, key_paths, reads_generation, spec_key, typed_by_annotation
 from ..lang import config as _config
+from ..lang import impl as _impl
 from ..lang import stream as _stream
 from ..lang.funcs import Decorated, check_decorated, func
 from ..lang.matrix import UNPACKED_ONLY_MEMBERS, MatrixType, OpenElementType, VectorType
@@ -206,6 +207,8 @@ class Kernel(Decorated):
             bound = self.bind_checked(args, kwargs)
             reads = reads_generation()
             key = spec_key(self, bound)
+            if key not in self.variants:
+                _impl.get_runtime().materialize()  # as quadrants' does before it makes a kernel variant
             variant, source = get_variant(self, key, bound)
             if reads != reads_generation():  # the compile read values objects compute: keys hold them now
                 key = self._rekey(key, spec_key(self, bound), variant)

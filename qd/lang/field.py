@@ -31,6 +31,7 @@ from ..core.errors import (
     caller_loc,
     show,
 )
+from . import impl as _impl
 from . import torch_interop as _torch
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, wrap_entries
 from .ndarray import Ndarray, _set_layout, _shape_of, zeros
@@ -42,7 +43,7 @@ class Field(Ndarray):
     """A dense field: scalar elements (`element_shape == ()`), vectors (`(n,)`) or matrices
     (`(n, m)`). Created without a shape it is unplaced until `qd.root.dense(...).place(f)`."""
 
-    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual", "_cell", "_soa")
+    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual", "_cell", "_soa", "_handed_out")
     _is_field = True
 
     @property
@@ -62,6 +63,7 @@ class Field(Ndarray):
         self.m = self.element_shape[1] if len(self.element_shape) == 2 else 1
         self.name = name
         self._placed = False
+        self._handed_out = False  # whether Python scope has read or written the memory (see `_need`)
         self._cell = None  # the fields placed with it (`place`, a struct field's members): no zero-copy view then
         self._soa = False  # a vector or matrix field of layout=qd.Layout.SOA (likewise)
         self._type_key = ("field", None)
@@ -92,9 +94,14 @@ class Field(Ndarray):
                 g._allocate(shape, offset)
 
     def _need(self) -> np.ndarray:
+        """The field's memory, for Python scope. The first time, the runtime materializes first,
+        as quadrants' does before a field's first host access (programs hook work onto it)."""
         if not self._placed:
             raise QdValueError("this qd.field has no shape yet: give it one (`shape=`) or place it with "
                                "qd.root.dense(...).place(field)", caller_loc())
+        if not self._handed_out:
+            self._handed_out = True
+            _impl.get_runtime().materialize()
         return self._arr
 
     # -- element access -----------------------------------------------------------------------
@@ -185,6 +192,7 @@ class Field(Ndarray):
         """A DLPack capsule of the field's own memory, shaped as `to_numpy` shapes it (a vector
         field's trailing 1 dropped), for `torch.utils.dlpack.from_dlpack`; writes through it are the field's."""
         self._need()
+        _impl.get_runtime().materialize()  # as quadrants' to_dlpack, each time
         return _torch.dlpack(self, lambda: self._view(False))
 
     def from_numpy(self, arr) -> None:

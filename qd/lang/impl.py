@@ -14,7 +14,6 @@ from ..core import dtypes as _dt
 from ..core import variants as _variants
 from ..core.errors import QdRuntimeError, caller_loc
 from . import config as _config
-from . import ops
 
 
 def current_cfg() -> _config.ConfigView:
@@ -29,14 +28,18 @@ class Program:
         return _config.cfg
 
     def synchronize(self) -> None:
-        ops.sync()
+        _config.host().sync()
 
     def __repr__(self) -> str:
         return f"<qd program arch={_config.current().arch}>"
 
 
-class Runtime:
-    """What `get_runtime()` returns: quadrants' runtime object, answered from qd's configuration."""
+class PyQuadrants:
+    """What `get_runtime()` returns: quadrants' runtime object (under its class name, since programs
+    patch its methods: Genesis wraps `PyQuadrants.materialize` to run field fills it deferred),
+    answered from qd's configuration. qd calls `materialize()` where quadrants does: before a
+    kernel variant is first made in a process, before a field's memory is first handed to Python
+    (element access, `to_numpy`, `to_torch`, `to_dlpack`) and in `qd.sync()`; `clear()` in `qd.reset()`."""
 
     _prog = Program()
 
@@ -74,29 +77,35 @@ class Runtime:
         _config.init(**settings)
 
     def materialize(self) -> None:
-        """Nothing to do: qd lays out a field's memory when it is first used."""
+        """Nothing of qd's own to do (a field's memory is laid out when it is first used); the hook
+        programs extend."""
 
     def sync(self) -> None:
-        ops.sync()
+        """`qd.sync()`: materialize, then wait for the machine's queued work."""
+        self.materialize()
+        _config.host().sync()
 
     def clear(self) -> None:
-        """Drop every compiled kernel (as `qd.reset()` does, keeping the configuration)."""
+        """Drop every compiled kernel (`qd.reset()` calls it before resetting the configuration)."""
         _variants.drop_all()
 
     def get_num_compiled_functions(self) -> int:
         return _variants.count()
 
 
-_runtime = Runtime()
+Runtime = PyQuadrants
+_runtime = PyQuadrants()
 
 
-def get_runtime() -> Runtime:
+def get_runtime() -> PyQuadrants:
     """quadrants' runtime object (see `Runtime`)."""
     return _runtime
 
 
 def reset() -> None:
-    """`qd.reset()`."""
+    """`qd.reset()`: the runtime is cleared (every compiled kernel dropped), then the configuration is
+    back to its defaults (the CPU, no debug, f32 / i32)."""
+    _runtime.clear()
     _config.reset()
 
 

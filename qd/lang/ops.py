@@ -15,7 +15,7 @@ import numpy as np
 from ..core import dtypes as _dt
 from ..core import semantics as _semantics
 from ..core.errors import QdCallError, QdError, QdStaticError, QdSyntaxError, QdTypeError, caller_loc
-from . import config as _config
+from . import impl as _impl
 from .matrix import Matrix, Vector, wrap_entries
 
 
@@ -103,8 +103,9 @@ def cast(x, dtype):
 
 
 def sync() -> None:
-    """Wait for queued device work (`arch=qd.cuda`); CPU launches are synchronous already."""
-    _config.host().sync()
+    """Wait for queued device work (`arch=qd.cuda`); CPU launches are synchronous already. As in
+    quadrants, the runtime materializes first (see `qd.lang.impl`)."""
+    _impl.get_runtime().sync()
 
 
 def _atomic(op):

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core import log
 from ..core.errors import QdRuntimeError, QdSyntaxError, caller_loc
-from . import ops
+from . import impl as _impl
 
 _DEFAULT_REPEAT_AFTER_COUNT = 300
 _PRINT = os.environ.get("QD_PERFDISPATCH_PRINT_DEBUG", "0") == "1"
@@ -162,10 +162,10 @@ class PerfDispatcher:
         g.trials[impl] += 1
         if warm:
             return impl(*args, **kwargs)
-        ops.sync()
+        _impl.get_runtime().sync()
         start = time.perf_counter()
         result = impl(*args, **kwargs)
-        ops.sync()
+        _impl.get_runtime().sync()
         g.times[impl].append(time.perf_counter() - start)
         needed = (self.warmup if g.evaluated_once else self.first_warmup) + self.active
         if all(g.trials[i] >= needed for i in compatible):

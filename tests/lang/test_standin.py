@@ -277,3 +277,43 @@ def test_perf_dispatch_measures_each_compatible_implementation_then_keeps_the_fa
             print("no implementation:", "No suitable functions" in str(e))
     """)
     assert out.splitlines()[0] == "True 3"
+
+
+def test_materialize_runs_where_quadrants_runs_it(tmp_path):
+    """Genesis defers field fills to the runtime's next `materialize()` by patching
+    `PyQuadrants.materialize`: before a kernel variant is made, before Python first touches a
+    field, at `qd.sync()`. A fill that never ran would leave zeros behind, silently."""
+    out = _same(tmp_path, """
+        import quadrants as qd
+        from quadrants.lang import impl
+
+        qd.init(arch=qd.cpu)
+        pending, log = [], []
+        original = impl.PyQuadrants.materialize
+
+        def materialize(self):
+            original(self)
+            log.append(len(pending))
+            todo = pending.copy()
+            pending.clear()
+            for field, value in todo:
+                field.fill(value)
+
+        impl.PyQuadrants.materialize = materialize
+        f = qd.field(qd.f32, shape=())
+        pending.append((f, 3.5))
+
+        @qd.kernel
+        def read() -> qd.f32:
+            return f[None]
+
+        print(read())
+        g = qd.field(qd.f32, shape=(2,))
+        pending.append((g, 1.5))
+        print(g.to_numpy().tolist())
+        h = qd.field(qd.i32, shape=(3,))
+        pending.append((h, 7))
+        qd.sync()
+        print(h[2], any(log))
+    """)
+    assert out.splitlines() == ["3.5", "[1.5, 1.5]", "7 True"]
