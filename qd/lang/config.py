@@ -19,7 +19,19 @@ from ..core.errors import QdConfigError, caller_loc, show, warn_at
 
 
 class Arch(str):
-    """An architecture name; a `str` so it prints and compares plainly."""
+    """An architecture name; a `str` so it prints and compares plainly. As in quadrants, `qd.cpu`
+    is the host's own arch: it equals `qd.x64` on an x86-64 machine (`qd.arm64` on an ARM one), so
+    a program that asks `current_cfg().arch == qd.x64` to find the CPU gets its answer."""
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, str) and _targets.same_arch(str(self), str(other))
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    # the name's own hash, so tables keyed by names find an arch; `qd.cpu` and `qd.x64` compare equal
+    # but stay two keys of such a table
+    __hash__ = str.__hash__
 
     @property
     def name(self) -> str:

@@ -16,6 +16,7 @@ code generator. A configuration's host and target are made once and kept until t
 from __future__ import annotations
 
 import importlib
+import platform
 from typing import TYPE_CHECKING
 
 from ..core.errors import QdConfigError
@@ -53,6 +54,15 @@ def module(name: str):
 def _get(where: tuple[str, str]):
     mod, name = where
     return getattr(module(mod), name)
+
+
+_HOST_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+    platform.machine().lower(), "cpu")
+
+
+def same_arch(a: str, b: str) -> bool:
+    """Whether two arch names mean the same arch: `cpu` is the host's own (`x64` on x86-64)."""
+    return (_HOST_ARCH if a == "cpu" else a) == (_HOST_ARCH if b == "cpu" else b)
 
 
 def machines(arch: str) -> tuple[str, ...]:

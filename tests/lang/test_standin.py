@@ -173,6 +173,9 @@ def test_runtime_probe_config_and_primitive_types(tmp_path):
         print(rt.default_fp == qd.f64, rt.default_ip == qd.i32, rt.prog is not None)
         cfg = impl.current_cfg()
         print(cfg.arch == qd.cpu, cfg.debug, cfg.fast_math, qd.cfg.fast_math)
+        import platform
+        host = qd.x64 if platform.machine() in ("x86_64", "AMD64") else qd.arm64
+        print(cfg.arch == host, qd.cpu == host, qd.cpu != qd.cuda)  # how libraries find out they are on the CPU
         print(impl.get_max_shared_memory_bytes(is_lowerbound_ok=True))
         print(qd.f32 in real_types, float in real_types, qd.i32 in real_types, qd.u8 in integer_types,
               bool in integer_types, qd.f64 in integer_types)
