@@ -5,6 +5,7 @@ cache key (an IEEE entry is never reused by a fast-math run, nor the reverse).""
 import re
 
 import numpy as np
+import pytest
 
 import qd
 from qd.targets.cpu import jit
@@ -84,3 +85,22 @@ def test_ieee_float_sum_vectorises_in_order_and_keeps_every_bit():
     text = str(jit.optimize(variant.module.ir_text))
     assert "reassoc" not in text
     assert re.search(r"@llvm\.vector\.reduce\.fadd\.v\d+f32\(float [^,]+, <\d+ x float>", text)
+
+
+def test_float_to_a_run_time_integer_power_under_fast_math():
+    """Under fast math LLVM turns `x ** n` (n a run-time integer) into `llvm.powi`, which x86-64
+    compiles to a call of compiler-rt's `__powisf2` / `__powidf2`; the process has no such
+    routine unless qd provides it, and the call would jump to address 0 (quadrants' own
+    test_pow crashed the interpreter this way). The results are those of repeated multiplication."""
+    qd.init(arch=qd.cpu, fast_math=True)
+    for ft, it in ((qd.f32, qd.i32), (qd.f64, qd.i32), (qd.f32, qd.i64), (qd.f64, qd.i64)):
+        out = np.zeros(1, ft.np)
+
+        @qd.kernel
+        def power(x: ft, n: it, out: qd.types.NDArray[ft, 1]):
+            out[0] = x**n
+
+        for x in (-6.66, -2.0, -1.5, 0.5, 1.0, 1.5, 2.0, 6.66):
+            for n in range(-10, 10):
+                power(x, n, out)
+                assert out[0] == pytest.approx(ft.np.type(x) ** n, rel=1e-5), (ft, it, x, n)

@@ -54,7 +54,50 @@ def _init():
 
         _state.update(tm=tm, loader_tm=loader_tm, cpu=cpu, features=features, triple=llvm.get_process_triple(),
                       datalayout=str(tm.target_data))
+        _state["support"] = _load_support_routines(tm)
     return _state
+
+
+# Routines LLVM's code generator calls by name that the process may not have. Under fast math,
+# `x ** n` with a run-time integer `n` becomes `llvm.powi`, which x86-64 lowers to a call of
+# compiler-rt's `__powisf2` / `__powidf2`; those live in libgcc / compiler-rt, not in libm, and
+# an unresolved call is a jump to address 0. They are defined here (square and multiply, as
+# compiler-rt does) and registered for every engine, including those that load disk-cache hits.
+_SUPPORT_IR = """
+define {t} @qd_powi_{t}({t} %a, i32 %b) {{
+entry:
+  %neg = icmp slt i32 %b, 0
+  br label %loop
+loop:
+  %r = phi {t} [1.0, %entry], [%r2, %next]
+  %x = phi {t} [%a, %entry], [%x2, %next]
+  %n = phi i32 [%b, %entry], [%n2, %next]
+  %odd = and i32 %n, 1
+  %isodd = icmp ne i32 %odd, 0
+  %rm = fmul {t} %r, %x
+  %r2 = select i1 %isodd, {t} %rm, {t} %r
+  %n2 = sdiv i32 %n, 2
+  %done = icmp eq i32 %n2, 0
+  br i1 %done, label %out, label %next
+next:
+  %x2 = fmul {t} %x, %x
+  br label %loop
+out:
+  %inv = fdiv {t} 1.0, %r2
+  %res = select i1 %neg, {t} %inv, {t} %r2
+  ret {t} %res
+}}
+"""
+_SUPPORT_SYMBOLS = {"__powisf2": "qd_powi_float", "__powidf2": "qd_powi_double"}
+
+
+def _load_support_routines(tm):
+    engine = llvm.create_mcjit_compiler(
+        llvm.parse_assembly(_SUPPORT_IR.format(t="float") + _SUPPORT_IR.format(t="double")), tm)
+    engine.finalize_object()
+    for libcall, routine in _SUPPORT_SYMBOLS.items():
+        llvm.add_symbol(libcall, engine.get_function_address(routine))
+    return engine  # kept: its code must outlive every engine that calls it
 
 
 def binding():
