@@ -94,9 +94,16 @@ def if_exp(low: Lowering, node: ast.IfExp):
         a, b, t = low.operand_types(a, b, node)  # literal arms are weak
         return ir.Select(t, c, low.cast(a, t), low.cast(b, t))
 
-    if vectors.is_mat(body) or vectors.is_mat(orelse):
-        return vectors.elementwise(low, lambda comps: select(*comps), [body, orelse], node)
-    return select(body, orelse)
+    def pick(a, b):
+        # tuples of the same length (an index `(i, j) if c else (j, i)`) select item by item, as
+        # quadrants' select does; both arms are evaluated, as for scalars
+        if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
+            return TupleV(tuple(pick(x, y) for x, y in zip(a.items, b.items)))
+        if vectors.is_mat(a) or vectors.is_mat(b):
+            return vectors.elementwise(low, lambda comps: select(*comps), [a, b], node)
+        return select(a, b)
+
+    return pick(body, orelse)
 
 
 def sequence_op(low: Lowering, op: str, a, b, node) -> TupleV | None:
