@@ -150,7 +150,7 @@ def _sub_place(low: Lowering, p: Place, idx, node) -> Place:
             raise QdTypeError("a vector component picked by a run-time index cannot be indexed again")
         sizes = p.shape
         cands_all = []
-        for combo in itertools.product(*[a if isinstance(a, list) else [None] for a in axes]):
+        for combo in itertools.product(*[a if isinstance(a, list) else [a] for a in axes]):
             cands = []
             for pick in itertools.product(*[range(sizes[d]) if isinstance(a, ir.Expr) else [combo[d]]
                                             for d, a in enumerate(axes)]):
