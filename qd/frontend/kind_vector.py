@@ -121,8 +121,19 @@ class MatKind(Kind):
             vectors.new_vars(lw, name, value, None, lw.loc(node))
 
     def refuse_rebind(self, lw: Lowering, cur, name: str, value, node, by: str) -> None:
-        if by != "vector" and cur.vars is not None and vectors.is_visible(lw, cur):
+        # a run-time scalar fills the variable (`store_scalar`); a compile-time value cannot
+        if by == "runtime" and cur.vars is not None and vectors.is_visible(lw, cur):
             raise QdTypeError(f"cannot assign {lw.describe(value)} to vector variable {name!r}", lw.loc(node))
+
+    def store_scalar(self, lw: Lowering, cur, e: ir.Expr, node) -> bool:
+        """`v = x` with `v` a vector or matrix variable and `x` a scalar: every component becomes `x`
+        (cast to the variable's dtype), as quadrants assigns a scalar to a matrix variable; so
+        `a, _, _ = f()` rebinds `_` of another shape as quadrants runs it."""
+        if cur.vars is None or not vectors.is_visible(lw, cur):
+            return False
+        for var in cur.vars:
+            lw.emit(ir.Assign(lw.loc(node), var, lw.store_cast(e, var.dtype, node)))
+        return True
 
     def name_place(self, lw: Lowering, node: ast.Name, v):
         if v.vars is None and any(True for _ in v.leaves()):
