@@ -86,6 +86,16 @@ algorithms = _importlib_util.module_from_spec(_spec)
 _sys.modules[_spec.name] = _sys.modules[f"{__name__}.algorithms"] = algorithms
 _spec.loader.exec_module(algorithms)
 
+# `qd.profiler` (quadrants' kernel profiler: launches timed under `qd.init(kernel_profiler=True)`)
+# and `qd.tools` (its PLY / VTK file writers)
+from .compile import profiler  # noqa: E402
+from .lang import tools  # noqa: E402
+
+_sys.modules[f"{__name__}.profiler"] = profiler
+_sys.modules[f"{__name__}.tools"] = tools
+for _name in ("np2ply", "vtk", "diagnose"):  # `import qd.tools.vtk` finds the same (lazy) modules
+    _sys.modules[f"{__name__}.tools.{_name}"] = getattr(tools, _name)
+
 # `qd.graph` (do-while loops and parallel sections), streams and events: run in order
 from .lang import graph  # noqa: E402
 from .lang.stream import Event, Stream, create_event, create_stream, stream_parallel  # noqa: E402
@@ -118,7 +128,7 @@ __all__ = [
 __all__ += ["Struct", "dataclass"]
 __all__ += ["algorithms", "graph", "Stream", "Event", "create_stream", "create_event", "stream_parallel",
             "graph_do_while", "graph_parallel_context", "graph_parallel"]
-__all__ += ["BufferView"]
+__all__ += ["BufferView", "profiler", "tools"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
 from .core.dtypes import (  # noqa: E402

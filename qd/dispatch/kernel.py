@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import itertools
 import typing
 
 import numpy as np
@@ -47,6 +48,9 @@ class Kernel(Decorated):
 
     is_qd_kernel = True
     graph = False  # `@qd.kernel(graph=True)`: quadrants records a GPU graph; qd launches it as any kernel
+    # each kernel's number in the names `qd.profiler` records (`fill_c60_0`): quadrants counts its
+    # kernels in definition order, two per kernel (its adjoint twin), after the 30 it defines itself
+    _numbers = itertools.count(60, 2)
 
     def __init__(self, fn, fastcache: bool = False):
         super().__init__(fn)
@@ -56,6 +60,8 @@ class Kernel(Decorated):
         self._gen = -1
         self._fast = None
         self.variants: dict = {}
+        self.number = next(Kernel._numbers)
+        self.instances: dict = {}  # specialisation key -> its number in profiler names (kept by `qd.init`, as there)
         self.last: LaunchInfo | None = None
         self._ret_struct: StructType | None = None  # a struct result: built from the returned components
         self._ret_items: tuple | None = None  # a tuple result holding vectors or structs: its item types

@@ -67,7 +67,7 @@ QUADRANTS_ONLY: dict[str, object] = {
     "lower_access": True, "move_loop_invariant_outside_if": False, "cache_loop_invariant_global_vars": True,
     "default_cpu_block_dim": 32, "cpu_block_dim_adaptive": True, "default_gpu_block_dim": 128, "gpu_max_reg": 0,
     "saturating_grid_dim": 0, "max_block_dim": 0, "verbose_kernel_launches": False,
-    "verbose": True, "demote_dense_struct_fors": True, "kernel_profiler": False, "timeline": False,
+    "verbose": True, "demote_dense_struct_fors": True, "timeline": False,
     "device_memory_GB": 1.0, "device_memory_fraction": 0.0, "advanced_optimization": True,
     "ad_stack_experimental_enabled": False, "ad_stack_size": 0, "ad_stack_sparse_threshold_bytes": 100 * _MiB,
     "flatten_if": False, "make_thread_local": True, "make_block_local": True, "detect_read_only": True,
@@ -89,10 +89,9 @@ QUADRANTS_ONLY: dict[str, object] = {
 }
 _OWN_KEYWORDS = ("arch", "default_fp", "default_ip", "debug", "offline_cache", "offline_cache_file_path", "prune",
                  "cpu_max_num_threads", "fast_math", "raise_on_templated_floats",
-                 "log_level", "enable_fallback", "random_seed")
+                 "log_level", "enable_fallback", "random_seed", "kernel_profiler")
 # what a warning adds for an option whose intent qd serves another way
-_HINTS = {"check_out_of_bound": " (qd.init(debug=True) checks every index)",
-          "kernel_profiler": " (qd has no kernel profiler)"}
+_HINTS = {"check_out_of_bound": " (qd.init(debug=True) checks every index)"}
 
 
 @dataclass
@@ -113,6 +112,9 @@ class Config:
     raise_on_templated_floats: bool = False
     # the seed of `qd.random` / `qd.randn` streams (the generator is in `qd.codegen.random`)
     random_seed: int = 0
+    # every launch is timed and recorded for `qd.profiler` (the launcher is wrapped when a variant
+    # is made under this setting, so launches cost nothing extra without it)
+    kernel_profiler: bool = False
     generation: int = 0
 
 
@@ -180,7 +182,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
          offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
          prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = True,
          raise_on_templated_floats: bool = False, random_seed: int = 0, log_level: str | None = None,
-         enable_fallback: bool = True, **kwargs) -> None:
+         enable_fallback: bool = True, kernel_profiler: bool = False, **kwargs) -> None:
     """Reset qd: drop compiled kernels and apply the new settings (quadrants' defaults, `fast_math` on)."""
     global _config
     arch = cpu if arch is None else arch
@@ -218,7 +220,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         offline_cache_file_path=offline_cache_file_path or env_cache,
         prune=bool(prune), cpu_max_num_threads=max(1, int(threads)), fast_math=bool(fast_math),
         raise_on_templated_floats=bool(raise_on_templated_floats), random_seed=random_seed.__index__(),
-        generation=_config.generation + 1,
+        kernel_profiler=bool(kernel_profiler), generation=_config.generation + 1,
     )
     _variants.drop_all()  # frees the machine code of every compiled variant
     # the machine's run-time support is loaded here, as quadrants' init loads its runtime: for

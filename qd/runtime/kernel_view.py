@@ -34,6 +34,8 @@ class KernelView(Protocol):
     defaults: dict[str, Any]
     fastcache: bool
     variants: dict
+    number: int  # the kernel's number in the names `qd.profiler` records
+    instances: dict  # specialisation key -> its number in those names
     last: LaunchInfo | None
     key_paths: list[tuple[str, str, object]]
 

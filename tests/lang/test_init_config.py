@@ -25,7 +25,7 @@ def _init_collecting(**kwargs) -> list[str]:
 
 QUADRANTS_OPTIONS = {
     "print_full_traceback": True, "real_matrix_scalarize": False, "short_circuit_operators": False,
-    "gdb_trigger": False, "cuda_stack_limit": 8192, "kernel_profiler": True,
+    "gdb_trigger": False, "cuda_stack_limit": 8192, "timeline": True,
     "advanced_optimization": False, "device_memory_GB": 2.0, "device_memory_fraction": 0.5,
     "gpu_max_reg": 64, "check_out_of_bound": True, "print_ir": False,
     "num_compile_threads": 2, "offline_cache_cleaning_policy": "never", "src_ll_cache": False,
