@@ -254,6 +254,36 @@ def _len(low: Lowering, f, node, args, kwargs):
     return FALLBACK if n is None else n
 
 
+def _sequence_items(v) -> tuple | None:
+    """The items of a tuple written in kernel code, or of a compile-time tuple or list."""
+    if isinstance(v, TupleV):
+        return v.items
+    if isinstance(known(v), (tuple, list)):
+        return tuple(CT(x) for x in v.value)
+    return None
+
+
+def _enumerate(low: Lowering, f, node, args, kwargs):
+    """`enumerate(t)` of a tuple holding run-time values (`qd.static(enumerate((i_x, i_y)))`): a
+    tuple of (index, item) pairs; Python's own for compile-time values."""
+    items = _sequence_items(args[0]) if len(args) == 1 and set(kwargs) <= {"start"} else None
+    if items is None or all(known(x) is not RUNTIME for x in items):
+        return FALLBACK
+    start = kwargs.get("start", CT(0))
+    if not isinstance(known(start), int):
+        return FALLBACK
+    return TupleV(tuple(TupleV((CT(start.value + n), x)) for n, x in enumerate(items)))
+
+
+def _zip(low: Lowering, f, node, args, kwargs):
+    """`zip(a, b, ...)` of tuples holding run-time values: a tuple of tuples, as long as the shortest."""
+    seqs = [_sequence_items(a) for a in args]
+    if kwargs or not seqs or any(s is None for s in seqs) or \
+            all(known(x) is not RUNTIME for s in seqs for x in s):
+        return FALLBACK
+    return TupleV(tuple(TupleV(tuple(group)) for group in zip(*seqs)))
+
+
 def math(low: Lowering, name: str, args: list, node: ast.Call) -> ir.Expr:
     """`name(*args)` on run-time (or typed constant) operands; `min`/`max` of several operands
     fold left, promoting pairwise; vector arguments apply it per component."""
@@ -317,6 +347,8 @@ for _f in (builtins.int, builtins.float, builtins.bool):
                             arity_error=f"{_f.__name__}() takes one argument"))
 _register(list(_MATH_NAMES), Builtin("math", _math, "a math function of scalars (folded for constants)"))
 _register([builtins.len], Builtin("len", _len, "the first extent of an array, the length of a tuple"))
+_register([builtins.enumerate], Builtin("enumerate", _enumerate, "(index, item) pairs of a tuple, for qd.static loops"))
+_register([builtins.zip], Builtin("zip", _zip, "the items of tuples side by side, for qd.static loops"))
 _register([lang.grouped], Builtin("qd.grouped", _grouped, "a loop over an index space with the index as a vector"))
 _register([_matrix.Vector, _matrix.Matrix, _matrix.VectorType, _matrix.MatrixType],
           Builtin("vector", _vector, "a vector or matrix from its components"))

@@ -41,6 +41,16 @@ class TupleKind(Kind):
     def static_item(self, lw: Lowering, v, node):
         return self.static(lw, v, node)
 
+    def static_loop_items(self, lw: Lowering, v, node):
+        """A static loop may iterate a tuple written in the kernel whose items are run-time values
+        (`for i, x in qd.static(enumerate((i_a, i_b)))`, as quadrants allows): the loop is unrolled
+        over the items, which stay run-time values; compile-time items are their Python values."""
+        def item(x):
+            if isinstance(x, TupleV):
+                return tuple(item(y) for y in x.items)
+            return x if isinstance(x, (ir.Expr, MatV)) else kind_of(x).static_item(lw, x, node)
+        return [item(x) for x in v.items]
+
     def print_pieces(self, lw: Lowering, v, node, spec: str | None) -> list | None:
         return print_calls.bracketed(lw, v.items, node, spec)  # a tuple or list written in the kernel
 

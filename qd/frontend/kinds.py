@@ -119,6 +119,10 @@ class Kind:
         raise QdStaticError("qd.static() arguments must be compile-time constants, but this expression depends on "
                             f"runtime values ({self.describe(v)})", lw.loc(node))
 
+    def static_loop_items(self, lw: Lowering, v, node):
+        """What `for x in qd.static(v)` iterates: the value as `qd.static` gives it."""
+        return self.static(lw, v, node)
+
     def static_item(self, lw: Lowering, v, node):
         """The value as an item of a tuple given to `qd.static(...)`: itself, unless it is a
         compile-time value (its Python value) or a tuple (of those)."""

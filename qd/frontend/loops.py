@@ -41,7 +41,7 @@ def lower_for(lw: Lowering, node: ast.For) -> None:
         raise lw.syntax(node, "`for ... else`")
     static_arg = lw.static_call_arg(lw.static_choice(node.iter))
     if static_arg is not None:
-        static_loop(lw, node, lw.static_value(static_arg))
+        static_loop(lw, node, lw.static_loop_items(static_arg))
         return
     directives, lw.loop_config = lw.loop_config or {}, None
     v = lw.expr(node.iter)

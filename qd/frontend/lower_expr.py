@@ -162,7 +162,7 @@ class ExprLowerer:
         return not self.is_kernel or var.home == -1 or var.home == self.task
 
     def wrap_static(self, item):
-        return item if isinstance(item, (LeafV, StructV, TupleV, MatV, RecV)) else CT(item)
+        return item if isinstance(item, (LeafV, StructV, TupleV, MatV, RecV, ir.Expr)) else CT(item)
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -530,6 +530,12 @@ class ExprLowerer:
         with self.in_static():
             v = self.expr(node)
         return self.static_of(v, node)
+
+    def static_loop_items(self, node):
+        """What `for x in qd.static(<node>)` iterates (see `Kind.static_loop_items`)."""
+        with self.in_static():
+            v = self.expr(node)
+        return kind_of(v).static_loop_items(self, v, node)
 
     def static_of(self, v, node):
         return kind_of(v).static(self, v, node)
