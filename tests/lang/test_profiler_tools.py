@@ -11,7 +11,9 @@ the count table's rows (ordered by total time) as a set.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 import warnings
 
@@ -371,3 +373,39 @@ def test_diagnose_reports_the_cpu(capsys):
     qd.tools.diagnose.main()
     out = capsys.readouterr().out
     assert out.startswith("qd system diagnose:") and "\ncpu: True\n" in out and f"python: {sys.version}" in out
+
+
+STANDIN_PROGRAM = """
+import numpy as np
+import quadrants as qd
+import quadrants.tools.vtk
+from quadrants.profiler import print_kernel_profiler_info, query_kernel_profiler_info
+from quadrants.tools.np2ply import PLYWriter
+
+qd.init(arch=qd.cpu, kernel_profiler=True)
+
+@qd.kernel
+def twice(a: qd.types.NDArray[qd.f32, 1]):
+    for i in range(a.shape[0]):
+        a[i] *= 2
+
+a = np.ones(4, np.float32)
+for _ in range(5):
+    twice(a)
+print(a.tolist(), query_kernel_profiler_info("twice").counter, PLYWriter is qd.tools.PLYWriter,
+      quadrants.tools.vtk.write_vtk is qd.tools.vtk.write_vtk, qd.cfg.kernel_profiler)
+"""
+
+
+@pytest.mark.slow  # two interpreters
+def test_quadrants_module_paths_under_the_stand_in(tmp_path):
+    """A quadrants program importing `quadrants.profiler` and `quadrants.tools.*` runs unmodified
+    under `python -m qd.standin`, with quadrants' results."""
+    script = tmp_path / "prog.py"
+    script.write_text(STANDIN_PROGRAM)
+    env = {**os.environ, "PYTHONPATH": str(quadrants_oracle.ROOT)}
+    ref = quadrants_oracle.run(tmp_path, STANDIN_PROGRAM, on_qd=False)
+    p = subprocess.run([sys.executable, "-m", "qd.standin", str(script)], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip() == ref == "[32.0, 32.0, 32.0, 32.0] 5 True True True"
