@@ -37,7 +37,7 @@ QUADRANTS_OUTPUT = "[[5.0, 0.0], [0.0, 7.0], [1.0, 2.0]]"  # quadrants 1.3.3 on 
 def test_run_time_row_with_constant_column(arch):
     @qd.kernel
     def k(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.f32, 2]):
-        for t in range(1):
+        for _t in range(1):
             m = qd.Matrix.zero(qd.f32, 3, 2)
             for j in qd.static(range(2)):
                 m[a[0], j] = 1.0 + j

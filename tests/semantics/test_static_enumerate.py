@@ -47,7 +47,7 @@ def test_same_output_as_quadrants(tmp_path):
 def test_static_loops_over_tuples_of_run_time_values(arch):
     @qd.kernel
     def k(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.i32, 1]):
-        for t in range(1):
+        for _t in range(1):
             x, y = a[0], a[1]
             keys = qd.Vector.zero(qd.i32, 2)
             for i, v in qd.static(enumerate((x, y))):
@@ -69,7 +69,7 @@ def test_static_loops_over_tuples_of_run_time_values(arch):
 def test_a_static_condition_on_a_run_time_tuple_is_still_refused(arch):
     @qd.kernel
     def k(a: qd.types.NDArray[qd.i32, 1]):
-        for t in range(1):
+        for _t in range(1):
             if qd.static((a[0], 1)):
                 a[0] = 1
 

@@ -51,7 +51,7 @@ def test_a_scalar_fills_a_vector_variable(arch):
 
     @qd.kernel
     def k(out: qd.types.NDArray[qd.f32, 1]):
-        for t in range(1):
+        for _t in range(1):
             v1, _, _ = parts(out[0])
             out[1] = v1[2]
             m = qd.Matrix([[1.0, 2.0], [3.0, 4.0]])
