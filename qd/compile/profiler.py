@@ -185,7 +185,7 @@ def set_kernel_profiler_toolkit(toolkit_name: str = "default") -> bool:
     (its CPU profiler has no toolkit to set) and qd has no CUPTI: else False, with a warning."""
     if _off():
         return False
-    if toolkit_name == _TOOLKIT and _config.current().arch == _config.cuda:
+    if toolkit_name == _TOOLKIT and _config.host().device_memory:  # a GPU run
         return True
     _log.warn(f"Failed to set kernel profiler toolkit ({toolkit_name}) , keep using ({_TOOLKIT}).")
     return False
@@ -248,9 +248,7 @@ class _ProfilerHandle:
 def _header(mode: str) -> str:
     """`Kernel Profiler(count, default) @ X64 `: quadrants' arch name (the host's own for the
     CPU); its device name is a blank where it has none, and qd names no device."""
-    arch = str(_config.current().arch)
-    if arch == "cpu":
-        arch = next((a for a in ("x64", "arm64") if _targets.same_arch("cpu", a)), arch)
+    arch = _targets.canonical_arch(str(_config.current().arch))
     return f"Kernel Profiler({mode}, {_TOOLKIT}) @ {arch.upper()} "
 
 

@@ -60,9 +60,14 @@ _HOST_ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm
     platform.machine().lower(), "cpu")
 
 
+def canonical_arch(name: str) -> str:
+    """An arch's own name: `cpu` is the host's (`x64` on x86-64)."""
+    return _HOST_ARCH if name == "cpu" else name
+
+
 def same_arch(a: str, b: str) -> bool:
     """Whether two arch names mean the same arch: `cpu` is the host's own (`x64` on x86-64)."""
-    return (_HOST_ARCH if a == "cpu" else a) == (_HOST_ARCH if b == "cpu" else b)
+    return canonical_arch(a) == canonical_arch(b)
 
 
 def machines(arch: str) -> tuple[str, ...]:
