@@ -2,11 +2,12 @@
 
 The implementations run the same physics from the same seeded state:
 
-  qd-vec              the kernels written with vectors (`qd.Vector`, `.norm()`, vec3 ndarrays)
+  qd-vec              the kernels written with vectors (`qd.Vector`, `.norm()`, vec3 ndarrays), with
+                      `fast_math=False` (IEEE arithmetic)
   qd-scalar           the same kernels written by hand on x/y/z components of (…, 3) f32 arrays
   quadrants-vec-ieee  the vector source, unchanged but for `import quadrants as qd` (when
-                      installed), with `fast_math=False`: IEEE arithmetic, as qd's default
-  qd-vec-fast         qd-vec with `qd.init(fast_math=True)`
+                      installed), with `fast_math=False`: IEEE arithmetic, as qd-vec
+  qd-vec-fast         qd-vec with `qd.init(fast_math=True)`, qd's default
   quadrants-vec       quadrants with its default `fast_math=True`
 
 so each qd figure has a quadrants one under the same float rules (qd-vec against
