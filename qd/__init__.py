@@ -33,7 +33,7 @@ from .dispatch.kernel import kernel, launch_info, ptx, pure, real_func
 from .dispatch.warmup import compile_all
 from .explain.api import explain
 from .lang import config, linalg, math, types
-from .lang.config import amdgpu, arm64, cpu, cuda, gpu, init, metal, vulkan, x64
+from .lang.config import amdgpu, arm64, cpu, cuda, gpu, init, metal, python, vulkan, x64
 from .lang.data_oriented import data_oriented
 from .lang.field import Axis, Field, Layout, SNode, field, root
 from .lang.funcs import func
@@ -112,6 +112,7 @@ ij, ijk, ijkl = Axis(0, 1), Axis(0, 1, 2), Axis(0, 1, 2, 3)
 
 __all__ = [
     "types", "math", "Matrix", "Vector", "init", "cpu", "cuda", "gpu", "metal", "vulkan", "amdgpu", "x64", "arm64",
+    "python",
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
     "QdSignatureError", "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError",

@@ -55,7 +55,7 @@ def lower_do_while(low: Lowering, node: ast.While, counter: ast.expr) -> None:
     if node.orelse:
         raise low.syntax(node, "`while ... else`")
     body = low.new_block(low.block.id, None)
-    low.loops.append("serial")
+    low.loops.append("graph")  # a serial loop whose body counts as the kernel's top level
     try:
         low.in_block(body, node.body, node)
         read = ast.copy_location(ast.Subscript(value=counter, slice=ast.Tuple(elts=[], ctx=ast.Load()),

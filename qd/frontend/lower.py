@@ -498,6 +498,13 @@ class Lowerer(ExprLowerer):
             node = node.body if cond else node.orelse
         return node
 
+    def at_kernel_top_level(self) -> bool:
+        """Whether a statement here is at the kernel's top level: in the kernel's own body (or a
+        func expanded into it), outside parallel loops and run-time control flow; unrolled loops,
+        static arms and a `qd.graph.do_while` body count as top level, as in quadrants."""
+        return self.is_kernel and self.task < 0 and self.runtime_depth == 0 and \
+            all(kind in ("static", "graph") for kind in self.loops)
+
     def loops_runtime(self) -> bool:
         """A loop inside a runtime `if`/`while`/`for` runs serially (quadrants semantics)."""
         return self.runtime_depth > 0 or any(kind != "static" for kind in self.loops)

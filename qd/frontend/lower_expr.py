@@ -112,7 +112,7 @@ class ExprLowerer:
         self.n_blocks = 0
         self.n_sites = 0
         self.task = -1  # task index while lowering a parallel loop body
-        self.loops: list[str] = []  # "task" | "serial" | "static"
+        self.loops: list[str] = []  # "task" | "serial" | "static" | "graph" (a `qd.graph.do_while` body)
         self.runtime_depth = 0  # nesting inside runtime `if` arms
         self.static_scope = 0  # nesting inside `qd.static(...)` arguments
         self.warned_narrowing: set[tuple[int, int]] = set()  # stores already warned about
@@ -350,6 +350,12 @@ class ExprLowerer:
             raise QdCallError(f"cannot call kernel {f.fn.__qualname__!r} from inside a kernel or func; "
                               "make it a @qd.func")
         if getattr(f, "is_qd_func", False):
+            if f.requires_top_level and not self.at_kernel_top_level():
+                raise QdSyntaxError(
+                    f"`{f.fn.__name__}` is decorated with requires_top_level=True and must be called at the top level "
+                    "of a @qd.kernel (or directly inside a `while qd.graph.do_while(...)` body); it cannot be nested "
+                    "inside a run-time for / if / while or another func, which would make its loops serial",
+                    self.loc(node))
             if unpacks:
                 node, args, kwargs = calls.unpacked_arguments(self, node, calls.arg_value)
                 return calls.call_func(self, f, node, given=(args, kwargs))

@@ -415,7 +415,7 @@ def swizzle_indices(name: str, n: int) -> list[int] | None:
     return None
 
 
-METHODS = {"norm", "norm_sqr", "normalized", "dot", "cross", "outer_product", "transpose", "trace",
+METHODS = {"norm", "norm_sqr", "normalized", "dot", "frobenius_inner", "cross", "outer_product", "transpose", "trace",
            "determinant", "inverse", "sum", "max", "min", "cast", "any", "all", "norm_inv", "prod", "fill"}
 
 
@@ -471,6 +471,8 @@ _METHODS = {
     "norm_sqr": lambda low, v, a, kw, node: norm_sqr(low, v, node),
     "normalized": lambda low, v, a, kw, node: normalized(low, v, node, _eps(a, kw)),
     "dot": lambda low, v, a, kw, node: dot(low, v, _other(low, "dot", a, node), node),
+    # sum of a[i, j] * b[i, j]: the dot product of the entries, for matrices of one shape
+    "frobenius_inner": lambda low, v, a, kw, node: dot(low, v, _other(low, "frobenius_inner", a, node), node),
     "cross": lambda low, v, a, kw, node: cross(low, v, _other(low, "cross", a, node), node),
     "outer_product": lambda low, v, a, kw, node: outer(low, v, _other(low, "outer_product", a, node), node),
     "transpose": lambda low, v, a, kw, node: transpose(v),

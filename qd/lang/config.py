@@ -47,8 +47,9 @@ gpu = Arch("gpu")
 metal = Arch("metal")
 vulkan = Arch("vulkan")
 amdgpu = Arch("amdgpu")
+python = Arch("python")  # quadrants' Python interpreter backend: qd runs its kernels on the CPU (see `_select`)
 
-_KNOWN_ARCHS = {cpu, x64, arm64, cuda, gpu, metal, vulkan, amdgpu}
+_KNOWN_ARCHS = {cpu, x64, arm64, cuda, gpu, metal, vulkan, amdgpu, python}
 _BY_NAME = {str(a): a for a in _KNOWN_ARCHS}
 
 # Every keyword quadrants' `qd.init` accepts that qd does not act on, with quadrants' default:

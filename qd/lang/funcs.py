@@ -41,6 +41,9 @@ class Func(Decorated):
 
     is_qd_func = True
     is_real = False  # `@qd.real_func` / `is_real_function=True`: it may call itself
+    # `requires_top_level=True`: its loops are phases that must stay top-level (parallel) loops of
+    # the kernel, so a call from inside run-time control flow or a parallel loop is refused
+    requires_top_level = False
 
     def __call__(self, *args, **kwargs):
         raise QdCallError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func; "
@@ -68,6 +71,7 @@ def func(fn=None, **_options):
             check_decorated(f, "func")
             out = Func(f)
             out.is_real = bool(_options.get("is_real_function", False))
+            out.requires_top_level = bool(_options.get("requires_top_level", False))
             return out
         return wrap
     check_decorated(fn, "func")

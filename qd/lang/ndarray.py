@@ -199,6 +199,10 @@ class Ndarray(TensorBase):
         there."""
         return getattr(self, "_grad", None)
 
+    def has_grad(self) -> bool:
+        """Whether the array has gradient storage (`needs_grad=True`), as quadrants' tensors answer."""
+        return getattr(self, "_grad", None) is not None
+
     def __init__(self, dtype, shape):
         d, es = _element_of(dtype)
         shape = _shape_of(shape)
