@@ -178,17 +178,21 @@ def alias_checked(km, written: set[str]) -> bool:
 
 def slow_launch(bind: Callable[[tuple, dict], dict], loc_of: LocOf, km, written: set[str], args: tuple,
                 kwargs: dict, bufs: tuple, on_alias: Callable[..., object], finish: Callable[[], object],
-                device_ok: bool = False, vec_shapes: dict | None = None, fields: dict | None = None) -> object:
+                device_ok: bool = False, vec_shapes: dict | None = None, fields: dict | None = None,
+                pruned_scalars: list | None = None) -> object:
     """The checked twin of a generated launcher, for calls its fast path does not take.
 
     The call is bound with `bind` (the kernel's own binding, which explains a bad call); every
     kept leaf is converted with the explaining checks above (so a bad argument is a
     QdArgumentError naming it) and written into the same buffer; a valid value that ctypes
     refuses (a numpy bool) is launched from here instead of being reported as a qd bug.
-    `fields`: the fetch function of each field leaf, by path. Called with the variant's lock held.
+    `fields`: the fetch function of each field leaf, by path; `pruned_scalars`: (path, dtype) of the
+    scalar parameters the code does not take, checked all the same. Called with the variant's lock held.
     """
     ibuf, fbuf = bufs
     bound = bind(args, kwargs)
+    for path, dtype in pruned_scalars or ():
+        scalar_arg(get_path(bound, path, loc_of, vec_shapes), dtype, path, loc_of)
     spans = []
     staged: list = []  # (Fortran-ordered array, its C-ordered copy, whether the kernel writes it)
     for s in km.slots:

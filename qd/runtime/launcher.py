@@ -22,7 +22,7 @@ from ..core.dtypes import ALL as ALL_DTYPES
 from ..core.dtypes import from_numpy
 from ..core.entry import EntryPoint
 from ..core.errors import QdInternalError
-from ..frontend.signature import VecSpec, walk_specs
+from ..frontend.signature import ScalarSpec, VecSpec, walk_specs
 from ..lang.field import Field
 from ..lang.matrix import Matrix, Vector
 from ..lang.ndarray import Ndarray
@@ -77,12 +77,17 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
         _report_overflow(km, status)
 
     vec_shapes = {path: spec.shape for path, spec in walk_specs(kernel.specs) if isinstance(spec, VecSpec)}
+    # scalar parameters the code does not take are still checked, as quadrants checks every
+    # argument: a pruned parameter given a string or an out-of-range integer is an error too
+    kept_paths = {s.path for s in km.slots}
+    pruned_scalars = [(name, spec.dtype) for name, spec in kernel.specs
+                      if isinstance(spec, ScalarSpec) and name not in kept_paths]
 
     def slow(*args, **kwargs):
         return slow_launch(kernel.bind, loc_of, km, written, args, kwargs, (buf, fbuf), on_alias,
                            lambda: _finish_run(run, buf, kernel, info, status, fail, returns, km.ret_shape,
                                                warn if km.warns else None, km.returns), device_ok,
-                           vec_shapes, fields)
+                           vec_shapes, fields, pruned_scalars)
 
     for name, value in {"i": buf, "f": fbuf, "st": status, "sf": fstatus, "su": ustatus, "run": run,
                         "argp": ctypes.addressof(buf), "Nd": array_type, "npa": np.ndarray,
@@ -101,6 +106,15 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     body = ["  @nd = True"]
     arrays = []
     prefixes: dict[str, str] = {}
+    for n, (name, dtype) in enumerate(pruned_scalars):
+        if dtype.is_float:
+            nm.bind(f"ok{n}", _FLOAT_ARGS)
+            body += [f"  if @type({_accessor(name, prefixes, body)}) not in @ok{n}:", "    raise @TypeError"]
+        else:
+            lo, hi = int_range(dtype)
+            nm.bind(f"ok{n}", _INT_ARGS)
+            body += [f"  @t = {_accessor(name, prefixes, body)}",
+                     f"  if @type(@t) not in @ok{n} or not {lo} <= @t < {hi + 1}:", "    raise @TypeError"]
     for s in km.slots:
         k = s.slot
         if s.path in fields:
@@ -193,6 +207,11 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
     _live.add(launch)
     return launch
 
+
+# the argument types a launch takes for a scalar parameter without the checked path's conversion
+_INT_ARGS = frozenset({int, bool, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                       np.uint64})
+_FLOAT_ARGS = _INT_ARGS | {float, np.float16, np.float32, np.float64}
 
 _live: weakref.WeakSet = weakref.WeakSet()  # every launcher, so a forked child can renew its lock
 

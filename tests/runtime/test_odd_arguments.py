@@ -57,3 +57,32 @@ def test_good_call_still_works_after_bad_ones():
             k(*CASES[case][0]())
     k(s, np.array([1, 2], np.int32), 3)
     np.testing.assert_array_equal(s.a, [6.0, 7.0])
+
+
+@qd.kernel
+def uses_only_x(x: qd.types.NDArray[qd.i32, 1], y: qd.i32, z: qd.f32):
+    for i in x:
+        x[i] = 1
+
+
+# quadrants 1.3.3 raises QuadrantsRuntimeTypeError for each of these, although `y` and `z` are unused
+PRUNED_CASES = {
+    "array for a pruned int": (np.zeros(3), 1.0, "'y'"),
+    "str for a pruned int": ("s", 1.0, "'y'"),
+    "None for a pruned float": (1, None, "'z'"),
+    "float for a pruned int": (2.7, 1.0, "'y'"),
+    "out of range for a pruned i32": (2**40, 1.0, "'y'"),
+}
+
+
+@pytest.mark.parametrize("case", list(PRUNED_CASES))
+def test_a_pruned_scalar_parameter_is_still_checked(case):
+    y, z, named = PRUNED_CASES[case]
+    x = np.zeros(2, np.int32)
+    uses_only_x(x, 1, 2.0)  # compiled: y and z pruned
+    assert set(qd.launch_info(uses_only_x).pruned) == {"y", "z"}
+    for _ in range(2):  # the checked first call, then the generated launcher's fast path
+        with pytest.raises(qd.QdArgumentError, match=named):
+            uses_only_x(x, y, z)
+    uses_only_x(x, np.int32(3), np.float32(1.5))  # numpy scalars pass
+    assert x.tolist() == [1, 1]
