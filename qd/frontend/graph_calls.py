@@ -93,12 +93,21 @@ def lower_with(low: Lowering, node: ast.With) -> None:
     if stream.stream_parallel in kinds:
         _check_stream_parallel(low, node)
     if graph.parallel_context in kinds:
-        for st in node.body:
-            inner = st.items[0].context_expr if isinstance(st, ast.With) and len(st.items) == 1 else None
-            if inner is None or _callee(low, inner) is not graph.parallel:
-                raise QdSyntaxError("the body of `with qd.graph.parallel_context():` may contain only "
-                                    "`with qd.graph.parallel():` blocks", low.loc(st))
+        _check_parallel_sections(low, node.body)
     low.lower_body(node.body)
+
+
+def _check_parallel_sections(low: Lowering, body: list[ast.stmt]) -> None:
+    """The body of `with qd.graph.parallel_context():` holds `with qd.graph.parallel():` sections,
+    possibly made by an unrolled loop (`for i in qd.static(...)` around sections), as in quadrants."""
+    for st in body:
+        if isinstance(st, ast.For) and low.static_call_arg(st.iter) is not None and not st.orelse:
+            _check_parallel_sections(low, st.body)
+            continue
+        inner = st.items[0].context_expr if isinstance(st, ast.With) and len(st.items) == 1 else None
+        if inner is None or _callee(low, inner) is not graph.parallel:
+            raise QdSyntaxError("the body of `with qd.graph.parallel_context():` may contain only "
+                                "`with qd.graph.parallel():` blocks (or unrolled loops of them)", low.loc(st))
 
 
 def _check_stream_parallel(low: Lowering, node: ast.With) -> None:

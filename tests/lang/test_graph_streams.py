@@ -137,6 +137,19 @@ two(x, y, z)
 two(x, y, z)
 OUT["x"], OUT["y"], OUT["z"] = x.to_numpy(), y.to_numpy(), z.to_numpy()
 """,
+    "unrolled_sections": """
+@qd.kernel(graph=True)
+def sections(x: f32_1d):
+    with qd.graph.parallel_context():
+        for k in qd.static(range(3)):
+            with qd.graph.parallel():
+                x[k] = x[k] + 1.5 * k
+
+x = qd.ndarray(qd.f32, shape=(3,))
+sections(x)
+sections(x)
+OUT["x"] = x.to_numpy()
+""",
     "streams": """
 @qd.kernel
 def add(x: f32_1d, v: qd.f32):
