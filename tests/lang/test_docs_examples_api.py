@@ -5,33 +5,18 @@ qd (through `python -m qd.standin`, so the program is the guide's text) with the
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests._support import quadrants_oracle
+
 pytestmark = pytest.mark.slow  # two interpreters per program
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path: Path, source: str, on_qd: bool) -> str:
-    script = tmp_path / "prog.py"
-    script.write_text(textwrap.dedent(source))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "QD_OFFLINE_CACHE_FILE_PATH": str(tmp_path / "cache")}
-    cmd = [sys.executable, *(["-m", "qd.standin"] if on_qd else []), str(script)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return "\n".join(line for line in p.stdout.splitlines() if not line.startswith(("[Quadrants]", "[W ", "[I ")))
-
-
-def _same(tmp_path: Path, source: str) -> str:
-    ref, got = _run(tmp_path, source, False), _run(tmp_path, source, True)
-    assert got == ref
-    return got
+def _same(tmp_path: Path, source: str, args: tuple[str, ...] = ()) -> str:
+    return quadrants_oracle.same(tmp_path, source, standin=True, args=args)
 
 
 def test_requires_top_level_is_refused_under_run_time_control_flow(tmp_path):

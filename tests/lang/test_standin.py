@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests._support import quadrants_oracle
 
 pytestmark = pytest.mark.slow  # subprocesses (quadrants' start-up is ~1 s each)
 
@@ -23,21 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(tmp_path: Path, source: str, *, on_qd: bool, args: tuple[str, ...] = ()) -> str:
-    script = tmp_path / "prog.py"
-    script.write_text(textwrap.dedent(source))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "QD_OFFLINE_CACHE_FILE_PATH": str(tmp_path / "cache")}
-    cmd = [sys.executable, *(["-m", "qd.standin"] if on_qd else []), str(script), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    # quadrants prints a banner and its log lines on stdout; the programs print their results
-    return "\n".join(line for line in p.stdout.splitlines() if not line.startswith(("[Quadrants]", "[W ", "[I ")))
+    return quadrants_oracle.run(tmp_path, source, on_qd=on_qd, standin=True, args=args)
 
 
 def _same(tmp_path: Path, source: str, args: tuple[str, ...] = ()) -> str:
-    ref = _run(tmp_path, source, on_qd=False, args=args)
-    got = _run(tmp_path, source, on_qd=True, args=args)
-    assert got == ref
-    return got
+    return quadrants_oracle.same(tmp_path, source, standin=True, args=args)
 
 
 def test_a_quadrants_program_runs_on_qd_with_the_same_results(tmp_path):

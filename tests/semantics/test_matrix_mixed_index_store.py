@@ -4,10 +4,8 @@ detection from compiling). Compared with quadrants' output for the same program.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import qd
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -34,22 +32,9 @@ print(out.tolist())
 QUADRANTS_OUTPUT = "[[5.0, 0.0], [0.0, 7.0], [1.0, 2.0]]"  # quadrants 1.3.3 on the CPU
 
 
-def test_run_time_row_with_constant_column(arch):
-    @qd.kernel
-    def k(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.f32, 2]):
-        for _t in range(1):
-            m = qd.Matrix.zero(qd.f32, 3, 2)
-            for j in qd.static(range(2)):
-                m[a[0], j] = 1.0 + j
-            m[a[1], 1] = 7.0
-            m[0, a[2]] += 5.0
-            for r in range(3):
-                for c in range(2):
-                    out[r, c] = m[r, c]
-
-    out = np.zeros((3, 2), np.float32)
-    k(np.array([2, 1, 0], np.int32), out)
-    assert str(out.tolist()) == QUADRANTS_OUTPUT
+def test_run_time_row_with_constant_column(arch, tmp_path, capsys):
+    """The same program on qd in this process (quick), against quadrants' recorded output."""
+    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
 
 
 @pytest.mark.slow  # two interpreters

@@ -3,10 +3,8 @@ its collision-pair table this way), so qd does too; both arms are evaluated, as 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import qd
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -34,22 +32,9 @@ print(out.tolist())
 QUADRANTS_OUTPUT = "[430, 121, 221, 330]"  # quadrants 1.3.3 on the CPU
 
 
-def test_tuples_select_item_by_item(arch):
-    f = qd.field(qd.i32, shape=(4, 4))
-
-    @qd.kernel
-    def k(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.i32, 1]):
-        for i in range(4):
-            x = a[i]
-            y = 3 - a[i]
-            out[i] = f[(x, y) if x > y else (y, x)]
-            t = (x, y + 1) if x == 0 else (y, x)
-            out[i] += 100 * t[1]
-
-    f.from_numpy(np.add.outer(np.arange(4) * 10, np.arange(4)).astype(np.int32))
-    out = np.zeros(4, np.int32)
-    k(np.array([0, 1, 2, 3], np.int32), out)
-    assert str(out.tolist()) == QUADRANTS_OUTPUT
+def test_tuples_select_item_by_item(arch, tmp_path, capsys):
+    """The same program on qd in this process (quick), against quadrants' recorded output."""
+    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
 
 
 @pytest.mark.slow  # two interpreters

@@ -4,10 +4,8 @@ integer, the first a vector) runs. Compared with quadrants' output for the same 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import qd
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -44,23 +42,6 @@ def test_same_output_as_quadrants(tmp_path):
     assert ref == got == QUADRANTS_OUTPUT
 
 
-def test_a_scalar_fills_a_vector_variable(arch):
-    @qd.func
-    def parts(x: qd.f32):
-        return qd.Vector([x, 2 * x, 3 * x]), qd.Vector([x, x]), qd.i32(x)
-
-    @qd.kernel
-    def k(out: qd.types.NDArray[qd.f32, 1]):
-        for _t in range(1):
-            v1, _, _ = parts(out[0])
-            out[1] = v1[2]
-            m = qd.Matrix([[1.0, 2.0], [3.0, 4.0]])
-            m = out[0] * 2.5
-            out[2] = m[0, 0] + m[1, 1] + m[0, 1]
-            w = qd.Vector([7, 8])
-            w = 1.9
-            out[3] = w[0] + w[1]
-
-    out = np.array([2.0, 0, 0, 0], np.float32)
-    k(out)
-    assert str(out.tolist()) == QUADRANTS_OUTPUT
+def test_a_scalar_fills_a_vector_variable(arch, tmp_path, capsys):
+    """The same program on qd in this process (quick), against quadrants' recorded output."""
+    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
