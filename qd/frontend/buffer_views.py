@@ -12,11 +12,11 @@ does for struct fields: whether a name is a view is a fact of this instantiation
 from __future__ import annotations
 
 import ast
-import copy
 from typing import TYPE_CHECKING
 
 from ..core.errors import QdTypeError
 from ..lang.buffer_view import checked_index, is_buffer_view_class
+from .struct_fields import member, rewrite_bottom_up
 from .values import CT, StructV
 
 if TYPE_CHECKING:
@@ -44,26 +44,13 @@ def _is_view(low: Lowering, node: ast.expr) -> bool:
     return isinstance(v, StructV) and is_buffer_view_class(v.cls)
 
 
-def _member(base: ast.expr, name: str, like: ast.AST) -> ast.Attribute:
-    return ast.copy_location(ast.Attribute(value=base, attr=name, ctx=ast.Load()), like)
-
-
 def _expr(low: Lowering, node):
-    changed, fields = False, {}
-    for name, value in ast.iter_fields(node):
-        if isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
-            new = _expr(low, value)
-        elif isinstance(value, list) and value and not isinstance(value[0], ast.stmt):
-            new = [_expr(low, v) if isinstance(v, ast.AST) else v for v in value]
-            new = value if all(a is b for a, b in zip(new, value)) else new
-        else:
-            new = value
-        changed = changed or new is not value
-        fields[name] = new
-    if changed:
-        node = copy.copy(node)
-        for name, value in fields.items():
-            setattr(node, name, value)
+    """`node` with its view accesses rewritten, inner ones first (a new node when any is)."""
+    return rewrite_bottom_up(node, lambda n: _access(low, n))
+
+
+def _access(low: Lowering, node):
+    """One expression node, its parts already rewritten: `v[i]` and `v.shape` in member form."""
     if isinstance(node, ast.Subscript) and _is_view(low, node.value):
         if isinstance(node.slice, ast.Slice):
             raise QdTypeError("slicing a BufferView inside a kernel is not supported: slice it in Python scope "
@@ -74,15 +61,15 @@ def _expr(low: Lowering, node):
         if low.cfg.debug:  # checked against the view's size, as quadrants checks it under debug
             low.scope[_CHECKED] = CT(checked_index)
             i = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(id=_CHECKED, ctx=ast.Load()), i),
-                                           args=[i, _member(node.value, "size", node), _where(low, node)],
+                                           args=[i, member(node.value, "size", node), _where(low, node)],
                                            keywords=[]), i)
-        index = ast.copy_location(ast.BinOp(left=_member(node.value, "offset", node), op=ast.Add(), right=i),
+        index = ast.copy_location(ast.BinOp(left=member(node.value, "offset", node), op=ast.Add(), right=i),
                                   node.slice)
-        return ast.copy_location(ast.Subscript(value=_member(node.value, "arr", node), slice=index, ctx=node.ctx),
+        return ast.copy_location(ast.Subscript(value=member(node.value, "arr", node), slice=index, ctx=node.ctx),
                                  node)
     if isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.ctx, ast.Load) \
             and _is_view(low, node.value):
-        return ast.copy_location(ast.Tuple(elts=[_member(node.value, "size", node)], ctx=ast.Load()), node)
+        return ast.copy_location(ast.Tuple(elts=[member(node.value, "size", node)], ctx=ast.Load()), node)
     return node
 
 

@@ -21,7 +21,7 @@ from .values import CT, RecV
 if TYPE_CHECKING:
     from .lowering import Lowering
 
-__all__ = ["element", "is_struct_field", "named_struct_field", "rewrite", "store"]
+__all__ = ["element", "is_struct_field", "member", "named_struct_field", "rewrite", "rewrite_bottom_up", "store"]
 
 
 def is_struct_field(v) -> bool:
@@ -42,26 +42,28 @@ def named_struct_field(low: Lowering, node: ast.expr) -> object | None:
     return v.value if is_struct_field(v) else None
 
 
-def _member(base: ast.expr, name: str, like: ast.AST) -> ast.Attribute:
+def member(base: ast.expr, name: str, like: ast.AST) -> ast.Attribute:
+    """`base.name`, placed at `like` in the source."""
     return ast.copy_location(ast.Attribute(value=base, attr=name, ctx=ast.Load()), like)
 
 
 def _first_leaf_field(low: Lowering, node: ast.expr, sf) -> ast.expr:
     """`x.a` (down to a member that is a plain field): what `for i in x` loops over."""
     name, m = next(iter(sf._members.items()))
-    sub = _member(node, name, node)
+    sub = member(node, name, node)
     return _first_leaf_field(low, sub, m) if getattr(m, "is_struct_field", False) else sub
 
 
-def _expr(low: Lowering, node):
-    """`node` with its struct-field element accesses rewritten (a new node when any is); inner
-    accesses first, so `x[i].seg.start` becomes `x.seg[i].start` and then `x.seg.start[i]`."""
+def rewrite_bottom_up(node, rewrite_one):
+    """`node` with `rewrite_one` applied to each of its expressions (not to nested statements),
+    inner ones first; a new node wherever anything changed, since the function's AST is shared by
+    all its instantiations. Shared with `buffer_views.py`, which rewrites view accesses the same way."""
     changed, fields = False, {}
     for name, value in ast.iter_fields(node):
         if isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
-            new = _expr(low, value)
+            new = rewrite_bottom_up(value, rewrite_one)
         elif isinstance(value, list) and value and not isinstance(value[0], ast.stmt):
-            new = [_expr(low, v) if isinstance(v, ast.AST) else v for v in value]
+            new = [rewrite_bottom_up(v, rewrite_one) if isinstance(v, ast.AST) else v for v in value]
             new = value if all(a is b for a, b in zip(new, value)) else new
         else:
             new = value
@@ -72,11 +74,22 @@ def _expr(low: Lowering, node):
         node = copy.copy(node)
         for name, value in fields.items():
             setattr(node, name, value)
+    return rewrite_one(node)
+
+
+def _expr(low: Lowering, node):
+    """`node` with its struct-field element accesses rewritten (a new node when any is); inner
+    accesses first, so `x[i].seg.start` becomes `x.seg[i].start` and then `x.seg.start[i]`."""
+    return rewrite_bottom_up(node, lambda n: _access(low, n))
+
+
+def _access(low: Lowering, node):
+    """One expression node, its parts already rewritten: `x[i].a` as `x.a[i]`."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript) \
             and node.attr in getattr(named_struct_field(low, node.value.value), "_members", ()):
         # a member (`x[i].a`); anything else (`x[i].method()`) is an attribute of the element
         sub = node.value
-        return ast.copy_location(ast.Subscript(value=_member(sub.value, node.attr, node), slice=sub.slice,
+        return ast.copy_location(ast.Subscript(value=member(sub.value, node.attr, node), slice=sub.slice,
                                                ctx=node.ctx), node)
     return node
 
@@ -113,7 +126,7 @@ def element(low: Lowering, node: ast.Subscript, sf) -> RecV:
     """`x[i]` read whole: a struct value of its members' elements."""
     members = []
     for name in sf._members:
-        sub = ast.copy_location(ast.Subscript(value=_member(node.value, name, node), slice=node.slice,
+        sub = ast.copy_location(ast.Subscript(value=member(node.value, name, node), slice=node.slice,
                                               ctx=ast.Load()), node)
         members.append((name, low.expr(sub)))
     return RecV(sf._stype, tuple(members))
@@ -132,6 +145,6 @@ def store(low: Lowering, target: ast.Subscript, sf, value, node) -> None:
         if v is None:
             raise QdTypeError(f"a struct field element takes a struct with member {name!r}, got "
                               f"{low.describe(value)}", low.loc(node))
-        sub = ast.copy_location(ast.Subscript(value=_member(target.value, name, target), slice=target.slice,
+        sub = ast.copy_location(ast.Subscript(value=member(target.value, name, target), slice=target.slice,
                                               ctx=ast.Store()), target)
         low.assign(sub, v, node)
