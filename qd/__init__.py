@@ -12,6 +12,7 @@ from .compile.stats import compile_stats
 from .core.dtypes import f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .core.errors import (
     QdArgumentError,
+    QdBoundsError,
     QdCallError,
     QdCompileError,
     QdConfigError,
@@ -115,8 +116,8 @@ __all__ = [
     "python",
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
-    "QdSignatureError", "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdRuntimeError",
-    "QdShapeError", "QdInternalError", "QdWarning",
+    "QdSignatureError", "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdBoundsError",
+    "QdRuntimeError", "QdShapeError", "QdInternalError", "QdWarning",
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "grouped", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",

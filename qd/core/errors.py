@@ -161,23 +161,37 @@ class QdError(Exception):
                      *self.args[1:])
 
 
-class QdCompileError(QdError):
+# The classes quadrants also has carry quadrants' names (`QuadrantsTypeError`, ...), which a program
+# written for quadrants catches and prints; qd's own names (`QdTypeError`, ...) are the same classes.
+class QuadrantsCompilationError(QdError):
     """A kernel or func could not be compiled."""
 
 
-class QdSyntaxError(QdCompileError, SyntaxError):
+QdCompileError = QuadrantsCompilationError
+
+
+class QuadrantsSyntaxError(QdCompileError, SyntaxError):
     """Python syntax that the kernel language does not support."""
 
     def __str__(self) -> str:  # SyntaxError formats itself differently; keep ours
         return self.args[0]
 
 
-class QdNameError(QdCompileError, NameError):
+QdSyntaxError = QuadrantsSyntaxError
+
+
+class QuadrantsNameError(QdCompileError, NameError):
     """A name in a kernel that is neither a local, a parameter nor a global."""
 
 
-class QdTypeError(QdCompileError, TypeError):
+QdNameError = QuadrantsNameError
+
+
+class QuadrantsTypeError(QdCompileError, TypeError):
     """Operands or values whose types do not fit the operation."""
+
+
+QdTypeError = QuadrantsTypeError
 
 
 class QdStaticError(QdCompileError):
@@ -226,8 +240,11 @@ class QdConfigError(QdError, ValueError):
     """A bad setting: an option of `qd.init`, an environment variable, an unavailable engine."""
 
 
-class QdRuntimeError(QdError, RuntimeError):
+class QuadrantsRuntimeError(QdError, RuntimeError):
     """A check inside a running kernel failed (bounds checks under `qd.init(debug=True)`)."""
+
+
+QdRuntimeError = QuadrantsRuntimeError
 
 
 class QdShapeError(QdValueError, QdRuntimeError):
@@ -235,10 +252,21 @@ class QdShapeError(QdValueError, QdRuntimeError):
     bad argument value, and the RuntimeError quadrants raises for it."""
 
 
-class QdAssertionError(QdRuntimeError, AssertionError):
+class QuadrantsAssertionError(QdRuntimeError, AssertionError):
     """An `assert` inside a kernel failed (checked under `qd.init(debug=True)`); also an
     AssertionError, as quadrants' is."""
 
 
+QdAssertionError = QuadrantsAssertionError
+
+
+class QdBoundsError(QdIndexError, QdAssertionError):
+    """A field or ndarray indexed from Python out of its bounds: an IndexError (iteration stops at
+    it) and, as quadrants reports it under `debug=True`, an AssertionError."""
+
+
 class QdInternalError(QdError):
     """A bug in qd itself; the location says which user code triggered it."""
+
+
+QdSyntaxError = QuadrantsSyntaxError

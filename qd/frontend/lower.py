@@ -171,6 +171,9 @@ class Lowerer(ExprLowerer):
                 f = self.expr_Attribute(func, base)
         else:
             f = self.expr(func)
+        bound = objects.bound_call(self, f)
+        if bound is not None:
+            return bound
         return (f.value, None) if getattr(known(f), "is_qd_func", False) else (None, None)
 
     def _value_method(self, func) -> bool:

@@ -51,6 +51,7 @@ from . import (  # noqa: F401 - the kind_* modules register the kinds of values
     kind_scalar,
     kind_tuple,
     kind_vector,
+    objects,
     purity,
     structs,
     vector_places,
@@ -349,6 +350,13 @@ class ExprLowerer:
         if getattr(f, "is_qd_kernel", False):
             raise QdCallError(f"cannot call kernel {f.fn.__qualname__!r} from inside a kernel or func; "
                               "make it a @qd.func")
+        bound = objects.bound_call(self, fn if isinstance(fn, CT) else f)
+        if bound is not None:
+            f, self_value = bound
+            if unpacks:
+                node, args, kwargs = calls.unpacked_arguments(self, node, calls.arg_value)
+                return calls.call_func(self, f, node, self_value, given=(args, kwargs))
+            return calls.call_func(self, f, node, self_value)
         if getattr(f, "is_qd_func", False):
             if f.requires_top_level and not self.at_kernel_top_level():
                 raise QdSyntaxError(

@@ -13,6 +13,7 @@ cache checks a stored entry's slots against them).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from ..core import ir
 from ..core.errors import QdCallError, QdNameError, QdTypeError
 from ..lang.data_oriented import is_walked, members_of, runtime_primitives
 from ..lang.field import Field
+from ..lang.funcs import BoundFunc
 from ..lang.ndarray import Ndarray
 from . import captures
 from .spec_key import computed_by_instance, layout_of, note_computed_read, object_leaves, primitive_dtype
@@ -28,7 +30,7 @@ from .values import CT, LeafV, StructV
 if TYPE_CHECKING:
     from .lowering import Lowering
 
-__all__ = ["attribute", "layout_of", "method_of", "object_leaves", "object_value"]
+__all__ = ["attribute", "bound_call", "layout_of", "method_of", "object_leaves", "object_value"]
 
 
 def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], object], walking=()) -> StructV:
@@ -65,6 +67,27 @@ def method_of(base, name: str):
         return None
     f = getattr(type(base.obj), name, None)
     return f if getattr(f, "is_qd_func", False) else None
+
+
+def bound_call(low: Lowering, f: object) -> tuple[object, object] | None:
+    """(the func, the object to pass as its `self`) when `f` is a func method bound to an object
+    (`BoundFunc`: `self.steps[i]()` over `self.steps = [self.a, self.b]`), else None. The object's
+    view is the one the kernel already has (its members are the kernel's parameters), or the object
+    itself as a compile-time value (its arrays are then captured, as a global object's are)."""
+    origin = getattr(f, "origin", None)
+    f = getattr(f, "value", f)
+    if not isinstance(f, BoundFunc):
+        return None
+    pending = list(low.scope.values())
+    while pending:
+        v = pending.pop()
+        if isinstance(v, StructV):
+            if v.obj is f.obj:
+                return f.func, v
+            pending.extend(m for _, m in v.members)
+    if origin is not None and len(origin) == 3 and re.fullmatch(r".+\.\w+", origin[2]):
+        return f.func, CT(f.obj, (*origin[:2], origin[2].rsplit(".", 1)[0]))  # `s.method`: `s`, where it was read
+    return f.func, low.wrap_static(f.obj)
 
 
 def attribute(low: Lowering, base: StructV, name: str, node):

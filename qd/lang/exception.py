@@ -1,9 +1,10 @@
 """quadrants' error class names (`qd.lang.exception.QuadrantsTypeError`, `qd.QuadrantsRuntimeError`, ...).
 
-Programs written for quadrants catch its errors by these names. Each name is qd's own class for
-the same failure, so an `except QuadrantsTypeError:` clause catches the `QdTypeError` qd raises
-where quadrants would raise its `QuadrantsTypeError`, and `except qd.QdTypeError:` keeps working.
-The classes keep qd's names (a printed error says `QdTypeError`); docs/differences.md lists that.
+Programs written for quadrants catch and print its errors by these names. Each is qd's own class
+for the same failure, under quadrants' name (`QdTypeError` is `QuadrantsTypeError`), so an
+`except QuadrantsTypeError:` clause catches what qd raises and `type(e).__name__` prints what
+quadrants prints. Where qd's error is more specific than quadrants' (`QdStaticError`, a kind of
+`QuadrantsCompilationError`), the class keeps qd's name; docs/differences.md lists those.
 """
 
 from __future__ import annotations

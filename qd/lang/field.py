@@ -24,6 +24,7 @@ import numpy as np
 from ..core import dtypes as _dt
 from ..core.errors import (
     QdArgumentError,
+    QdBoundsError,
     QdIndexError,
     QdRuntimeError,
     QdTypeError,
@@ -124,7 +125,7 @@ class Field(Ndarray):
         off = self.offset or (0,) * len(key)
         for axis, (k, n, o) in enumerate(zip(key, self.shape, off)):
             if not o <= int(k) < o + n:
-                raise QdIndexError(f"qd.field index {show(key)}: index {int(k)} is out of bounds for axis {axis} "
+                raise QdBoundsError(f"qd.field index {show(key)}: index {int(k)} is out of bounds for axis {axis} "
                                    f"with size {n}" + (f" from {o}" if o else ""), caller_loc())
         del arr
         return tuple(int(k) - o for k, o in zip(key, off))

@@ -13,7 +13,7 @@ import inspect
 from ..core.errors import QdCallError, QdSyntaxError, caller_loc
 from ..core.source import type_hints
 
-__all__ = ["Decorated", "Func", "check_decorated", "func"]
+__all__ = ["BoundFunc", "Decorated", "Func", "check_decorated", "func"]
 
 
 class Decorated:
@@ -45,9 +45,37 @@ class Func(Decorated):
     # the kernel, so a call from inside run-time control flow or a parallel loop is refused
     requires_top_level = False
 
+    def __get__(self, obj, cls=None):
+        """`obj.method` of a func defined in a class: bound to `obj`, as Python binds a method, so
+        a program may keep it (`self.steps = [self.a, self.b]`) and call it from a kernel later."""
+        return self if obj is None else BoundFunc(self, obj)
+
     def __call__(self, *args, **kwargs):
         raise QdCallError(f"@qd.func {self.fn.__qualname__} can only be called from a kernel or another func; "
                           "launch a @qd.kernel from Python", caller_loc())
+
+
+class BoundFunc:
+    """A `@qd.func` method read from an object: a kernel calls `func` with `obj` as its first
+    argument. Equal (and hashing alike) when func and object are the same, as bound methods do."""
+
+    __slots__ = ("func", "obj")
+
+    def __init__(self, func: Func, obj):
+        self.func = func
+        self.obj = obj
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, BoundFunc) and other.func is self.func and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return hash((id(self.func), id(self.obj)))
+
+    def __repr__(self) -> str:
+        return f"<bound @qd.func {self.func.__qualname__} of {type(self.obj).__qualname__}>"
+
+    def __call__(self, *args, **kwargs):
+        return self.func(self.obj, *args, **kwargs)
 
 
 def check_decorated(fn, what: str) -> None:

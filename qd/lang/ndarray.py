@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as _dt
-from ..core.errors import QdArgumentError, QdIndexError, QdShapeError, QdValueError, caller_loc, show
+from ..core.errors import QdArgumentError, QdBoundsError, QdIndexError, QdShapeError, QdValueError, caller_loc, show
 from ..targets.base import register_array_types
 from . import buffer_view as _buffer_view
 from . import config as _config
@@ -470,7 +470,7 @@ class DeviceNdarray(Ndarray):
         for axis, (i, n) in enumerate(zip(t, self.shape)):
             j = int(i) + n if i < 0 else int(i)
             if not 0 <= j < n:
-                raise QdIndexError(f"qd.ndarray: index {show(idx)}: index {int(i)} is out of bounds for axis "
+                raise QdBoundsError(f"qd.ndarray: index {show(idx)}: index {int(i)} is out of bounds for axis "
                                    f"{axis} with size {n}", caller_loc())
             flat = flat * n + j
         return flat * int(np.prod(self.element_shape, dtype=np.int64)) * self.dtype.np.itemsize

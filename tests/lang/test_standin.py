@@ -135,6 +135,42 @@ def test_quadrants_error_names_catch_qd_errors(tmp_path):
     """)
 
 
+def test_printed_error_names_are_quadrants(tmp_path):
+    """A program that prints the class of what it caught prints quadrants' name."""
+    out = _same(tmp_path, """
+        import quadrants as qd
+
+        qd.init(arch=qd.cpu, debug=True)
+        x = qd.field(qd.i32, shape=3)
+
+        @qd.kernel
+        def fails_assert():
+            for i in range(1):
+                assert x[i] == 1, "x is not one"
+
+        @qd.kernel
+        def bad_syntax():
+            for i in range(1):
+                x[i] = [j for j in range(2)][0]
+
+        @qd.kernel
+        def bad_name():
+            for i in range(1):
+                x[i] = nowhere
+
+        for call in (fails_assert, bad_syntax, bad_name):
+            try:
+                call()
+            except Exception as e:
+                print(call.__name__, type(e).__name__)
+        try:
+            x[3] = 1
+        except AssertionError as e:
+            print("out of bounds: an AssertionError")
+    """)
+    assert "fails_assert QuadrantsAssertionError" in out and "out of bounds: an AssertionError" in out
+
+
 def test_logging_levels_and_redirection(tmp_path):
     out = _same(tmp_path, """
         import quadrants as qd
