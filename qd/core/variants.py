@@ -52,6 +52,8 @@ def remember(kernel, key, variant) -> list:
             break
         if old != key and old != last:
             dropped.append(table.pop(old))  # its code is freed once no launch of it is running
+    if dropped:
+        kernel._fast = None  # the dispatcher's own table may hold them too: it is made again
     if kernel not in _warned:
         _warned.add(kernel)
         warnings.warn(f"qd: kernel {kernel.fn.__qualname__} has more than {MAX_VARIANTS} compiled variants; "

@@ -32,7 +32,7 @@ from ..core.errors import (
 )
 from ..core.source import free_vars, get_source
 from ..frontend.signature import ConstSpec, StructSpec, spec_of, walk_specs
-from ..frontend.spec_key import dispatch_parts, key_paths, reads_generation, spec_key, typed_by_annotation
+from ..frontend.spec_key import key_paths, reads_generation, spec_key, typed_by_annotation
 from ..lang import config as _config
 from ..lang import impl as _impl
 from ..lang import stream as _stream
@@ -41,6 +41,7 @@ from ..lang.matrix import UNPACKED_ONLY_MEMBERS, MatrixType, OpenElementType, Ve
 from ..lang.structs import StructType
 from ..runtime.hygiene import Namer, checked_path, internal_names, param_list
 from ..runtime.kernel_view import LaunchInfo
+from .arg_tokens import DispatchTable
 
 
 class Kernel(Decorated):
@@ -59,6 +60,8 @@ class Kernel(Decorated):
         self._specs = None
         self._gen = -1
         self._fast = None
+        self._table: DispatchTable | None = None  # the dispatcher's table and token function
+        self._tokens = None
         self.variants: dict = {}
         self.number = next(Kernel._numbers)
         self.instances: dict = {}  # specialisation key -> its number in profiler names (kept by `qd.init`, as there)
@@ -176,6 +179,7 @@ class Kernel(Decorated):
             self._gen = gen
             self._specs = None  # `int` / `float` annotations follow the new default_ip / default_fp
             self._fast = None
+            self._tokens = self._table = None
             self.variants = {}
             self.last = None
 
@@ -222,7 +226,9 @@ class Kernel(Decorated):
                 if typed_by_annotation(key):
                     self._fast = variant.launch
             else:
-                self._fast = self._make_dispatcher()
+                if self._fast is None:
+                    self._fast = self._make_dispatcher()
+                self._enter(key, variant, args, kwargs)
         result = variant.launch(*args, **kwargs)
         self.last = LaunchInfo(key, variant.kept, variant.pruned, source, variant.inst_id)
         return result
@@ -236,35 +242,53 @@ class Kernel(Decorated):
         return new
 
     def _make_dispatcher(self):
-        """Generated code that maps the key-relevant arguments straight to a variant. Its
-        internal names live in a prefix no parameter can take (`runtime.hygiene`)."""
+        """Generated code that maps the key-relevant arguments straight to a variant, through a
+        table of its own keyed by one token per parameter (`arg_tokens`: a frozen struct
+        argument by identity). Its internal names live in a prefix no parameter can take
+        (`runtime.hygiene`)."""
+        table = DispatchTable(self)
         nm = Namer(self.signature.parameters)
         plist, fwd = param_list(self.signature, nm.bind("defaults", self.defaults))
-        for name, value in {"table": self.variants, "slow": lambda *a, **k: self._slow_call(a, k)}.items():
+        for name, value in {"table": table.variants, "slow": lambda *a, **k: self._slow_call(a, k)}.items():
             nm.bind(name, value)
         for b in ("KeyError", "TypeError", "AttributeError"):
             nm.builtin(b)
-        parts = []
-        for n, (path, part) in enumerate(dispatch_parts(self)):  # the parts of `spec_key`, inline
+        tokens = []
+        for n, (param, token) in enumerate(table.tokens):
             try:
-                checked_path(path, self.signature.parameters, f"dispatcher of kernel {self.fn.__qualname__}")
+                checked_path(param, self.signature.parameters, f"dispatcher of kernel {self.fn.__qualname__}")
             except QdInternalError as e:
                 raise QdInternalError(e.message, self.def_loc()) from None
-            nm.bind(f"key{n}", part)
-            parts.append(f"@key{n}({path})")
+            nm.bind(f"tok{n}", token)
+            tokens.append(f"@tok{n}({param})")
+        key = f"({', '.join(tokens)},)"
         src = internal_names("\n".join([
             f"def @dispatch({plist}):",
             "  try:",
-            f"    @v = @table[({', '.join(parts)},)]",
+            f"    @v = @table[{key}]",
             "  except (@KeyError, @TypeError, @AttributeError):",
             f"    return @slow({fwd})",
             f"  return @v.launch({fwd})",
+            f"def @tokens({plist}):",
+            f"  return {key}",
         ]), nm.prefix)
         ns = dict(nm.ns)
         exec(compile(src, f"<qd dispatch {self.fn.__qualname__}>", "exec"), ns)
         dispatch = ns[nm("dispatch")]
         dispatch.__qd_source__ = src
+        self._table, self._tokens = table, ns[nm("tokens")]
         return dispatch
+
+    def _enter(self, key: tuple, variant, args, kwargs) -> None:
+        """Enter a launch keyed by `spec_key` in the dispatcher's table under its tokens. A key
+        with a layout or numpy-dtype part (of arrays the tokens do not look at) is left out: such
+        launches always take `spec_key`."""
+        if self._tokens is None or any(part[:1] in (("layouts",), ("dtypes",)) for part in key[-2:]):
+            return
+        try:
+            self._table.variants[self._tokens(*args, **kwargs)] = variant
+        except (KeyError, TypeError, AttributeError):
+            pass
 
 
 class BoundKernel(functools.partial):

@@ -279,7 +279,7 @@ def ct_key(v):
     the other, and `nan != nan` would compile a new variant on every launch."""
     hit = _KEPT.get(id(v))  # a data-oriented object's kept key (see `object_key`)
     if hit is not None and hit[0]() is v and _still(v, hit):
-        return hit[3]
+        return hit[3] + computed_reads(v)
     if isinstance(v, enum.Enum):  # by value too: a member whose value was edited is another constant
         return ("enum", type(v).__module__, type(v).__qualname__, v.name, _member_value_key(v))
     if isinstance(v, float):
@@ -367,13 +367,14 @@ def object_key(v) -> tuple:
     as ("cycle", its qualname): it is a compile-time value there, not walked again.
 
     A data-oriented object whose members are all of immutable kinds (arrays, placed fields,
-    numbers, strings, dtypes, and nested such objects) keeps its key: every launch of its
-    kernels keys it, and walking 64 members is most of such a launch. The kept key is used only
-    while the object has the same member names bound to the same objects (checked by identity,
-    nested objects too); anything else is walked every time."""
+    numbers, strings, dtypes, enum members, tuples of them, and nested such objects) keeps its
+    key: every launch of its kernels keys it, and walking 64 members is most of such a launch.
+    The kept key is used only while the object has the same member names bound to the same
+    objects (checked by identity, nested objects too); anything else is walked every time. What
+    the object computes (`computed_reads`) is read again at every use."""
     hit = _KEPT.get(id(v))
     if hit is not None and hit[0]() is v and _still(v, hit):
-        return hit[3]
+        return hit[3] + computed_reads(v)
     cls = type(v)
     busy = _walking.__dict__.setdefault("objects", set())
     if id(v) in busy:
@@ -388,10 +389,9 @@ def object_key(v) -> tuple:
         key = ("do", cls.__module__, cls.__qualname__,  # arrays inline: most members are arrays
                tuple([(name, m._type_key if isinstance(m, TensorBase) else member_key(m, lifted))
                       for name, m in members]))
-        key += computed_reads(v)
         if not _walking.cycle and is_data_oriented(v):
             _keep(v, key, members)
-        return key
+        return key + computed_reads(v)
     finally:
         _walking.cycle = outer_cycle or _walking.cycle
         busy.discard(id(v))
@@ -402,9 +402,17 @@ _KEPT: dict[int, tuple] = {}
 _IMMUTABLE = (bool, int, float, str, bytes, type(None), _dt.DType)
 
 
+def _immutable(m) -> bool:
+    """A member value whose key cannot change: a number (numpy's too), a string, a dtype, an enum member (a
+    constant: its key is taken when the object is kept), a tuple of such values."""
+    if isinstance(m, tuple):
+        return all(_immutable(x) for x in m)
+    return isinstance(m, _IMMUTABLE) or isinstance(m, (enum.Enum, np.bool_, np.number))
+
+
 def _keep(v, key: tuple, members) -> None:
-    if type(v) in _READS:  # what it computes may change while its members stay the same objects
-        return
+    """Keep object `v`'s key without its computed reads (`computed_reads`, taken afresh at each
+    use: what it computes may change while its members stay the same objects)."""
     nested = []
     for _, m in members:
         if isinstance(m, TensorBase):
@@ -412,10 +420,10 @@ def _keep(v, key: tuple, members) -> None:
                 return
         elif is_data_oriented(m):
             entry = _KEPT.get(id(m))
-            if entry is None or entry[0]() is not m:
+            if entry is None or entry[0]() is not m or type(m) in _READS:
                 return
             nested.append((m, entry))
-        elif not isinstance(m, _IMMUTABLE):
+        elif not _immutable(m):
             return
     try:
         ref = weakref.ref(v, _forget(id(v)))
