@@ -95,7 +95,7 @@ def compiler_files() -> list[Path]:
 
 
 @functools.lru_cache(maxsize=1)
-def _compiler_digest() -> str:
+def compiler_digest() -> str:
     """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
     an entry built by another revision of qd may lack a check or follow an older semantics, and
     the version number does not change with every edit."""
@@ -152,7 +152,7 @@ def key(kernel, spec_key, cfg, target, version: str) -> str | None:
         src = get_source(kernel.fn)
         ident = src.file, src.tree.lineno, src.digest
     payload = {
-        "format": FORMAT, "qd": version, "compiler": _compiler_digest(),
+        "format": FORMAT, "qd": version, "compiler": compiler_digest(),
         "kernel": [kernel.fn.__module__, kernel.fn.__qualname__, *ident],
         "leaves": _leaves(kernel.specs),
         "spec": spec,

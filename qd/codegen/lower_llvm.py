@@ -102,7 +102,9 @@ class ModuleGen:
         name = self.strings.get(data)
         if name is None:
             name = self.strings[data] = f"@.qd.str.{len(self.strings)}"
-            esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
+            # `$` is escaped too: it then appears in no text but a module's provisional name
+            # (`qd.compile.compile_path.prepare` names a module after its text)
+            esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 36, 92) else f"\\{b:02X}" for b in data)
             self.declare(f'{name} = private unnamed_addr constant [{len(data)} x i8] c"{esc}", align 1')
         return name
 

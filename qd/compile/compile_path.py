@@ -13,12 +13,18 @@ pipeline.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import time
 from dataclasses import dataclass
 
+from analysis import records
 from analysis.plan import PruningPlan
 from analysis.records import record
 
+from ..cache import disk as fastcache
+from ..cache import objects
 from ..cache.rule_images import RuleImages, images_dir
 from ..codegen.lower_llvm import ModuleGen
 from ..core import ir, variants
@@ -34,7 +40,7 @@ from ..runtime.kernel_view import KernelView
 from ..targets import ptx_target, target_for
 from ..targets.base import Target
 from . import pool as compile_pool
-from . import pruning
+from . import pruning, stats
 from .stats import timed
 
 _registry: dict = {"gen": -1, "epoch": 0, "reg": None}
@@ -89,16 +95,33 @@ class Built:
 
 
 def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
-    """Compile the specialisation `bound` selects (the caller holds the compile lock)."""
+    """Compile the specialisation `bound` selects (the caller holds the compile lock). LLVM runs
+    only for IR text not compiled before (`qd.cache.objects`)."""
     built = prepare(kernel, bound, noalias)
-    built.obj = compile_obj(kernel, built, target(_config.current()).compile)
+    cfg = _config.current()
+    tgt = target(cfg)
+    on_disk = kernel.fastcache and cfg.offline_cache and fastcache.usable(cfg, kernel.def_loc)
+    directory = fastcache.cache_dir(cfg) / "objects" if on_disk else None
+
+    def llvm(text: str) -> bytes:
+        with timed("llvm"):
+            return tgt.compile(text)
+
+    def reuse_or_compile(text: str) -> bytes:
+        t = time.perf_counter()
+        obj, source = objects.compiled(fastcache.compiler_digest(), tgt.cache_identity(), text, llvm, directory)
+        if source != "compile":
+            stats.add("llvm_reuse", time.perf_counter() - t)
+        return obj
+    built.obj = compile_obj(kernel, built, reuse_or_compile, timing=False)
     return built
 
 
-def compile_obj(kernel: KernelView, built: Built, compile_text) -> bytes:
-    """`compile_text(built.module.ir_text)`, an LLVM failure reported against the kernel."""
+def compile_obj(kernel: KernelView, built: Built, compile_text, timing: bool = True) -> bytes:
+    """`compile_text(built.module.ir_text)` (timed as "llvm" unless `timing` is off), an LLVM
+    failure reported against the kernel."""
     try:
-        with timed("llvm"):
+        with timed("llvm") if timing else contextlib.nullcontext():
             return compile_text(built.module.ir_text)
     except QdError:
         raise
@@ -147,19 +170,35 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True, tgt: Target |
             purity.check(kernel.fn.__qualname__, insts)
     with timed("analysis"):
         plan = pruning.plan(inst, insts, reg.analysed, cfg.prune, rule_store(cfg))
-    # symbol names must be unique across processes too: a cached object keeps the names it was
-    # compiled with and shares the engine with this process's fresh compiles
-    name = f"qd_{_ident(kernel.fn.__qualname__)}_{os.urandom(6).hex()}"
     written = written_leaves(inst, reg.insts)
     try:
         with timed("codegen"):
-            km = ModuleGen(name, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt, cfg.debug,
-                           noalias, cfg.fast_math, cfg.random_seed).build()
+            km = ModuleGen(PROVISIONAL_NAME, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt,
+                           cfg.debug, noalias, cfg.fast_math, cfg.random_seed).build()
+            km = _named_after_text(km, f"qd_{_ident(kernel.fn.__qualname__)}_")
     except QdError:
         raise
     except Exception as e:  # a code generation failure is a qd bug; say which kernel triggered it
         raise QdInternalError(f"code generation failed for kernel {kernel.fn.__qualname__}: {e}", inst.loc) from None
     return Built(km, None, plan, inst, insts, written)
+
+
+# The name a module is generated under, then replaced by one made from its text: variants
+# whose code is the same get the same text, which `qd.cache.objects` then compiles once (a name
+# drawn at random made every module's text unique). `$` is in no other symbol and escaped in
+# every string constant, so the name occurs nowhere else in the text.
+PROVISIONAL_NAME = "qd$module$"
+
+
+def _named_after_text(km: KernelModule, prefix: str) -> KernelModule:
+    text = km.ir_text
+    if text.count("$") != 2 * text.count(PROVISIONAL_NAME):  # a `$` of another origin: keep a unique name
+        digest = os.urandom(6).hex()
+    else:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    name = prefix + digest
+    return records.replace(km, name=name, entry=km.entry.replace(PROVISIONAL_NAME, name),
+                               ir_text=text.replace(PROVISIONAL_NAME, name))
 
 
 def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:

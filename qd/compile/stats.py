@@ -21,12 +21,14 @@ import threading
 import time
 from contextlib import contextmanager
 
-PHASES = ("frontend", "analysis", "codegen", "llvm", "load", "cache_key", "disk_read", "disk_write", "launcher")
+PHASES = ("frontend", "analysis", "codegen", "llvm", "llvm_reuse", "load", "cache_key", "disk_read", "disk_write",
+          "launcher")
 # what each phase is doing, for a reader who does not know qd's stages
 DOING = {"frontend": "the frontend (parsing, typing and unrolling the kernel and its funcs)",
          "analysis": "the analysis (which parameters are used)",
          "codegen": "code generation (writing LLVM IR)",
          "llvm": "LLVM (optimising and emitting machine code)",
+         "llvm_reuse": "finding the machine code of the same IR compiled before (in memory or on disk)",
          "load": "loading the machine code", "cache_key": "computing the disk-cache key",
          "disk_read": "reading the disk cache", "disk_write": "writing the disk cache",
          "launcher": "building the launcher"}
@@ -50,6 +52,12 @@ def timed(phase: str):
         _phase.pop()
         _seconds[phase] += time.perf_counter() - t
         _counts[phase] += 1
+
+
+def add(phase: str, seconds: float) -> None:
+    """Add `seconds` to `phase` (a block whose phase is known only when it ends)."""
+    _seconds[phase] += seconds
+    _counts[phase] += 1
 
 
 def compile_stats(reset: bool = False) -> dict[str, dict[str, float]]:

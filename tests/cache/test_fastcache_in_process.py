@@ -37,7 +37,7 @@ def test_entry_of_another_compiler_revision_is_a_miss(tmp_path, monkeypatch):
 
     sources = []
     for revision in ("a", "a", "b"):
-        monkeypatch.setattr(fastcache, "_compiler_digest", lambda r=revision: r)
+        monkeypatch.setattr(fastcache, "compiler_digest", lambda r=revision: r)
         qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
         x = np.zeros(3, np.float32)
         shift(x)

@@ -7,6 +7,7 @@ from _support.cuda_emu import emulating
 from _support.fake_cuda import FakeCu
 
 import qd
+from qd.cache import objects
 from qd.targets.cuda import driver
 from qd.targets.cuda.target import CudaTarget
 
@@ -16,6 +17,7 @@ def cuda(monkeypatch, qd_cache_dir):
     """`arch=qd.cuda` on a fake driver whose launches run the generated PTX's kernels through the
     CPU emulator; yields the fake driver (its records of copies and launches)."""
     cu = FakeCu(real=True)
+    objects.forget()  # the emulator learns each module's code as it is compiled: none comes from memory
     old = driver.use(driver.Driver(cu))
     monkeypatch.setattr(CudaTarget, "compile", emulating(cu, CudaTarget.compile))
     qd.init(arch=qd.cuda, offline_cache_file_path=str(qd_cache_dir))

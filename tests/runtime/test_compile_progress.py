@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import qd
+from qd.cache import objects
 from qd.targets.cpu import jit
 
 F1 = qd.types.NDArray[qd.f32, 1]
@@ -25,6 +26,7 @@ def _kernel():
 def slow_llvm(monkeypatch):
     """LLVM that takes 0.5 s per module, so the compile is in that phase when it reports."""
     real = jit.compile_text
+    objects.forget()  # a module compiled before would be reused, and LLVM not run
 
     def slow(text):
         time.sleep(0.5)
