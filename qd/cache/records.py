@@ -29,6 +29,8 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
+
 from ..core import source
 from ..core.source import definitions, parsed_module
 from ..frontend.spec_key import ct_key
@@ -101,11 +103,15 @@ def encode(v):
     if type(v) in (tuple, list):
         items = [encode(x) for x in v]
         return None if any(i is None for i in items) else [type(v).__name__, items]
+    if isinstance(v, (np.bool_, np.number)) and v.dtype.kind in "biufc":  # a numpy scalar: its type and bits
+        return ["np", v.dtype.str, v.tobytes().hex()]
     return None
 
 
 def decode(e):
-    tag, v = e
+    tag, v = e[0], e[1]
+    if len(e) != (3 if tag == "np" else 2):
+        raise ValueError(f"bad argument record {e!r}")
     if tag in ("NoneType", "bool", "int", "str"):
         return {"NoneType": lambda x: None, "bool": bool, "int": int, "str": str}[tag](v)
     if tag == "float":
@@ -113,6 +119,12 @@ def decode(e):
     if tag in ("tuple", "list"):
         items = [decode(x) for x in v]
         return tuple(items) if tag == "tuple" else items
+    if tag == "np":
+        dt = np.dtype(v)
+        data = bytes.fromhex(e[2])
+        if dt.kind not in "biufc" or len(data) != dt.itemsize:
+            raise ValueError(f"bad numpy scalar {v!r}")
+        return np.frombuffer(data, dt)[0]
     raise ValueError(f"unknown argument tag {tag!r}")
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..cache import computed_reads
 from ..cache import disk as fastcache
 from ..cache import records as fastcache_records
 from ..cache import trust as fastcache_trust
 from ..core.version import __version__
+from ..frontend import spec_key as _spec_key
 from ..runtime.kernel_view import KernelView
 from ..targets.base import Host
 from .stats import timed
@@ -39,6 +41,27 @@ def find(kernel: KernelView, key, cfg, host: Host, noalias: bool):
     return entry, entry_path, dkey
 
 
+def where(kernel: KernelView, key, cfg, host: Host) -> tuple[Path | None, str | None]:
+    """(path, key) of the entry of variant `key`, when it can be stored (`find` without the read)."""
+    dkey = fastcache.key(kernel, key, cfg, host.cache_identity(), __version__)
+    return (None, None) if dkey is None else (fastcache.cache_dir(cfg) / f"{dkey}.qdk", dkey)
+
+
+_learned: set = set()  # (qd.init generation, directory) whose computed reads the keys know
+
+
+def learn_computed_reads(cfg) -> None:
+    """Before a process keys its first launch: the values objects compute that kernels stored
+    here read at compile time (`qd.cache.computed_reads`), so the keys hold them from the start."""
+    if not cfg.offline_cache:
+        return
+    d = fastcache.cache_dir(cfg)
+    if (cfg.generation, d) in _learned or not d.is_dir() or fastcache_trust.secret() is None:
+        return
+    _learned.add((cfg.generation, d))
+    _spec_key.learn_computed_reads(computed_reads.load(d))
+
+
 def write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher: tuple[str, bytes] | None,
           facts: Callable[[], dict]) -> None:
     """Write the disk-cache entry of `built` (a `compile_path.Built`; `obj`: its object code as
@@ -54,6 +77,10 @@ def write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher
     else:
         if problem is not None:
             not_stored(kernel, problem)  # froze something that cannot be re-checked later
+        else:
+            reads = _spec_key.computed_read_names()
+            if reads:  # the next process keys with them from its first launch
+                computed_reads.save(path.parent, reads)
 
 
 def _write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher, facts) -> str | None:

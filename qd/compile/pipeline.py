@@ -18,6 +18,7 @@ from analysis.records import record
 from ..core import variants
 from ..core.abi import KernelModule
 from ..core.errors import QdError, QdInternalError
+from ..frontend.spec_key import reads_generation, spec_key
 from ..lang import config as _config
 from ..runtime.kernel_view import KernelView, LaunchInfo
 from ..runtime.launcher import make_launcher
@@ -83,8 +84,18 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
         hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
         if hit is not None:
             return hit, "disk"
+        reads = reads_generation()
         built = load_compiler().build(kernel, bound, noalias)
+        if entry_path is not None and reads != reads_generation():
+            # the compile read values objects compute: the key the next process makes holds them
+            entry_path, dkey = disk_cache.where(kernel, spec_key(kernel, bound), cfg, tgt)
         return _from_built(kernel, key, cfg, tgt, built, entry_path, dkey, noalias), "compile"
+
+
+def learn_computed_reads() -> None:
+    """Before the first key of a launch: what earlier processes learned about computed values
+    (`disk_cache.learn_computed_reads`)."""
+    disk_cache.learn_computed_reads(_config.current())
 
 
 def _what(kernel: KernelView) -> str:

@@ -215,6 +215,7 @@ class Kernel(Decorated):
         launches after releasing it."""
         with _variants.compile_lock():
             bound = self.bind_checked(args, kwargs)
+            load_pipeline().learn_computed_reads()
             reads = reads_generation()
             key = spec_key(self, bound)
             if key not in self.variants:

@@ -107,8 +107,9 @@ def attribute(low: Lowering, base: StructV, name: str, node):
     if getattr(v, "is_qd_kernel", False) or getattr(getattr(v, "func", None), "is_qd_kernel", False):
         raise QdCallError(f"cannot use kernel {name!r} inside a kernel or func; make it a @qd.func")
     if computed_by_instance(base.obj, name):
+        # from now on the object's key holds the value (and an entry's disk key too; the names
+        # read are kept beside the entries, so the next process keys alike from the start)
         note_computed_read(base.cls, name)
-        low.inst.captures.append(("opaque", f"{base.cls.__qualname__}.{name} (computed by the object at compile time)"))
     else:
         captures.class_attribute(low.inst, base.cls, name)
     return low.wrap_static(v)

@@ -40,6 +40,7 @@ from ..core.errors import QdArgumentError, QdValueError, SourceLoc
 from ..lang import config as _config
 from ..lang.data_oriented import is_data_oriented, is_walked, members_of, runtime_primitives, taken_apart
 from ..lang.field import Field
+from ..lang.matrix import MatrixType, VectorType
 from ..lang.ndarray import DeviceNdarray, Ndarray, TensorBase
 from ..lang.torch_interop import is_tensor, qd_dtype_of, tensor_view
 from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, VecSpec, walk_specs
@@ -304,6 +305,8 @@ def ct_key(v):
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return ("dc", cls.__module__, cls.__qualname__,
                 tuple(ct_key(getattr(v, f.name)) for f in dataclasses.fields(v)))
+    if isinstance(v, (VectorType, MatrixType)):  # `qd.types.vector(3, qd.f32)`: by value, as its __eq__ has it
+        return v.type_key()
     fn = getattr(v, "fn", None)
     if fn is not None and hasattr(v, "is_qd_func"):
         return ("func", fn.__module__, fn.__qualname__, identity(v))
@@ -489,8 +492,47 @@ def computed_reads(v) -> tuple:
     the values its class computes that code has read (`note_computed_read`): () when none."""
     names = _READS.get(type(v))
     if names is None:
-        return ()
+        if not _LEARNED or type(v) in _NOT_LEARNED:
+            return ()
+        names = _learned_reads(type(v))
+        if names is None:
+            return ()
     return (tuple([(name, _read_key(v, name)) for name in names]),)
+
+
+# (module, qualname) -> names read by an earlier process (`learn_computed_reads`), and the
+# classes found to have none there
+_LEARNED: dict[tuple[str, str], tuple[str, ...]] = {}
+_NOT_LEARNED: set[type] = set()
+
+
+def learn_computed_reads(reads: dict[tuple[str, str], tuple[str, ...]]) -> None:
+    """Names that code read through instances of these classes (by module and qualname) in an
+    earlier process, which stored its variants under keys holding their values: a class met
+    from now on keys its instances with them from the start, so the first launch's key is the
+    stored one (the disk cache keeps them, `qd.cache.computed_reads`). Adding a name only makes
+    keys more specific."""
+    _LEARNED.update(reads)
+    _NOT_LEARNED.clear()
+
+
+def _learned_reads(cls: type) -> tuple[str, ...] | None:
+    names = _LEARNED.get((cls.__module__, cls.__qualname__))
+    if names is None:
+        _NOT_LEARNED.add(cls)
+        return None
+    for name in names:
+        note_computed_read(cls, name)
+    return _READS[cls]
+
+
+def computed_read_names() -> dict[tuple[str, str], tuple[str, ...]]:
+    """Every class's names read so far (what `learn_computed_reads` takes in the next process)."""
+    out = dict(_LEARNED)
+    for cls, names in _READS.items():
+        key = (cls.__module__, cls.__qualname__)
+        out[key] = tuple(dict.fromkeys((*out.get(key, ()), *names)))
+    return out
 
 
 def _read_key(v, name: str) -> tuple:

@@ -79,6 +79,13 @@ class _ElementType:
     def shape(self) -> tuple[int, ...]:
         raise NotImplementedError
 
+    def type_key(self) -> tuple:
+        """The type as a compile-time value (`spec_key.ct_key`): equal types are the same value,
+        in any process."""
+        d = self.dtype
+        name = d.name if isinstance(d, _dt.DType) else d.__name__ if isinstance(d, type) else repr(d)
+        return (type(self).__name__, self.shape, name, getattr(self, "unpacked", False))
+
     def resolved_dtype(self) -> _dt.DType:
         """The component type now (`int` / `float` / None follow the init defaults)."""
         return _dt.as_dtype(float if self.dtype is None else self.dtype)

@@ -319,3 +319,60 @@ def test_closure_variable_of_a_func_warns_once_and_stays_in_memory(project):
         warned = [w for w in out["warnings"] if "memory only" in w[0]]
         assert len(warned) == 1 and "'VALUE'" in warned[0][0] and warned[0][2] == 15
     assert project.entries() == []
+
+
+def test_a_vector_type_read_through_a_module(project):
+    """`helper.vec2` (a `qd.types.vector`) is a value: re-checked on load like a number (its
+    component type decides the arithmetic), not an object only this process knows."""
+    check_edit(project, "import qd\nvec2 = qd.types.vector(2, qd.i32)\n",
+               "import qd\nvec2 = qd.types.vector(2, qd.f32)\n",
+               "helper.vec2(7, 2)[0] / helper.vec2(7, 2)[1] + helper.vec2(7.5, 2)[0] * 2.0", 17.5, 18.5)
+
+
+def test_a_compile_time_numpy_call_with_numpy_scalar_arguments(project):
+    """`np.nextafter(np.float32(...), np.float32(0.0))` at compile time (Genesis bounds an angle
+    so): its numpy scalar arguments are recorded by type and bits, and the call is made again
+    on load."""
+    check_edit(project, "import numpy as np\nX = np.float32(3.0)\n", "import numpy as np\nX = np.float32(5.0)\n",
+               "float(np.nextafter(helper.X, np.float32(0.0)))",
+               float(__import__("numpy").nextafter(__import__("numpy").float32(3.0), __import__("numpy").float32(0))),
+               float(__import__("numpy").nextafter(__import__("numpy").float32(5.0), __import__("numpy").float32(0))))
+
+
+CONFIG_PROG = """
+    import os
+    import numpy as np
+    import qd
+
+    @qd.data_oriented
+    class Config:
+        def __init__(self, n):
+            self.n = n
+
+        @property
+        def rows(self):  # computed by the object: read at compile time, so the key holds its value
+            return self.n * 2 + int(os.environ.get("QD_TEST_EXTRA", "0"))
+
+    @qd.kernel(fastcache=True)
+    def k(x: qd.types.NDArray[qd.f32, 1], cfg: qd.template()):
+        for i in range(x.shape[0]):
+            x[i] = qd.static(cfg.rows) * 1.0
+
+    def main():
+        x = np.zeros(2, np.float32)
+        k(x, Config(int(os.environ.get("QD_TEST_N", "3"))))
+        return [x.tolist(), qd.launch_info(k).source]
+"""
+
+
+def test_a_value_the_object_computes_is_in_the_stored_key(project):
+    """A kernel that reads a property of its template object at compile time is stored under
+    a key holding the value; the next process keys with it from its first launch (a disk hit),
+    and a different value, from the object or from what the property reads, compiles again."""
+    project.write("prog.py", CONFIG_PROG)
+    assert project.run()["results"] == [[6.0, 6.0], "compile"]
+    assert project.run()["results"] == [[6.0, 6.0], "disk"]
+    assert project.run(QD_TEST_N="4")["results"] == [[8.0, 8.0], "compile"]
+    assert project.run(QD_TEST_EXTRA="1")["results"] == [[7.0, 7.0], "compile"]
+    assert project.run(QD_TEST_EXTRA="1")["results"] == [[7.0, 7.0], "disk"]
+    assert project.run()["results"] == [[6.0, 6.0], "disk"]
