@@ -4,8 +4,8 @@ A kernel that reads `cfg.rows_per_contact` (a property) at compile time is corre
 that value, so from then on its key holds the value (`spec_key.note_computed_read`). A new
 process learns that only when it compiles the kernel again, and its first key, made before,
 lacks the value and misses the disk cache. So the names read are kept beside the entries, as
-(module, class qualname) -> attribute names, and handed to the keys before the first launch
-(`spec_key.learn_computed_reads`). The file is authenticated like an entry; one that fails its
+(module, class qualname, attribute name) in the order first read, and handed to the keys
+before the first launch (`qd.frontend.read_names.learn`). The file is authenticated like an entry; one that fails its
 check is ignored (its only effect is a first launch that compiles).
 """
 
@@ -21,26 +21,24 @@ __all__ = ["load", "save"]
 FILE = "computed_reads.json"
 
 
-def load(directory: Path) -> dict[tuple[str, str], tuple[str, ...]]:
-    """The names stored under `directory`, {} when there are none or the file is not intact."""
+def load(directory: Path) -> list[tuple[str, str, str]]:
+    """The (module, class qualname, name) stored under `directory`, in the order they were first
+    read; [] when there are none or the file is not intact."""
     try:
         data = trust.read_entry(directory / FILE)
         if data is None:
-            return {}
+            return []
         rows = json.loads(trust.verify(data))
-        return {(m, q): tuple(names) for m, q, names in rows
-                if isinstance(m, str) and isinstance(q, str) and all(isinstance(n, str) for n in names)}
+        return [(m, q, n) for m, q, n in rows if isinstance(m, str) and isinstance(q, str) and isinstance(n, str)]
     except (OSError, ValueError, TypeError, trust.Untrusted):
-        return {}
+        return []
 
 
-def save(directory: Path, reads: dict[tuple[str, str], tuple[str, ...]]) -> None:
-    """Store `reads` (merged with what is there) under `directory`; a failed write only costs
-    the next process a compile."""
-    merged = load(directory)
-    for k, names in reads.items():
-        merged[k] = tuple(dict.fromkeys((*merged.get(k, ()), *names)))
-    body = json.dumps(sorted([m, q, list(n)] for (m, q), n in merged.items())).encode()
+def save(directory: Path, order: list[tuple[str, str, str]]) -> None:
+    """Store `order` under `directory`, after what is there (each name once, first place kept);
+    a failed write only costs the next process a compile."""
+    merged = list(dict.fromkeys([*load(directory), *order]))
+    body = json.dumps([list(t) for t in merged]).encode()
     tag = trust.mac(body)
     if tag is None:
         return

@@ -16,7 +16,7 @@ from ..cache import disk as fastcache
 from ..cache import records as fastcache_records
 from ..cache import trust as fastcache_trust
 from ..core.version import __version__
-from ..frontend import spec_key as _spec_key
+from ..frontend import read_names
 from ..runtime.kernel_view import KernelView
 from ..targets.base import Host
 from .stats import timed
@@ -24,10 +24,15 @@ from .stats import timed
 LauncherCode = fastcache.LauncherCode  # a launcher's code object, compiled or kept with its entry
 
 
-def find(kernel: KernelView, key, cfg, host: Host, noalias: bool):
+def find(kernel: KernelView, key, cfg, host: Host, noalias: bool, key_knowing: Callable[[int], tuple] | None = None):
     """(the intact, still valid disk-cache entry of this variant or None, the entry's path, its
     key): the path and key are where a fresh compile is stored (both None when the kernel is not
-    cached: it did not opt in, the cache is off, or the variant is the aliasing one)."""
+    cached: it did not opt in, the cache is off, or the variant is the aliasing one).
+
+    `key_knowing(k)` gives the variant's key as it was when only the first `k` computed values
+    were known to be read (`read_names.limited`). An entry stored then under that key read none
+    of the others (a read's name joins the key before the entry is written), so it serves: a
+    kernel stored before another one's compile read a property keys without it."""
     if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
         return None, None, None
     with timed("cache_key"):
@@ -38,6 +43,19 @@ def find(kernel: KernelView, key, cfg, host: Host, noalias: bool):
     entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
     with timed("disk_read"):
         entry = fastcache.load(entry_path, kernel, key, dkey, host.entry_symbol)
+    seen = {dkey}
+    for k in range(len(read_names.order()) - 1, -1, -1) if entry is None and key_knowing is not None else ():
+        with timed("cache_key"):
+            key_k = key_knowing(k)
+            dkey_k = fastcache.key(kernel, key_k, cfg, host.cache_identity(), __version__)
+        if dkey_k is None or dkey_k in seen:
+            continue
+        seen.add(dkey_k)
+        with timed("disk_read"):
+            entry = fastcache.load(fastcache.cache_dir(cfg) / f"{dkey_k}.qdk", kernel, key_k, dkey_k,
+                                   host.entry_symbol)
+        if entry is not None:
+            break
     return entry, entry_path, dkey
 
 
@@ -59,7 +77,7 @@ def learn_computed_reads(cfg) -> None:
     if (cfg.generation, d) in _learned or not d.is_dir() or fastcache_trust.secret() is None:
         return
     _learned.add((cfg.generation, d))
-    _spec_key.learn_computed_reads(computed_reads.load(d))
+    read_names.learn(computed_reads.load(d))
 
 
 def write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher: tuple[str, bytes] | None,
@@ -78,9 +96,9 @@ def write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher
         if problem is not None:
             not_stored(kernel, problem)  # froze something that cannot be re-checked later
         else:
-            reads = _spec_key.computed_read_names()
-            if reads:  # the next process keys with them from its first launch
-                computed_reads.save(path.parent, reads)
+            order = read_names.order()
+            if order:  # the next process keys with them from its first launch
+                computed_reads.save(path.parent, order)
 
 
 def _write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher, facts) -> str | None:

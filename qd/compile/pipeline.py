@@ -18,6 +18,7 @@ from analysis.records import record
 from ..core import variants
 from ..core.abi import KernelModule
 from ..core.errors import QdError, QdInternalError
+from ..frontend import read_names
 from ..frontend.spec_key import reads_generation, spec_key
 from ..lang import config as _config
 from ..runtime.kernel_view import KernelView, LaunchInfo
@@ -81,7 +82,7 @@ def compile_variant(kernel: KernelView, key, bound: dict, noalias: bool = True) 
     tgt = host(cfg)
     tgt.prepare()
     with watch(_what(kernel)):
-        hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias)
+        hit, entry_path, dkey = _from_disk(kernel, key, cfg, tgt, noalias, lambda k: _key_knowing(kernel, bound, k))
         if hit is not None:
             return hit, "disk"
         reads = reads_generation()
@@ -106,10 +107,16 @@ def _what(kernel: KernelView) -> str:
     return f"kernel {kernel.fn.__qualname__} ({code.co_filename}:{code.co_firstlineno})"
 
 
-def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool):
+def _key_knowing(kernel: KernelView, bound: dict, k: int) -> tuple:
+    """The key of this call as it was when only the first `k` computed values read were known."""
+    with read_names.limited(k):
+        return spec_key(kernel, bound)
+
+
+def _from_disk(kernel: KernelView, key, cfg, tgt: Host, noalias: bool, key_knowing=None):
     """(the variant of a valid disk-cache entry or None, the entry's path, its key): the path
     and key are where a fresh compile is stored (None when the kernel is not cached)."""
-    entry, entry_path, dkey = disk_cache.find(kernel, key, cfg, tgt, noalias)
+    entry, entry_path, dkey = disk_cache.find(kernel, key, cfg, tgt, noalias, key_knowing)
     if entry is None:
         return None, entry_path, dkey
     with timed("load"):

@@ -43,6 +43,7 @@ from ..lang.field import Field
 from ..lang.matrix import MatrixType, VectorType
 from ..lang.ndarray import DeviceNdarray, Ndarray, TensorBase
 from ..lang.torch_interop import is_tensor, qd_dtype_of, tensor_view
+from . import read_names
 from .signature import ArraySpec, ConstSpec, ScalarSpec, StructSpec, VecSpec, walk_specs
 
 LocOf = Callable[[str], SourceLoc | None]  # leaf path -> location of its kernel parameter
@@ -402,6 +403,7 @@ def object_key(v) -> tuple:
 
 # id(object) -> (weakref to it, its member names, their values, its key, ((nested object, its entry), ...))
 _KEPT: dict[int, tuple] = {}
+read_names.on_change(_KEPT.clear)  # a kept key lacks a name read from now on
 _IMMUTABLE = (bool, int, float, str, bytes, type(None), _dt.DType)
 
 
@@ -423,7 +425,7 @@ def _keep(v, key: tuple, members) -> None:
                 return
         elif is_data_oriented(m):
             entry = _KEPT.get(id(m))
-            if entry is None or entry[0]() is not m or type(m) in _READS:
+            if entry is None or entry[0]() is not m or read_names.names_of(type(m)):
                 return
             nested.append((m, entry))
         elif not _immutable(m):
@@ -454,12 +456,6 @@ def _still(v, entry) -> bool:
     return all(_KEPT.get(id(m)) is e and _still(m, e) for m, e in entry[4])
 
 
-# class -> the names of attributes that code read through its instances at compile time and that
-# the instance computes (a property, a method called then): their values are part of the key
-_READS: dict[type, tuple[str, ...]] = {}
-_READS_GENERATION = [0]
-
-
 def computed_by_instance(obj, name: str) -> bool:
     """Whether `obj.name`, which is not one of obj's members, is computed from obj (a property,
     a method, another descriptor, `__getattr__`) rather than a constant of its class."""
@@ -473,66 +469,23 @@ def computed_by_instance(obj, name: str) -> bool:
 def note_computed_read(cls: type, name: str) -> None:
     """Code read `name` of an instance of `cls` at compile time and the instance computed it:
     from now on the keys of cls's instances hold its value (`object_key`). Their kept keys
-    lack it, so all are dropped; keys made before have another shape, so no launch matches
-    a variant compiled before with a key that says nothing about the value."""
-    names = _READS.get(cls, ())
-    if name not in names:
-        _READS[cls] = (*names, name)
-        _READS_GENERATION[0] += 1
-        _KEPT.clear()
+    lack it, so all are dropped (`read_names.on_change`); keys made before have another shape,
+    so no launch matches a variant compiled before with a key that says nothing about the value."""
+    read_names.note(cls, name)
 
 
 def reads_generation() -> int:
     """Changes whenever `note_computed_read` adds a name (a compile may then re-key its variant)."""
-    return _READS_GENERATION[0]
+    return read_names.generation()
 
 
 def computed_reads(v) -> tuple:
     """The part of object `v`'s key (and of the instantiation key of a func it is passed to) for
-    the values its class computes that code has read (`note_computed_read`): () when none."""
-    names = _READS.get(type(v))
-    if names is None:
-        if not _LEARNED or type(v) in _NOT_LEARNED:
-            return ()
-        names = _learned_reads(type(v))
-        if names is None:
-            return ()
+    the values its class computes that code has read (`read_names`): () when none."""
+    names = read_names.names_of(type(v))
+    if not names:
+        return ()
     return (tuple([(name, _read_key(v, name)) for name in names]),)
-
-
-# (module, qualname) -> names read by an earlier process (`learn_computed_reads`), and the
-# classes found to have none there
-_LEARNED: dict[tuple[str, str], tuple[str, ...]] = {}
-_NOT_LEARNED: set[type] = set()
-
-
-def learn_computed_reads(reads: dict[tuple[str, str], tuple[str, ...]]) -> None:
-    """Names that code read through instances of these classes (by module and qualname) in an
-    earlier process, which stored its variants under keys holding their values: a class met
-    from now on keys its instances with them from the start, so the first launch's key is the
-    stored one (the disk cache keeps them, `qd.cache.computed_reads`). Adding a name only makes
-    keys more specific."""
-    _LEARNED.update(reads)
-    _NOT_LEARNED.clear()
-
-
-def _learned_reads(cls: type) -> tuple[str, ...] | None:
-    names = _LEARNED.get((cls.__module__, cls.__qualname__))
-    if names is None:
-        _NOT_LEARNED.add(cls)
-        return None
-    for name in names:
-        note_computed_read(cls, name)
-    return _READS[cls]
-
-
-def computed_read_names() -> dict[tuple[str, str], tuple[str, ...]]:
-    """Every class's names read so far (what `learn_computed_reads` takes in the next process)."""
-    out = dict(_LEARNED)
-    for cls, names in _READS.items():
-        key = (cls.__module__, cls.__qualname__)
-        out[key] = tuple(dict.fromkeys((*out.get(key, ()), *names)))
-    return out
 
 
 def _read_key(v, name: str) -> tuple:
