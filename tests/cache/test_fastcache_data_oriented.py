@@ -113,6 +113,7 @@ CLASS_CONSTANTS = """
         out = {"constants": s.out.to_numpy().tolist(), "source": qd.launch_info(s.constants).source}
         s.computed()
         out["computed"] = int(s.out.to_numpy()[0])
+        out["computed_source"] = qd.launch_info(s.computed).source
         return out
 """
 
@@ -120,10 +121,10 @@ CLASS_CONSTANTS = """
 def test_class_constants_read_through_self_are_checked_on_load(project):
     """`self.G` and `self.inner.K` are class constants the code reads: the entry records them, so
     a later process whose constants differ compiles again instead of loading the old values. A
-    property is computed by the object, which another process cannot check: memory only."""
+    property is computed by the object: its value joins the key, and the entry is stored under it."""
     project.write("prog.py", CLASS_CONSTANTS)
     runs = [project.run(G=g) for g in ("3", "3", "5", "5")]
     got = [(r["results"]["constants"], r["results"]["source"]) for r in runs]
     assert got == [([3, 30], "compile"), ([3, 30], "disk"), ([5, 50], "compile"), ([5, 50], "disk")]
     assert all(r["results"]["computed"] == 2 for r in runs)
-    assert any("Sim.n (computed by the object" in w for w, _, _ in runs[0]["warnings"])
+    assert [r["results"]["computed_source"] for r in runs] == ["compile", "disk", "disk", "disk"]
