@@ -222,4 +222,8 @@ class ModuleGen:
         outer, self.math_calls = self.math_calls, {}
         g.block(inst.body)
         self.calls_of[inst.id], self.math_calls = self.math_calls, outer
-        self.func_text.append(fn.finish(default))
+        text = fn.finish(default)
+        if not inst.recursive and not self.target.inline_func(text.count("\n") - 2):
+            head, rest = text.split("\n", 1)  # the define line's attributes: called, not inlined
+            text = head[:-len(" #0 {")] + " #2 {\n" + rest
+        self.func_text.append(text)

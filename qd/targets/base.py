@@ -175,6 +175,12 @@ class Target(Host):
     def math_symbol(self, name: str, dtype: DType) -> str:
         """The LLVM function (intrinsic or library symbol) computing float math `name`."""
 
+    def inline_func(self, instructions: int) -> bool:
+        """Whether a func whose body has this many instructions is inlined into its callers
+        (`alwaysinline`) rather than called (`noinline`); by default every func is inlined, as
+        quadrants inlines them."""
+        return True
+
     def vectorize_loop(self, math_calls: dict[str, int]) -> bool:
         """Whether LLVM may vectorise a loop whose body (with the funcs it calls) makes these
         float math calls (`math_symbol` name -> how many); by default it may."""

@@ -25,6 +25,7 @@ from .host import CpuHost
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
 _NEVER = 1 << 62  # with one thread every loop runs inline
+INLINE_MAX_INSTRUCTIONS = 400  # funcs above this are called (`inline_func`)
 
 # qd math name -> LLVM intrinsic family; the dtype adds the .f32 / .f64 suffix
 MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "pow": "pow",
@@ -61,6 +62,13 @@ class CpuTarget(CpuHost, Target):
 
     def task_symbol(self, name: str, task: int) -> str:
         return f"{name}_task{task}"
+
+    def inline_func(self, instructions: int) -> bool:
+        """A large func is called, not inlined: LLVM's time grows faster than linearly with a
+        function's size, and Genesis' collision detection inlined whole was a 30,000-line
+        function (half of its compile went to optimising and allocating registers for it). A
+        call costs a few nanoseconds next to a body of hundreds of instructions."""
+        return instructions <= INLINE_MAX_INSTRUCTIONS
 
     def emit_entry(self, mg: ModuleGen) -> str:
         fn = Fn(f"define void @{self.entry_symbol(mg.name)}(ptr %args) #1")
