@@ -22,27 +22,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..frontend.spec_key import dispatch_parts
-from ..lang.field import Field
-from ..lang.ndarray import DeviceNdarray, Ndarray
+from ..lang.data_oriented import is_frozen_struct
+from ..lang.field import fixed_array
 
 __all__ = ["DispatchTable"]
 
 MAX_HELD = 256  # frozen arguments held at once; past it the table starts again
-
-
-def _frozen(x) -> bool:
-    """A struct that cannot rebind its members: a frozen dataclass or a named tuple."""
-    cls = type(x)
-    params = getattr(cls, "__dataclass_params__", None)
-    if params is not None:
-        return bool(params.frozen)
-    return isinstance(x, tuple) and hasattr(cls, "_fields")
-
-
-def _fixed_leaf(x) -> bool:
-    """An array whose key part cannot change while it lives (or an empty optional slot)."""
-    t = type(x)
-    return x is None or t is Ndarray or t is DeviceNdarray or (isinstance(x, Field) and x._placed)
 
 
 class DispatchTable:
@@ -66,14 +51,14 @@ class DispatchTable:
             if held.get(id(v)) is v:
                 return id(v)
             parts = []
-            fixed = _frozen(v)
+            fixed = is_frozen_struct(v)
             for chain, part in subs:
                 x = v
                 for name in chain[:-1]:
                     x = getattr(x, name)
-                    fixed = fixed and _frozen(x)
+                    fixed = fixed and is_frozen_struct(x)
                 x = getattr(x, chain[-1])
-                fixed = fixed and _fixed_leaf(x)
+                fixed = fixed and fixed_array(x)
                 parts.append(part(x))
             if not fixed:
                 return tuple(parts)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["data_oriented", "is_data_oriented", "is_walked", "members_of", "runtime_primitives", "taken_apart"]
+__all__ = ["data_oriented", "is_data_oriented", "is_frozen_struct", "is_walked", "members_of", "runtime_primitives", "taken_apart"]
 
 _MARK = "_qd_data_oriented"
 _PRIMITIVES = "_qd_template_primitives"
@@ -79,3 +79,13 @@ def members_of(v) -> list[tuple[str, object]]:
     if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a named tuple: its fields (it has no __dict__)
         return sorted(zip(type(v)._fields, v))
     return sorted(vars(v).items())
+
+
+def is_frozen_struct(x) -> bool:
+    """A struct that cannot rebind its members: a frozen dataclass instance or a named tuple.
+    What it holds is fixed for its life when its members are (`field.fixed_array`), which lets
+    a launch remember what it read from one."""
+    params = getattr(type(x), "__dataclass_params__", None)
+    if params is not None:
+        return bool(params.frozen) and not isinstance(x, type)
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")

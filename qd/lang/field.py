@@ -35,9 +35,9 @@ from ..core.errors import (
 from . import impl as _impl
 from . import torch_interop as _torch
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, wrap_entries
-from .ndarray import Ndarray, _set_layout, _shape_of, zeros
+from .ndarray import DeviceNdarray, Ndarray, _set_layout, _shape_of, zeros
 
-__all__ = ["Axis", "Field", "Layout", "SNode", "field", "i_axes", "matrix_field", "root", "vector_field"]
+__all__ = ["Axis", "Field", "Layout", "SNode", "field", "fixed_array", "i_axes", "matrix_field", "root", "vector_field"]
 
 
 class Field(Ndarray):
@@ -496,3 +496,11 @@ root = SNode()
 
 _FIELD_MAKERS.update(vector=vector_field, matrix=matrix_field,
                      type=lambda t, shape=None, **options: field(t, shape, **options))
+
+
+def fixed_array(x) -> bool:
+    """An array whose type, shape and memory are fixed for its life (a `qd.ndarray`, a placed
+    field), or None (an empty optional slot): a numpy array or a torch tensor can be retyped
+    or reshaped in place."""
+    t = type(x)
+    return x is None or t is Ndarray or t is DeviceNdarray or (isinstance(x, Field) and x._placed)

@@ -23,7 +23,8 @@ from ..core.dtypes import from_numpy
 from ..core.entry import EntryPoint
 from ..core.errors import QdInternalError
 from ..frontend.signature import ScalarSpec, VecSpec, walk_specs
-from ..lang.field import Field
+from ..lang.data_oriented import is_frozen_struct
+from ..lang.field import Field, fixed_array
 from ..lang.matrix import Matrix, Vector
 from ..lang.ndarray import Ndarray
 from .args import alias_checked, array_arg, components, int_range, overlaps, slow_launch
@@ -101,7 +102,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
                         "keep": (buf, fbuf, status, fstatus, ustatus), "k": kernel, "info": info,
                         "lock": lock, "canon": (), "warn": warn}.items():
         nm.bind(name, value)
-    for b in ("type", "len", "bool", "TypeError", "AttributeError", "OverflowError", "ValueError"):
+    for b in ("type", "len", "bool", "id", "TypeError", "AttributeError", "OverflowError", "ValueError"):
         nm.builtin(b)
     body = ["  @nd = True"]
     arrays = []
@@ -115,7 +116,79 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             nm.bind(f"ok{n}", _INT_ARGS)
             body += [f"  @t = {_accessor(name, prefixes, body)}",
                      f"  if @type(@t) not in @ok{n} or not {lo} <= @t < {hi + 1}:", "    raise @TypeError"]
-    for s in km.slots:
+    def array_slot(s, out: list[str], acc: str, fast_flag: str = "") -> None:
+        """The lines reading array leaf `s` (its pointer and extents into the buffer); a leaf
+        that takes anything but the direct path clears `fast_flag` when one is given."""
+        k = s.slot
+        nm.bind(f"dt{k}", s.dtype)
+        nm.bind(f"np{k}", s.dtype.np)
+        w = s.path in written
+        es = tuple(s.element_shape)
+        # an array of vectors: its last dimensions must be the element's, which the code was
+        # compiled for (the numpy array's trailing extents, the qd.ndarray's element shape)
+        nd_elem = f" and @v.element_shape == {es!r}" if es else ""
+        np_elem = f" and @v.shape[{s.ndim - len(es)}:] == {es!r}" if es else ""
+        # the code indexes the buffer in one layout: another layout (numpy arrays are
+        # canonical) takes the checked path, which sends it to its own variant
+        nd_elem += f" and @v._perm == {tuple(s.perm)!r}" if s.perm else " and @v._perm is @canon"
+        if s.perm:
+            np_elem += " and False"
+        nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
+        name = f"@path{k}"
+        # a field's offset shifts the code's indices: only the offset compiled in may pass
+        if device_ok:  # device arrays: fields take the checked path
+            arrays_ok = "False" if s.offset else "@type(@v) is @Nd"
+        elif s.offset:
+            arrays_ok = f"(@type(@v) is @Fd and @v.offset == {tuple(s.offset)!r})"
+        else:
+            arrays_ok = "(@type(@v) is @Nd or (@type(@v) is @Fd and not @v.offset))"
+        slow_mark = f"; {fast_flag} = False" if fast_flag else ""
+        out += [f"  @v = {acc}",
+                f"  if {arrays_ok} and @v._dtype is @dt{k} and @v._ndim == {s.ndim}{nd_elem}:",
+                f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v._dims",
+                f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
+                f"    @p{k} = @nptr(@v, {name}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False"
+                + slow_mark,
+                "  else:",
+                f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}, {tuple(s.perm)!r}, "
+                f"{tuple(s.offset)!r}); "
+                "@nd = False" + slow_mark,
+                f"  @i[{k}] = @p{k}"]
+        out += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
+
+    memo_groups = _remembered_structs(km, fields, sig.parameters)
+    slots = list(km.slots)
+    n_slot = 0
+    while n_slot < len(slots):
+        s = slots[n_slot]
+        group = memo_groups.get(n_slot)
+        if group is not None:  # a struct parameter whose arrays a frozen argument fixes (`_remembered_structs`)
+            end, lo, hi = group
+            members = slots[n_slot:end]
+            g = n_slot
+            root = s.path.split(".")[0]
+            memo: dict = {}
+            nm.bind(f"memo{g}", memo)
+            nm.bind(f"frozen{g}", _frozen_tree([m.path.split(".")[1:] for m in members]))
+            nm.bind(f"keep{g}", _remember(memo))
+            ps = ", ".join(f"@p{m.slot}" for m in members)
+            es = ", ".join(f"@e{m.slot}" for m in members)
+            inner: list[str] = ["  @fast = True"]
+            for m in members:
+                array_slot(m, inner, _accessor(m.path, prefixes, inner, vec_shapes), "@fast")
+                arrays.append(m)
+            inner += [f"  if @fast and @frozen{g}(@m{g}):", f"    @keep{g}(@m{g}, @i[{lo}:{hi}], ({ps},), ({es},))"]
+            body += [f"  @m{g} = {root}",
+                     f"  @h{g} = @memo{g}.get(@id(@m{g}))",
+                     f"  if @h{g} is not None and @h{g}[0] is @m{g}:",
+                     f"    @i[{lo}:{hi}] = @h{g}[1]",
+                     f"    {ps}, = @h{g}[2]",
+                     f"    {es}, = @h{g}[3]",
+                     "  else:"]
+            body += ["  " + line for line in inner]
+            n_slot = end
+            continue
+        n_slot += 1
         k = s.slot
         if s.path in fields:
             nm.bind(f"fld{k}", fields[s.path])
@@ -123,39 +196,7 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
         else:
             acc = _accessor(s.path, prefixes, body, vec_shapes)
         if s.is_array:
-            nm.bind(f"dt{k}", s.dtype)
-            nm.bind(f"np{k}", s.dtype.np)
-            w = s.path in written
-            es = tuple(s.element_shape)
-            # an array of vectors: its last dimensions must be the element's, which the code was
-            # compiled for (the numpy array's trailing extents, the qd.ndarray's element shape)
-            nd_elem = f" and @v.element_shape == {es!r}" if es else ""
-            np_elem = f" and @v.shape[{s.ndim - len(es)}:] == {es!r}" if es else ""
-            # the code indexes the buffer in one layout: another layout (numpy arrays are
-            # canonical) takes the checked path, which sends it to its own variant
-            nd_elem += f" and @v._perm == {tuple(s.perm)!r}" if s.perm else " and @v._perm is @canon"
-            if s.perm:
-                np_elem += " and False"
-            nm.bind(f"path{k}", s.path)  # what messages call the leaf: bound, never pasted into the source
-            name = f"@path{k}"
-            # a field's offset shifts the code's indices: only the offset compiled in may pass
-            if device_ok:  # device arrays: fields take the checked path
-                arrays_ok = "False" if s.offset else "@type(@v) is @Nd"
-            elif s.offset:
-                arrays_ok = f"(@type(@v) is @Fd and @v.offset == {tuple(s.offset)!r})"
-            else:
-                arrays_ok = "(@type(@v) is @Nd or (@type(@v) is @Fd and not @v.offset))"
-            body += [f"  @v = {acc}",
-                     f"  if {arrays_ok} and @v._dtype is @dt{k} and @v._ndim == {s.ndim}{nd_elem}:",
-                     f"    @p{k} = @v._ptr; @e{k} = @v._end; @shp = @v._dims",
-                     f"  elif @type(@v) is @npa and @v.dtype is @np{k} and @v.ndim == {s.ndim} and @v.size{np_elem}:",
-                     f"    @p{k} = @nptr(@v, {name}, {w}); @e{k} = @p{k} + @v.nbytes; @shp = @v.shape; @nd = False",
-                     "  else:",
-                     f"    @p{k}, @e{k}, @shp = @arr(@v, @dt{k}, {s.ndim}, {name}, {w}, {es!r}, {tuple(s.perm)!r}, "
-                     f"{tuple(s.offset)!r}); "
-                     "@nd = False",
-                     f"  @i[{k}] = @p{k}"]
-            body += [f"  @i[{s.extent_slot(d)}] = @shp[{d}]" for d in range(s.ndim)]
+            array_slot(s, body, acc)
             arrays.append(s)
         elif s.dtype.is_float:
             body.append(f"  @f[{k}] = {acc}")
@@ -289,6 +330,56 @@ def _as_matrix(values: tuple, shape: tuple, dtype) -> Matrix:
     if len(shape) == 1:
         return Vector(list(values), dt=dtype)
     return Matrix([list(values[i * shape[1]:(i + 1) * shape[1]]) for i in range(shape[0])], dt=dtype)
+
+
+MAX_REMEMBERED = 64  # frozen arguments a launcher remembers per struct parameter
+
+
+def _remembered_structs(km: KernelModule, fields: dict, params) -> dict[int, tuple[int, int, int]]:
+    """The struct parameters whose leaves a launch may read once per argument object: {index
+    in km.slots of the first leaf: (index past the last, first buffer slot, slot past the
+    last)}. Such a parameter's leaves are all arrays, consecutive in the slots and filling a
+    contiguous run of the buffer (pointers and extents), so what a frozen argument gives them
+    (`_frozen_tree`) is copied in with one slice."""
+    out = {}
+    slots = list(km.slots)
+    roots = [s.path.split(".")[0] if "." in s.path and s.path not in fields else None for s in slots]
+    i = 0
+    while i < len(slots):
+        root, j = roots[i], i
+        while j < len(slots) and roots[j] == root:
+            j += 1
+        group = slots[i:j]
+        cells = sorted(c for s in group if s.is_array for c in range(s.slot, s.slot + 1 + s.ndim))
+        if root is not None and root in params and root not in roots[j:] and root not in roots[:i] \
+                and all(s.is_array for s in group) and cells == list(range(cells[0], cells[-1] + 1)):
+            out[i] = (j, cells[0], cells[-1] + 1)
+        i = j
+    return out
+
+
+def _frozen_tree(chains: list[list[str]]) -> Callable[[object], bool]:
+    """Whether every object on these attribute chains from an argument is a frozen struct and
+    every leaf an array fixed for its life: then what a launch reads from it never changes."""
+    def frozen(v) -> bool:
+        for chain in chains:
+            x = v
+            for name in chain:
+                if not is_frozen_struct(x):
+                    return False
+                x = getattr(x, name)
+            if not fixed_array(x):
+                return False
+        return True
+    return frozen
+
+
+def _remember(memo: dict) -> Callable[..., None]:
+    def keep(obj, cells: list, pointers: tuple, ends: tuple) -> None:
+        if len(memo) >= MAX_REMEMBERED:
+            memo.clear()
+        memo[id(obj)] = (obj, tuple(cells), pointers, ends)  # holds obj: its id is not reused meanwhile
+    return keep
 
 
 def _accessor(path: str, prefixes: dict[str, str], body: list[str], vec_shapes: dict | None = None) -> str:

@@ -115,3 +115,28 @@ def test_the_table_lets_go_of_held_structs_past_its_bound(out, monkeypatch):
             assert out[0] == k
     held = add_frozen._table.held
     assert 0 < len(held) <= 4 and len(add_frozen._table.variants) <= 4
+
+
+def test_a_launch_remembers_only_fixed_arrays(out):
+    """The launcher reads a frozen struct of qd arrays once (`launcher._remembered_structs`); a
+    numpy member is read at every launch: here it is reallocated larger in place between
+    launches, and the kernel must see its new memory and extent."""
+    arr = np.array([1.0, 2.0, 3.0], np.float32)
+    b = _arr([2, 2, 2], qd.i32)
+    s = Frozen(Inner(arr), b)
+    add_frozen(s, out)
+    np.testing.assert_array_equal(out, _expected([1, 2, 3], [2, 2, 2]))
+    arr.resize((64,), refcheck=False)  # new memory (the old is freed)
+    arr[:3] = [10.0, 20.0, 30.0]
+    for _ in range(2):
+        add_frozen(s, out)
+        np.testing.assert_array_equal(out, _expected([10, 20, 30], [2, 2, 2]))
+    frozen = Frozen(Inner(_arr([4.0, 5.0, 6.0], qd.f32)), b)
+    for _ in range(3):  # remembered from the second launch on
+        add_frozen(frozen, out)
+        np.testing.assert_array_equal(out, _expected([4, 5, 6], [2, 2, 2]))
+    frozen.inner.a.from_numpy(np.array([7.0, 8.0, 9.0], np.float32))  # new contents, same memory
+    add_frozen(frozen, out)
+    np.testing.assert_array_equal(out, _expected([7, 8, 9], [2, 2, 2]))
+    src = next(iter(add_frozen.variants.values())).launch.__qd_source__
+    assert "memo" in src  # the struct parameter is remembered
