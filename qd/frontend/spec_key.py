@@ -279,6 +279,9 @@ def ct_key(v):
 
     Floats are keyed by their bits, not by `==`: `-0.0 == 0.0` would hand one sign's variant to
     the other, and `nan != nan` would compile a new variant on every launch."""
+    t = type(v)
+    if t is bool or t is int or t is str:  # the commonest values, first (a launch keys several)
+        return (t.__name__, v)
     hit = _KEPT.get(id(v))  # a data-oriented object's kept key (see `object_key`)
     if hit is not None and hit[0]() is v and _still(v, hit):
         return hit[3] + computed_reads(v)
@@ -496,6 +499,9 @@ def _read_key(v, name: str) -> tuple:
         x = getattr(v, name)
     except Exception as e:  # noqa: BLE001 - the compile reports it where the code reads it
         return ("raises", type(e).__qualname__)
+    t = type(x)
+    if t is bool or t is int or t is str:
+        return (t.__name__, x)
     if isinstance(x, types.MethodType) and x.__self__ is v:
         return ("of", identity(v))
     if isinstance(x, TensorBase):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["data_oriented", "is_data_oriented", "is_frozen_struct", "is_walked", "members_of", "runtime_primitives", "taken_apart"]
+__all__ = ["data_oriented", "is_data_oriented", "is_frozen_struct", "is_walked", "members_of", "runtime_primitives",
+           "taken_apart"]
 
 _MARK = "_qd_data_oriented"
 _PRIMITIVES = "_qd_template_primitives"

@@ -25,7 +25,7 @@ from .host import CpuHost
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
 _NEVER = 1 << 62  # with one thread every loop runs inline
-INLINE_MAX_INSTRUCTIONS = 400  # funcs above this are called (`inline_func`)
+INLINE_MAX_INSTRUCTIONS = 200  # funcs above this are called (`inline_func`)
 
 # qd math name -> LLVM intrinsic family; the dtype adds the .f32 / .f64 suffix
 MATH = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "pow": "pow",
