@@ -34,7 +34,7 @@ import types
 import warnings
 from pathlib import Path
 
-import analysis
+import analysis.records
 from analysis.records import record
 from analysis.rules_path import rule_files
 
@@ -89,7 +89,9 @@ def compiler_files() -> list[Path]:
     """The files whose text decides what a compiled entry holds: the rules and every source
     file of the `qd` and `analysis` packages (all of their subpackages)."""
     files = list(rule_files())
-    for pkg in (Path(__file__).resolve().parents[1], Path(analysis.__file__).resolve().parent):
+    # the package of a module qd imports from it: `analysis` itself may resolve to a namespace
+    # package of the same name (a `tests/analysis` folder first on sys.path) that has no file
+    for pkg in (Path(__file__).resolve().parents[1], Path(analysis.records.__file__).resolve().parent):
         files += sorted(pkg.rglob("*.py"))
     return files
 

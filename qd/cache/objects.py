@@ -41,16 +41,17 @@ def digest(compiler: str, identity: tuple, ir_text: str) -> str:
     return h.hexdigest()[:40]
 
 
-def compiled(compiler: str, identity: tuple, ir_text: str, compile_text: Callable[[str], bytes],
+def compiled(compiler: Callable[[], str], identity: tuple, ir_text: str, compile_text: Callable[[str], bytes],
              directory: Path | None) -> tuple[bytes, str]:
     """(object code of `ir_text`, where it came from: "memory", "disk" or "compile"), compiling
-    with `compile_text` only when neither store has it; `directory`: the disk store, or None."""
-    d = digest(compiler, identity, ir_text)
+    with `compile_text` only when neither store has it; `directory`: the disk store, or None.
+    `compiler()` names the compiler in the disk store's names (in memory it is this process's)."""
+    d = digest("", identity, ir_text)
     obj = _memory.get(d)
     if obj is not None:
         _memory.move_to_end(d)
         return obj, "memory"
-    path = directory / f"{d}.qdo" if directory is not None else None
+    path = directory / f"{digest(compiler(), identity, ir_text)}.qdo" if directory is not None else None
     obj = _read(path) if path is not None else None
     source = "disk"
     if obj is None:

@@ -109,7 +109,7 @@ def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
 
     def reuse_or_compile(text: str) -> bytes:
         t = time.perf_counter()
-        obj, source = objects.compiled(fastcache.compiler_digest(), tgt.cache_identity(), text, llvm, directory)
+        obj, source = objects.compiled(fastcache.compiler_digest, tgt.cache_identity(), text, llvm, directory)
         if source != "compile":
             stats.add("llvm_reuse", time.perf_counter() - t)
         return obj

@@ -91,3 +91,33 @@ def test_a_memory_only_kernel_finds_its_object_on_disk_and_a_damaged_one_is_comp
     os.chmod(files[0], 0o600)
     assert _run(tmp_path) == "[4.0, 4.0, 4.0, 4.0] 1 0"
     assert _run(tmp_path) == "[4.0, 4.0, 4.0, 4.0] 0 1"  # written again, intact
+
+
+@pytest.mark.slow  # one interpreter
+def test_compiles_when_a_folder_named_analysis_shadows_the_package(tmp_path):
+    """A project (qd's own tests, say) may have an `analysis/` folder without `__init__.py` first
+    on sys.path: `import analysis` then gives a namespace package with no file, and naming the
+    compiler (its sources' digest) must still find qd's `analysis` package."""
+    (tmp_path / "analysis").mkdir()
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import numpy as np
+        import qd
+        qd.init(arch=qd.cpu, offline_cache_file_path={str(tmp_path / "cache")!r})
+
+        @qd.kernel(fastcache=True)
+        def k(x: qd.types.NDArray[qd.f32, 1]):
+            for i in x:
+                x[i] = x[i] + 2.0
+
+        x = np.ones(3, np.float32)
+        k(x)
+        print(x.tolist())
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # qd as installed (editable: no path entry)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "[3.0, 3.0, 3.0]"
