@@ -9,7 +9,7 @@ cannot re-check) still finds its object code on disk when its frontend gives the
 again: the second run then repeats the cheap part (frontend, rules, codegen) and skips LLVM,
 which is most of a large kernel's compile.
 
-In memory the store keeps the most recent objects up to `MEMORY_BYTES`. On disk, for kernels
+In memory the store keeps the most recent objects up to `MEMORY_BYTES`, until `qd.init`. On disk, for kernels
 that use the disk cache, each object is a file named by the digest of (compiler, machine, IR
 text) under the cache directory's `objects/`, authenticated like every entry (`trust`); a file
 that fails its check is ignored and replaced.
@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from ..core import variants
 from . import trust
 
 __all__ = ["compiled", "forget"]
@@ -63,9 +64,12 @@ def compiled(compiler: Callable[[], str], identity: tuple, ir_text: str, compile
 
 
 def forget() -> None:
-    """Drop the objects held in memory (tests)."""
+    """Drop the objects held in memory (at `qd.init`, with every variant: `variants.drop_all`)."""
     _memory.clear()
     _held[0] = 0
+
+
+variants.on_drop_all(forget)
 
 
 def _remember(d: str, obj: bytes) -> None:

@@ -53,7 +53,7 @@ def remember(kernel, key, variant) -> list:
         if old != key and old != last:
             dropped.append(table.pop(old))  # its code is freed once no launch of it is running
     if dropped:
-        kernel._fast = None  # the dispatcher's own table may hold them too: it is made again
+        kernel.drop_dispatcher()  # its own table may hold them too: it is made again
     if kernel not in _warned:
         _warned.add(kernel)
         warnings.warn(f"qd: kernel {kernel.fn.__qualname__} has more than {MAX_VARIANTS} compiled variants; "
@@ -62,13 +62,23 @@ def remember(kernel, key, variant) -> list:
     return dropped
 
 
+_on_drop_all: list = []  # what else lets go of compiled code then (`on_drop_all`)
+
+
+def on_drop_all(fn) -> None:
+    """Call `fn` whenever `drop_all` runs (a store of compiled code that must not outlive it)."""
+    _on_drop_all.append(fn)
+
+
 def drop_all() -> None:
     """`qd.init`: every kernel lets go of its variants now, not at its next call, so the
     machine code of kernels never called again is freed too."""
+    for fn in _on_drop_all:
+        fn()
     with compile_lock():
         for kernel in list(_holders):
             table = kernel.variants
-            kernel._fast = None
+            kernel.drop_dispatcher()
             kernel.variants = {}
             table.clear()  # an old dispatcher may still refer to the table; it must not keep the variants
         _holders.clear()

@@ -169,6 +169,13 @@ class Kernel(Decorated):
             return _regroup(r, self._ret_items)
         return r if self._ret_struct is None else self._ret_struct.from_flat(r)
 
+    def drop_dispatcher(self) -> None:
+        """Forget the generated dispatcher and its table (which holds variants and the frozen
+        arguments it keys by identity); the next call makes them again."""
+        if self._table is not None:
+            self._table.clear()
+        self._fast = self._table = self._tokens = None
+
     def _reset(self) -> None:
         """Forget variants compiled under an earlier `qd.init` (under the compile lock: several
         threads may notice the new generation at once, and only the first one resets)."""
@@ -178,8 +185,7 @@ class Kernel(Decorated):
                 return
             self._gen = gen
             self._specs = None  # `int` / `float` annotations follow the new default_ip / default_fp
-            self._fast = None
-            self._tokens = self._table = None
+            self.drop_dispatcher()
             self.variants = {}
             self.last = None
 

@@ -53,7 +53,7 @@ HARNESS_CASES = [
      "import signal\nimport time\n\n\ndef main():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
      "    time.sleep(60)\n"),
     ("error in the program's own Python", "python", "ZeroDivisionError", "def main():\n    return 1 / 0\n"),
-    ("located qd error", "located", "QdNameError",
+    ("located qd error", "located", "QuadrantsNameError",
      "import qd\n\n\n@qd.kernel\ndef main():\n    for i in range(2):\n        nothing_here[i] = 1\n"),
     ("runs", "ok", "", "import qd\n\n\n@qd.kernel\ndef main():\n    for i in range(2):\n        pass\n"),
     ("prints", "ok", "", "import os\n\n\ndef main():\n    print('{not json')\n    os.write(1, b'[1]\\nnoise\\n')\n"

@@ -304,7 +304,7 @@ def test_program_matches_quadrants(runs, name):
 def test_bad_stream_is_refused_by_both(runs):
     q, mine = runs["quadrants"]["bad_stream"], runs["qd"]["bad_stream"]
     assert q[0] == "error"
-    assert mine[0] == "error" and mine[1] == "QdTypeError" and "qd_stream" in mine[2], mine
+    assert mine[0] == "error" and mine[1] == "QuadrantsTypeError" and "qd_stream" in mine[2], mine
 
 
 @pytest.fixture
