@@ -36,24 +36,22 @@ def find(kernel: KernelView, key, cfg, host: Host, noalias: bool, key_knowing: C
     if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
         return None, None, None
     with timed("cache_key"):
-        dkey = fastcache.key(kernel, key, cfg, host.cache_identity(), __version__)
+        entry_path, dkey = where(kernel, key, cfg, host)
     if dkey is None:
         not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
         return None, None, None
-    entry_path = fastcache.cache_dir(cfg) / f"{dkey}.qdk"
     with timed("disk_read"):
         entry = fastcache.load(entry_path, kernel, key, dkey, host.entry_symbol)
     seen = {dkey}
     for k in range(len(read_names.order()) - 1, -1, -1) if entry is None and key_knowing is not None else ():
         with timed("cache_key"):
             key_k = key_knowing(k)
-            dkey_k = fastcache.key(kernel, key_k, cfg, host.cache_identity(), __version__)
+            path_k, dkey_k = where(kernel, key_k, cfg, host)
         if dkey_k is None or dkey_k in seen:
             continue
         seen.add(dkey_k)
         with timed("disk_read"):
-            entry = fastcache.load(fastcache.cache_dir(cfg) / f"{dkey_k}.qdk", kernel, key_k, dkey_k,
-                                   host.entry_symbol)
+            entry = fastcache.load(path_k, kernel, key_k, dkey_k, host.entry_symbol)
         if entry is not None:
             break
     return entry, entry_path, dkey

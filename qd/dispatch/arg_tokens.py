@@ -22,8 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..frontend.spec_key import dispatch_parts
-from ..lang.data_oriented import is_frozen_struct
-from ..lang.field import fixed_array
+from ..lang.field import frozen_along
 
 __all__ = ["DispatchTable"]
 
@@ -46,21 +45,18 @@ class DispatchTable:
 
     def _struct_token(self, subs: list) -> Callable[[object], object]:
         held = self.held
+        chains = [chain for chain, _ in subs]
 
         def token(v):
             if held.get(id(v)) is v:
                 return id(v)
             parts = []
-            fixed = is_frozen_struct(v)
             for chain, part in subs:
                 x = v
-                for name in chain[:-1]:
+                for name in chain:
                     x = getattr(x, name)
-                    fixed = fixed and is_frozen_struct(x)
-                x = getattr(x, chain[-1])
-                fixed = fixed and fixed_array(x)
                 parts.append(part(x))
-            if not fixed:
+            if not frozen_along(v, chains):
                 return tuple(parts)
             if len(held) >= MAX_HELD:
                 self.clear()

@@ -34,10 +34,12 @@ from ..core.errors import (
 )
 from . import impl as _impl
 from . import torch_interop as _torch
+from .data_oriented import is_frozen_struct
 from .matrix import _FIELD_MAKERS, Matrix, MatrixType, VectorType, wrap_entries
 from .ndarray import DeviceNdarray, Ndarray, _set_layout, _shape_of, zeros
 
-__all__ = ["Axis", "Field", "Layout", "SNode", "field", "fixed_array", "i_axes", "matrix_field", "root", "vector_field"]
+__all__ = ["Axis", "Field", "Layout", "SNode", "field", "fixed_array", "frozen_along", "i_axes",
+           "matrix_field", "root", "vector_field"]
 
 
 class Field(Ndarray):
@@ -504,3 +506,18 @@ def fixed_array(x) -> bool:
     or reshaped in place."""
     t = type(x)
     return x is None or t is Ndarray or t is DeviceNdarray or (isinstance(x, Field) and x._placed)
+
+
+def frozen_along(v, chains) -> bool:
+    """Whether every object on these attribute chains from `v` is a frozen struct
+    (`is_frozen_struct`) and every leaf a `fixed_array`: then what a launch reads from `v`
+    through them never changes while `v` lives."""
+    for chain in chains:
+        x = v
+        for name in chain:
+            if not is_frozen_struct(x):
+                return False
+            x = getattr(x, name)
+        if not fixed_array(x):
+            return False
+    return True

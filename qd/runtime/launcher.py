@@ -23,8 +23,7 @@ from ..core.dtypes import from_numpy
 from ..core.entry import EntryPoint
 from ..core.errors import QdInternalError
 from ..frontend.signature import ScalarSpec, VecSpec, walk_specs
-from ..lang.data_oriented import is_frozen_struct
-from ..lang.field import Field, fixed_array
+from ..lang.field import Field, frozen_along
 from ..lang.matrix import Matrix, Vector
 from ..lang.ndarray import Ndarray
 from .args import alias_checked, array_arg, components, int_range, overlaps, slow_launch
@@ -169,7 +168,8 @@ def make_launcher(kernel: KernelView, km: KernelModule, entry: EntryPoint, writt
             root = s.path.split(".")[0]
             memo: dict = {}
             nm.bind(f"memo{g}", memo)
-            nm.bind(f"frozen{g}", _frozen_tree([m.path.split(".")[1:] for m in members]))
+            chains = [m.path.split(".")[1:] for m in members]
+            nm.bind(f"frozen{g}", lambda v, chains=chains: frozen_along(v, chains))
             nm.bind(f"keep{g}", _remember(memo))
             ps = ", ".join(f"@p{m.slot}" for m in members)
             es = ", ".join(f"@e{m.slot}" for m in members)
@@ -340,7 +340,7 @@ def _remembered_structs(km: KernelModule, fields: dict, params) -> dict[int, tup
     in km.slots of the first leaf: (index past the last, first buffer slot, slot past the
     last)}. Such a parameter's leaves are all arrays, consecutive in the slots and filling a
     contiguous run of the buffer (pointers and extents), so what a frozen argument gives them
-    (`_frozen_tree`) is copied in with one slice."""
+    (`field.frozen_along`) is copied in with one slice."""
     out = {}
     slots = list(km.slots)
     roots = [s.path.split(".")[0] if "." in s.path and s.path not in fields else None for s in slots]
@@ -356,22 +356,6 @@ def _remembered_structs(km: KernelModule, fields: dict, params) -> dict[int, tup
             out[i] = (j, cells[0], cells[-1] + 1)
         i = j
     return out
-
-
-def _frozen_tree(chains: list[list[str]]) -> Callable[[object], bool]:
-    """Whether every object on these attribute chains from an argument is a frozen struct and
-    every leaf an array fixed for its life: then what a launch reads from it never changes."""
-    def frozen(v) -> bool:
-        for chain in chains:
-            x = v
-            for name in chain:
-                if not is_frozen_struct(x):
-                    return False
-                x = getattr(x, name)
-            if not fixed_array(x):
-                return False
-        return True
-    return frozen
 
 
 def _remember(memo: dict) -> Callable[..., None]:
