@@ -20,6 +20,7 @@ from .core.errors import (
     QdIndexError,
     QdInternalError,
     QdNameError,
+    QdResumeError,
     QdRuntimeError,
     QdShapeError,
     QdSignatureError,
@@ -103,6 +104,7 @@ from .lang.stream import Event, Stream, create_event, create_stream, stream_para
 
 _sys.modules[f"{__name__}.graph"] = graph
 graph_do_while, graph_parallel_context, graph_parallel = graph.do_while, graph.parallel_context, graph.parallel
+checkpoint, GraphStatus = graph.checkpoint, graph.GraphStatus
 
 from .lang.buffer_view import BufferView  # noqa: E402 - ndarray slices as views
 
@@ -117,7 +119,7 @@ __all__ = [
     "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "u1",
     "QdError", "QdCompileError", "QdSyntaxError", "QdNameError", "QdTypeError", "QdStaticError", "QdCallError",
     "QdSignatureError", "QdArgumentError", "QdConfigError", "QdValueError", "QdIndexError", "QdBoundsError",
-    "QdRuntimeError", "QdShapeError", "QdInternalError", "QdWarning",
+    "QdRuntimeError", "QdResumeError", "QdShapeError", "QdInternalError", "QdWarning",
     "kernel", "func", "launch_info", "explain", "static", "ndrange", "grouped", "cast", "sync",
     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor",
     "sqrt", "sin", "cos", "tan", "exp", "log", "abs", "floor", "ceil", "min", "max", "pi",
@@ -129,7 +131,7 @@ __all__ = [
 ]
 __all__ += ["Struct", "dataclass"]
 __all__ += ["algorithms", "graph", "Stream", "Event", "create_stream", "create_event", "stream_parallel",
-            "graph_do_while", "graph_parallel_context", "graph_parallel"]
+            "graph_do_while", "graph_parallel_context", "graph_parallel", "checkpoint", "GraphStatus"]
 __all__ += ["BufferView", "profiler", "tools"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names

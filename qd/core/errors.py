@@ -161,6 +161,17 @@ class QdError(Exception):
                      *self.args[1:])
 
 
+def _shown_as(name: str):
+    """Give a class of qd's own the name of the class quadrants raises in its place, so a program
+    that prints `type(e).__name__` prints what it prints on quadrants. The class stays qd's
+    (`except QdStaticError:` still tells it apart) and a subclass of that one, so every `except`
+    written for quadrants catches it; `qd.core.errors.<qd name>` is still where it is defined."""
+    def rename(cls: type) -> type:
+        cls.__name__ = cls.__qualname__ = name
+        return cls
+    return rename
+
+
 # The classes quadrants also has carry quadrants' names (`QuadrantsTypeError`, ...), which a program
 # written for quadrants catches and prints; qd's own names (`QdTypeError`, ...) are the same classes.
 class QuadrantsCompilationError(QdError):
@@ -194,18 +205,22 @@ class QuadrantsTypeError(QdCompileError, TypeError):
 QdTypeError = QuadrantsTypeError
 
 
+@_shown_as("QuadrantsCompilationError")
 class QdStaticError(QdCompileError):
     """`qd.static(...)` applied to a value that is only known at run time."""
 
 
+@_shown_as("QuadrantsCompilationError")
 class QdCallError(QdCompileError):
     """A call qd cannot compile: a kernel from a kernel, recursion, wrong arguments to a func."""
 
 
+@_shown_as("TypeError")
 class QdArgumentError(QdError, TypeError):
     """A kernel, or a qd function called from Python, got arguments that do not match its signature."""
 
 
+@_shown_as("QuadrantsSyntaxError")
 class QdSignatureError(QdCallError, QdArgumentError, QdSyntaxError):
     """A call whose arguments do not match the kernel's or func's signature: missing, unexpected,
     repeated or too many arguments. It is each of qd's classes such a call was reported with (a
@@ -228,10 +243,12 @@ def signature_error(what: str, e: TypeError, loc: SourceLoc | None) -> QdSignatu
     return QdSignatureError(f"bad call of {what}(): {text}", loc)
 
 
+@_shown_as("ValueError")
 class QdValueError(QdArgumentError, ValueError):
     """An argument of the right type with a value qd cannot use (a negative shape, a mismatched copy)."""
 
 
+@_shown_as("IndexError")
 class QdIndexError(QdArgumentError, IndexError):
     """A `qd.ndarray` indexed from Python out of its bounds (an IndexError, so iteration still stops)."""
 
@@ -247,6 +264,11 @@ class QuadrantsRuntimeError(QdError, RuntimeError):
 QdRuntimeError = QuadrantsRuntimeError
 
 
+@_shown_as("RuntimeError")
+class QdResumeError(QdRuntimeError):
+    """`kernel.resume(from_checkpoint=label)` for a label the kernel has no checkpoint for."""
+
+
 class QdShapeError(QdValueError, QdRuntimeError):
     """A shape an array or field cannot have (a dimension that is not an int in 1..2**31-1). A
     bad argument value, and the RuntimeError quadrants raises for it."""
@@ -260,6 +282,7 @@ class QuadrantsAssertionError(QdRuntimeError, AssertionError):
 QdAssertionError = QuadrantsAssertionError
 
 
+@_shown_as("QuadrantsAssertionError")
 class QdBoundsError(QdIndexError, QdAssertionError):
     """A field or ndarray indexed from Python out of its bounds: an IndexError (iteration stops at
     it) and, as quadrants reports it under `debug=True`, an AssertionError."""

@@ -27,6 +27,7 @@ from ..core.errors import (
     QdSyntaxError,
     SourceLoc,
     caller_loc,
+    show,
     signature_error,
     warn_at,
 )
@@ -37,6 +38,7 @@ from ..lang import config as _config
 from ..lang import impl as _impl
 from ..lang import stream as _stream
 from ..lang.funcs import Decorated, check_decorated, func
+from ..lang.graph import CheckpointTable
 from ..lang.matrix import UNPACKED_ONLY_MEMBERS, MatrixType, OpenElementType, VectorType
 from ..lang.structs import StructType
 from ..runtime.hygiene import Namer, checked_path, internal_names, param_list
@@ -53,7 +55,10 @@ class Kernel(Decorated):
     # kernels in definition order, two per kernel (its adjoint twin), after the 30 it defines itself
     _numbers = itertools.count(60, 2)
 
-    def __init__(self, fn, fastcache: bool = False):
+    checkpoint_table = None  # `checkpoints=True`: its labels (`qd.lang.graph.CheckpointTable`)
+    resume_from = None  # a kernel made by `resume`: the label it starts at
+
+    def __init__(self, fn, fastcache: bool = False, number: int | None = None):
         super().__init__(fn)
         self.fastcache = fastcache or getattr(fn, "_qd_pure", False) is True  # `@qd.pure` below `@qd.kernel`
         self.defaults = {p.name: p.default for p in self.signature.parameters.values() if p.default is not p.empty}
@@ -63,7 +68,7 @@ class Kernel(Decorated):
         self._table: DispatchTable | None = None  # the dispatcher's table and token function
         self._tokens = None
         self.variants: dict = {}
-        self.number = next(Kernel._numbers)
+        self.number = next(Kernel._numbers) if number is None else number
         self.instances: dict = {}  # specialisation key -> its number in profiler names (kept by `qd.init`, as there)
         self.last: LaunchInfo | None = None
         self._ret_struct: StructType | None = None  # a struct result: built from the returned components
@@ -165,9 +170,28 @@ class Kernel(Decorated):
                 r = self._slow_call(args, kwargs)
         except QdError as e:
             raise e.with_traceback(None) from None
+        if self.checkpoint_table is not None:
+            return self.checkpoint_table.status(r)
         if self._ret_items is not None:
             return _regroup(r, self._ret_items)
         return r if self._ret_struct is None else self._ret_struct.from_flat(r)
+
+    def resume(self, *args, from_checkpoint, **kwargs):
+        """quadrants' `kernel.resume(..., from_checkpoint=label)`: launch a kernel with checkpoints
+        from the block labelled `label` on (what comes before it in source order is skipped). Each
+        label's kernel is compiled once, as a kernel of its own."""
+        table = self.checkpoint_table
+        if table is None:
+            raise QdArgumentError(f"{self.fn.__qualname__}.resume(): the kernel has no checkpoints (decorate it "
+                                  "with @qd.kernel(graph=True, checkpoints=True))", caller_loc())
+        if isinstance(from_checkpoint, bool) or not isinstance(from_checkpoint, int):
+            raise QdArgumentError(f"from_checkpoint= must be a checkpoint label (an int or an IntEnum member), got "
+                                  f"{show(from_checkpoint)}", caller_loc())
+        k = table.resumed.get(from_checkpoint)
+        if k is None:
+            k = table.resumed[from_checkpoint] = Kernel(self.fn, number=self.number)
+            k.graph, k.checkpoint_table, k.resume_from = True, table, from_checkpoint
+        return k(*args, **kwargs)
 
     def drop_dispatcher(self) -> None:
         """Forget the generated dispatcher and its table (which holds variants and the frozen
@@ -305,6 +329,10 @@ class BoundKernel(functools.partial):
     def __repr__(self) -> str:
         return f"<bound qd.kernel {self.func.fn.__qualname__} of {type(self.args[0]).__qualname__}>"
 
+    def resume(self, *args, from_checkpoint, **kwargs):
+        """`Kernel.resume` with the object as `self`."""
+        return self.func.resume(self.args[0], *args, from_checkpoint=from_checkpoint, **kwargs)
+
 
 def as_kernel(k) -> Kernel | None:
     """The kernel `k` is (a kernel method bound to an object is its kernel), else None."""
@@ -400,6 +428,9 @@ def _with_graph(k: Kernel, options: dict) -> Kernel:
     """Record `graph=True` (or Genesis' `gpu_graph=True`): streams refuse such a kernel, as in quadrants."""
     if options.get("graph") or options.get("gpu_graph"):
         k.graph = True
+    if options.get("checkpoints"):  # launches return a qd.GraphStatus; labels are this process's objects
+        k.checkpoint_table = CheckpointTable()
+        k.fastcache = False
     return k
 
 

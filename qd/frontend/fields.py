@@ -239,12 +239,18 @@ def _leaf(low: Lowering, src: FieldSource, loc: SourceLoc | None) -> LeafV:
 
 
 def grad_of(low: Lowering, leaf: ir.ArrayLeaf, loc: SourceLoc | None) -> LeafV:
-    """`x.grad` of a field the code named: its gradient field (`needs_grad=True`), a leaf of its
-    own, read at launch through the same chain and then `.grad`."""
+    """`x.grad` of a field the code named, or of a kernel's array parameter: its gradient
+    (`needs_grad=True`), a leaf of its own, read at launch through the same chain and then `.grad`."""
     src = low.inst.fields.get(leaf.path)
     if src is None:
-        raise QdTypeError("`.grad` inside kernels is read from a field the code names (a global, a closure variable "
-                          "or an attribute chain from one); pass the gradient field itself as an argument", loc)
+        grad = low.param_grads.get(leaf.path) if low.is_kernel else None
+        if grad is None:
+            raise QdTypeError("`.grad` inside kernels is read from a field the code names or from an array "
+                              "parameter of the kernel made with needs_grad=True; this array has no gradient "
+                              "there: pass the gradient itself as an argument", loc)
+        if all(lf.path != grad.path for lf in low.inst.params):
+            low.inst.params.append(grad)
+        return LeafV(next(lf for lf in low.inst.params if lf.path == grad.path))
     g = src.current().grad
     if not isinstance(g, Field) or not g._placed:
         raise QdTypeError(f"the {src.where} has no gradient field: create it with needs_grad=True, or place it and "

@@ -24,11 +24,17 @@ from .values import CT, LeafV, MatV, RecV, StructV
 __all__ = ["kernel_params"]
 
 
-def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, object]], list[ir.Leaf], tuple]:
-    """(parameter values by name, leaves in signature order, instantiation key) of `kernel`
-    launched with the bound arguments `args`; `arrays` holds the (dtype, ndim, element shape) of each array
-    leaf's argument, as the dispatcher checked it against the annotation."""
+def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, object]], list[ir.Leaf], tuple,
+                                                             dict[str, ir.ArrayLeaf]]:
+    """(parameter values by name, leaves in signature order, instantiation key, gradient leaves)
+    of `kernel` launched with the bound arguments `args`; `arrays` holds the (dtype, ndim, element
+    shape) of each array leaf's argument, as the dispatcher checked it against the annotation.
+    The gradient leaves are those of array arguments made with `needs_grad=True`, by the
+    parameter's path: the code's `x.grad` adds one to the parameters (read at launch as `x.grad`).
+    The key leaves them out: a gradient is always its array's shape and dtype, so the variant
+    fits every argument of that type, and a launch whose argument has none is refused there."""
     leaves: list[ir.Leaf] = []
+    grads: dict[str, ir.ArrayLeaf] = {}
 
     def leaf(path: str, spec) -> tuple[object, tuple]:
         v = _value_at(args, path)
@@ -57,6 +63,10 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
             perm = v._perm if isinstance(v, Ndarray) else ()  # numpy arrays are canonical
             lf = ir.ArrayLeaf(path, dt, kernel.param_loc(path), nd, elem, perm=perm, clamp=spec.clamp)
             leaves.append(lf)
+            g = getattr(v, "_grad", None)
+            if isinstance(g, Ndarray) and not getattr(g, "offset", None):  # `x.grad`: a leaf once the code reads it
+                grads[path] = ir.ArrayLeaf(f"{path}.grad", g._dtype, kernel.param_loc(path), g._ndim,
+                                           g.element_shape, perm=g._perm, clamp=spec.clamp)
             k = ("a", dt.name, nd, elem) if elem else ("a", dt.name, nd)
             return LeafV(lf), k + (("perm", perm),) if perm else k
         if isinstance(spec, VecSpec):  # one scalar leaf per component: `v[0]`, `v[1]`, ...
@@ -80,7 +90,7 @@ def kernel_params(kernel, args: dict, arrays: dict) -> tuple[list[tuple[str, obj
         val, k = fold_spec(name, spec, leaf, struct)
         params.append((name, val))
         key.append(k)
-    return params, leaves, tuple(key)
+    return params, leaves, tuple(key), grads
 
 
 def _value_at(args: dict, path: str) -> object:

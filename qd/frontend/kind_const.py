@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
-from ..core.errors import QdError, QdNameError, QdTypeError
+from ..core.errors import QdCompileError, QdError, QdNameError, QdTypeError
 from ..lang import ops as lang
 from ..lang.field import Field
 from ..lang.matrix import Matrix
@@ -127,7 +127,8 @@ class ConstKind(Kind):
 
     def element_index(self, lw: Lowering, v, node: ast.Subscript):
         if getattr(v.value, "_qd_array", False):  # a qd.ndarray reached by name
-            raise QdTypeError("a qd.ndarray named by a global or closure variable cannot be read by a kernel: "
+            # quadrants' class for it: a compilation error, whatever the kernel's options
+            raise QdCompileError("a qd.ndarray named by a global or closure variable cannot be read by a kernel: "
                               "pass it as an argument (fields can be named as globals)", lw.loc(node.value))
         return super().element_index(lw, v, node)
 

@@ -19,7 +19,7 @@ import ast
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core import typing_rules as rules
-from ..core.errors import QdCallError, QdError, QdSyntaxError, QdTypeError
+from ..core.errors import QdCallError, QdError, QdSyntaxError, QdTypeError, SourceLoc
 from ..core.source import FuncSource, get_source
 from . import (  # noqa: F401 - the builtin_* modules register builtins
     algorithm_calls,
@@ -70,6 +70,8 @@ class Lowerer(ExprLowerer):
         self.n_tasks = 0  # parallel loops so far (a kernel's)
         self._returns_fixed = return_ann is not None
         self.returned_value = False
+        self.checkpoints_seen: dict[int, SourceLoc | None] = {}  # checkpoint code -> its block
+        self.checkpoint_depth = 0  # inside a checkpoint block
         self._bare_return = False  # a `return` without a value was lowered (the func returns nothing)
         self.loop_config: dict | None = None  # qd.loop_config(...) settings waiting for the next loop
         self.static_depths: list[int] = []  # `runtime_depth` at each enclosing unrolled loop (`_loop_jump`)
@@ -81,7 +83,11 @@ class Lowerer(ExprLowerer):
         try:
             if not self.is_kernel:
                 by_reference.own_assigned_params(self, self.func, dict(self.scope))
-            self.lower_body(fdef.body)
+            if self.is_kernel:
+                graph_calls.lower_kernel_body(self, fdef.body)
+                graph_calls.finish_checkpoints(self)
+            else:
+                self.lower_body(fdef.body)
         except QdError as e:
             e.in_function(self.func.fn.__name__)
             raise
@@ -521,15 +527,21 @@ def lower_kernel(reg: InstRegistry, kernel, args: dict, arrays: dict) -> ir.Inst
     """Lower `kernel` for the bound launch arguments `args` (and every func it calls, into
     `reg`); `arrays` maps each array leaf's path to the (dtype, ndim) of its argument. The
     kernel's instantiation is registered and returned."""
-    params, leaves, key = kernel_params(kernel, args, arrays)
+    params, leaves, key, grads = kernel_params(kernel, args, arrays)
     inst_id = ids.inst_id(kernel.fn.__qualname__, (reg.identity(kernel), key))
     src = get_source(kernel.fn)
     ret = None
     ann = kernel.hints.get("return")
-    if ann is not None:
+    if getattr(kernel, "checkpoint_table", None) is not None:  # it returns its checkpoint code
+        if ann is not None:
+            raise QdSyntaxError("a kernel with checkpoints returns a qd.GraphStatus; it cannot declare a return "
+                                "type", src.loc(src.tree.returns))
+        ret = (_dt.i32,)
+    elif ann is not None:
         ret = return_types(ann, src)
     with reg.compiling(kernel, inst_id):
         low = Lowerer(reg, kernel, src, inst_id, True, params, leaves, ret)
+        low.param_grads = grads
         low.inst.ret_shape = return_shape(ann)
         low.inst.ret_struct = return_struct(ann)
         low.inst.ret_items = return_items(ann)

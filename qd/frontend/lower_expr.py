@@ -103,6 +103,7 @@ class ExprLowerer:
         self.reg = reg
         self.cfg = reg.config
         self.func = func
+        self.param_grads: dict[str, ir.ArrayLeaf] = {}  # a kernel's: `kernel_params`' gradient leaves
         self.src = src
         self.is_kernel = is_kernel
         fn = func.fn

@@ -29,6 +29,10 @@ class Lowering(Protocol):
     block: ir.Block
     task: int
     is_kernel: bool
+    param_grads: dict[str, ir.ArrayLeaf]
+    checkpoints_seen: dict[int, SourceLoc | None]
+    checkpoint_depth: int
+    returned_value: bool
     loops: list[str]
     runtime_depth: int
     static_scope: int

@@ -138,8 +138,14 @@ def member_at(bound: dict, path: str, loc_of: LocOf):
         try:
             v = getattr(v, p)
         except AttributeError:
-            raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated dataclass)",
-                                  loc_of(path)) from None
+            v = None
+            if p != "grad":
+                raise QdArgumentError(f"argument {parts[0]!r} has no member {p!r} (expected the annotated "
+                                      "dataclass)", loc_of(path)) from None
+        if v is None and p == "grad":  # a kernel reading `x.grad` of an array parameter
+            owner = path[: -len(".grad")]
+            raise QdArgumentError(f"argument {owner!r} has no gradient, and the kernel reads {owner}.grad: pass an "
+                                  "array made with needs_grad=True", loc_of(path))
     return v
 
 

@@ -46,14 +46,32 @@ class Field(Ndarray):
     """A dense field: scalar elements (`element_shape == ()`), vectors (`(n,)`) or matrices
     (`(n, m)`). Created without a shape it is unplaced until `qd.root.dense(...).place(f)`."""
 
-    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual", "_cell", "_soa", "_handed_out")
+    __slots__ = ("n", "m", "name", "offset", "_placed", "_dual", "_cell", "_soa", "_handed_out", "_spares")
     _is_field = True
 
     @property
+    def grad(self):
+        """The gradient field: made and placed by `needs_grad=True` or `qd.root.lazy_grad()`;
+        otherwise, for a real field, an unplaced one (as quadrants has it) that a program may place
+        itself; None for an integer field."""
+        return self._companion("grad")
+
+    @property
     def dual(self):
-        """The dual field made by `needs_dual=True` (quadrants' forward-mode companion: same
-        shape and dtype, zero-filled), else None; like `grad`, it holds what the program writes."""
-        return getattr(self, "_dual", None)
+        """The dual field (quadrants' forward-mode companion), as `grad` is the gradient field;
+        like `grad`, it holds what the program writes."""
+        return self._companion("dual")
+
+    def _companion(self, kind: str):
+        made = getattr(self, "_" + kind, None)
+        if made is not None or not self.dtype.is_float:
+            return made
+        spares = getattr(self, "_spares", None)
+        if spares is None:
+            spares = self._spares = {}
+        if kind not in spares:  # not placed with the primal: only the program places it
+            spares[kind] = Field(self.dtype, None, self.element_shape, f"{self.name}.{kind}")
+        return spares[kind]
 
     def __init__(self, dtype, shape, element_shape: tuple = (), name: str = "", offset=None):
         d = _dt.as_dtype(dtype)
@@ -92,7 +110,7 @@ class Field(Ndarray):
         _set_layout(self, self.dtype, shape, self.element_shape)
         self._type_key = ("field", self.dtype.name, self._ndim, self.element_shape, self.offset)  # `ct_key` of a field
         self._placed = True
-        for g in (self.grad, self.dual):
+        for g in (getattr(self, "_grad", None), getattr(self, "_dual", None)):
             if g is not None and not g._placed:  # placed with its primal
                 g._allocate(shape, offset)
 
@@ -346,8 +364,12 @@ def with_companion(f: Field, wanted, kind: str, written=None) -> Field:
             raise QdRuntimeError(f"{shown} is not supported for field with `needs_grad=True` or `needs_dual=True`.",
                                  caller_loc())
         if getattr(f, "_" + kind, None) is None:
-            setattr(f, "_" + kind, Field(f.dtype, f.shape if f._placed else None, f.element_shape,
-                                         f"{f.name}.{kind}", f.offset or None))
+            spare = (getattr(f, "_spares", None) or {}).pop(kind, None)  # the unplaced one handed out
+            if spare is None:
+                spare = Field(f.dtype, None, f.element_shape, f"{f.name}.{kind}")
+            if f._placed and not spare._placed:
+                spare._allocate(f.shape, f.offset or None)
+            setattr(f, "_" + kind, spare)
     return f
 
 

@@ -199,6 +199,12 @@ class Ndarray(TensorBase):
         there."""
         return getattr(self, "_grad", None)
 
+    def size(self, dim: int | None = None):
+        """Every extent, the elements' too (`f.size()` of quadrants' Python backend, where an array
+        is a torch tensor whose `shape` stops at the elements); `dim` picks one."""
+        full = tuple(self.shape) + tuple(self.element_shape)
+        return full if dim is None else full[dim]
+
     def has_grad(self) -> bool:
         """Whether the array has gradient storage (`needs_grad=True`), as quadrants' tensors answer."""
         return getattr(self, "_grad", None) is not None

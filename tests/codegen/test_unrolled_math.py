@@ -74,7 +74,9 @@ def test_a_few_calls_still_vectorise():
     k = _sin_chain(2)
     _run(k)
     scalar, vector = _sin_calls(_optimised(k))
-    assert vector == 2  # the vector body, and a scalar remainder
+    # the vector body holds each of the 2 calls once per interleaved copy (how many copies LLVM
+    # interleaves depends on the host CPU), and the scalar remainder each once
+    assert vector > 0 and vector % 2 == 0 and scalar == 2
     assert "llvm.loop.vectorize.enable" not in next(iter(k.variants.values())).module.ir_text
 
 
@@ -85,7 +87,8 @@ def test_results_are_the_same_bits_vectorised_or_not(monkeypatch):
     qd.init(arch=qd.cpu)
     k = _sin_chain(n)
     vector = _run(k)
-    assert _sin_calls(_optimised(k))[1] == n  # this time the loop was vectorised
+    vector_calls = _sin_calls(_optimised(k))[1]
+    assert vector_calls > 0 and vector_calls % n == 0  # this time the loop was vectorised (interleaved or not)
     np.testing.assert_array_equal(vector, scalar)
     x = np.linspace(-3, 3, 1001).astype(np.float32)
     ref = sum(np.sin(x.astype(np.float64) + j * 0.01) * x for j in range(n))

@@ -167,7 +167,7 @@ def test_one_failure_does_not_stop_the_batch(workers):
         qd.compile_all(calls, workers=workers)
     err = e.value
     assert [(i, type(x).__name__) for i, x in err.errors] == [(0, "QuadrantsNameError"), (2, "QuadrantsTypeError"),
-                                                              (4, "QdArgumentError")]
+                                                              (4, "TypeError")]
     assert "calls[0] failed (above), and 2 more" in str(err) and "3 of the 6 calls compiled" in str(err)
     assert "calls[2]: " in str(err) and "calls[4]: " in str(err) and "not a qd.kernel" in str(err)
     assert [i is None for i in err.infos] == [True, False, True, False, True, False]
