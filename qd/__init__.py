@@ -106,7 +106,11 @@ _sys.modules[f"{__name__}.graph"] = graph
 graph_do_while, graph_parallel_context, graph_parallel = graph.do_while, graph.parallel_context, graph.parallel
 checkpoint, GraphStatus = graph.checkpoint, graph.GraphStatus
 
+from .lang import simt  # noqa: E402 - block, grid, warp and subgroup operations of GPU kernels
 from .lang.buffer_view import BufferView  # noqa: E402 - ndarray slices as views
+
+for _name in ("", ".block", ".grid", ".warp", ".subgroup"):
+    _sys.modules[f"{__name__}.simt{_name}"] = _sys.modules[f"{simt.__name__}{_name}"]
 
 i = i32
 f = f32
@@ -132,7 +136,7 @@ __all__ = [
 __all__ += ["Struct", "dataclass"]
 __all__ += ["algorithms", "graph", "Stream", "Event", "create_stream", "create_event", "stream_parallel",
             "graph_do_while", "graph_parallel_context", "graph_parallel", "checkpoint", "GraphStatus"]
-__all__ += ["BufferView", "profiler", "tools"]
+__all__ += ["BufferView", "profiler", "tools", "simt"]
 
 # ---------------------------------------------------------------- quadrants' configuration, dtype and builtin names
 from .core.dtypes import (  # noqa: E402

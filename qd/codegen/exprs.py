@@ -59,6 +59,9 @@ class ExprGen(Emitter):
         for lf in self.inst.params:
             if lf.path == path:
                 return lf
+        for lf in self.inst.shared:  # a shared array it made (`ir.SharedAlloc`)
+            if lf.path == path:
+                return lf
         raise QdInternalError(f"codegen: unknown leaf {path!r}")
 
     def leaf_dtype(self, path: str) -> _dt.DType:
@@ -262,6 +265,8 @@ class ExprGen(Emitter):
             return self.call(e)
         if isinstance(e, ir.Random):
             return random.draw(self, e)
+        if isinstance(e, ir.Simt):
+            return self.mg.target.simt(self, e)
         if isinstance(e, ir.CheckedIndex):
             v = self.expr(e.index)
             d = e.index.dtype

@@ -103,6 +103,8 @@ class StmtGen(ExprGen):
             self.loop_ranges.pop(id(st.var), None)
         elif isinstance(st, ir.Store):
             self.store(st.path, st.indices, st.value, st.loc)
+        elif isinstance(st, ir.SharedAlloc):
+            self.leaves[st.leaf.path] = (self.mg.target.shared_array(self, st), [str(n) for n in st.shape])
         elif isinstance(st, ir.ExprStmt):
             if id(st.expr) in self.reductions:
                 self.accumulate(st.expr)
@@ -441,7 +443,7 @@ def _invariant(e: ir.Expr, task: int) -> bool:
     """True if `e` can be evaluated before task `task` starts (no task-local state, no loads,
     no calls)."""
     for x in ir.exprs(e):
-        if isinstance(x, (ir.Load, ir.CallFunc, ir.AtomicRMW, ir.AtomicVar, ir.Random)):
+        if isinstance(x, (ir.Load, ir.CallFunc, ir.AtomicRMW, ir.AtomicVar, ir.Random, ir.Simt)):
             return False
         if isinstance(x, ir.VarRead) and x.var.home == task:
             return False

@@ -43,23 +43,29 @@ from . import pool as compile_pool
 from . import pruning, stats
 from .stats import timed
 
-_registry: dict = {"gen": -1, "epoch": 0, "reg": None}
+_registry: dict = {"gen": -1, "epoch": 0, "regs": {}}
 
 
-def registry() -> InstRegistry:
+def registry(tgt: Target | None = None) -> InstRegistry:
     """The instantiations lowered under the current `qd.init` (rebuilt after one, or in a
-    forked child whose parent was compiling)."""
+    forked child whose parent was compiling) for machines like `tgt` (the configuration's by
+    default): one registry per subgroup size, the one fact of the machine that lowering reads
+    (`qd.simt.subgroup.log2_group_size()` unrolls loops), so `qd.ptx` on a CPU configuration
+    never reuses what was lowered for the CPU."""
     cfg = _config.current()
     if _registry["gen"] != cfg.generation or _registry["epoch"] != variants.epoch():
-        _registry.update(gen=cfg.generation, epoch=variants.epoch(), reg=InstRegistry(cfg))
-    return _registry["reg"]
+        _registry.update(gen=cfg.generation, epoch=variants.epoch(), regs={})
+    lanes = (tgt if tgt is not None else _config.host()).subgroup_size
+    reg = _registry["regs"].get(lanes)
+    if reg is None:
+        reg = _registry["regs"][lanes] = InstRegistry(cfg, lanes)
+    return reg
 
 
 def forget(inst_id: str) -> None:
     """Drop a kernel-level instantiation whose variant was evicted (it serves only that variant
     and its aliasing twin)."""
-    reg = _registry["reg"]
-    if reg is not None:
+    for reg in _registry["regs"].values():
         reg.insts.pop(inst_id, None)
 
 
@@ -160,9 +166,9 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True, tgt: Target |
     configuration's (`qd.ptx`, whose module is never stored, so the rule that keeps a cached
     kernel pure is not applied)."""
     cfg = _config.current()
-    reg = registry()
     stored = tgt is None
     tgt = target(cfg) if tgt is None else tgt
+    reg = registry(tgt)
     with timed("frontend"):
         inst = lower_kernel(reg, kernel, bound, array_types(kernel, bound))
         insts = ir.reachable(inst, reg.insts)

@@ -151,8 +151,12 @@ class QdError(Exception):
             self._set_frames(((self.loc, name),))
 
     def called_from(self, site: SourceLoc | None, name: str) -> None:
-        """One more call on the way to the error: `site`, in function `name`."""
+        """One more call on the way to the error: `site`, in function `name`. An error inside
+        qd's own funcs (`qd.simt`'s reductions, `qd.linalg`) is located at the user's call that
+        reached it; the frames still show the way."""
         if self.frames and site is not None:
+            if self.loc is not None and not _is_user_file(self.loc.file) and _is_user_file(site.file):
+                self.loc = site
             self._set_frames(((site, name), *self.frames))
 
     def _set_frames(self, frames) -> None:

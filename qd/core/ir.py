@@ -180,6 +180,19 @@ class Random(Expr):
 
 
 @record(eq=False)
+class Simt(Expr):
+    """A SIMT operation of a GPU (`qd.simt`): a barrier or fence, a thread or lane index, a
+    warp's shuffle or vote. `op` is its `qd.simt` name (`block.sync`, `warp.shfl_down_i32`, ...).
+    Each one reads or orders what other threads do, so it is never folded, hoisted or merged: a
+    value one is evaluated once into a variable, a void one (dtype None) is a statement. A target
+    without them refuses it at `loc`."""
+
+    op: str = ""
+    args: list[Expr] = field(default_factory=list)
+    loc: SourceLoc | None = None
+
+
+@record(eq=False)
 class CheckedIndex(Expr):
     """A run-time index into a local vector or matrix of extent `size`, checked under
     `qd.init(debug=True)` (an out-of-range index is quadrants' "Out of bound access");
@@ -330,6 +343,15 @@ class Assert(Stmt):
 
 
 @record(eq=False)
+class SharedAlloc(Stmt):
+    """`qd.simt.block.SharedArray(shape, dtype)`: from here on `leaf` (no parameter: one of
+    `Inst.shared`) names an array of `shape` the target places (`Target.shared_array`)."""
+
+    leaf: ArrayLeaf = None
+    shape: tuple = ()
+
+
+@record(eq=False)
 class Print(Stmt):
     """`print(...)`: text pieces (str) and `(expr, spec)` pairs, in order (`frontend/print_calls.py`);
     `spec` is a printf spec without its conversion's length modifier, or "" for the default."""
@@ -419,6 +441,7 @@ class Inst:
     # their final values follow the results in `returns`, and the caller stores them back
     inout: tuple = ()
     fields: dict = field(default_factory=dict)  # field leaf path -> its frontend.fields.FieldSource
+    shared: list = field(default_factory=list)  # the ArrayLeafs of its `SharedAlloc`s (no parameters)
 
 
 # ---------------------------------------------------------------- queries

@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     builtin_loops,
     builtin_random,
     builtin_scalars,
+    builtin_simt,
     builtin_volatile,
     by_reference,
     calls,

@@ -145,6 +145,8 @@ class ExprLowerer:
         self.block.stmts.append(stmt)
 
     def access(self, path: str, node, kind: str) -> None:
+        if path.startswith("%"):  # a shared array (`builtin_simt`): no parameter, nothing to prune
+            return
         self.inst.accesses.append(ir.AccessRec(path, self.block.id, self.loc(node), kind))
 
     def syntax(self, node, what: str):

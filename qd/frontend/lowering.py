@@ -22,6 +22,7 @@ class Lowering(Protocol):
     """One instantiation's lowering, as its helpers use it."""
 
     cfg: Any
+    reg: Any
     func: Any
     inst: ir.Inst
     scope: dict[str, object]

@@ -19,8 +19,9 @@ from .ids import inst_name
 class InstRegistry:
     """Explicit cache of lowered instantiations, shared by all kernels until `qd.init`."""
 
-    def __init__(self, config):
+    def __init__(self, config, subgroup_size: int = 0):
         self.config = config
+        self.subgroup_size = subgroup_size  # the machine's lanes in step (`qd.simt.subgroup.group_size()`)
         self.insts: dict[str, ir.Inst] = {}
         self.analysed: dict[str, tuple[str, ...]] = {}  # used sets of instantiations already analysed
         self._in_progress: list[tuple[object, str]] = []  # (function, inst id) being lowered, outermost first

@@ -33,7 +33,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING
 
-from ..core.errors import QdConfigError, caller_loc
+from ..core.errors import QdCompileError, QdConfigError, caller_loc
 
 if TYPE_CHECKING:
     from ..codegen.emitter import Emitter
@@ -62,6 +62,9 @@ class Host(abc.ABC):
     # shared memory per block in bytes, what quadrants' `get_max_shared_memory_bytes` reports:
     # (the exact size, or None where qd does not query it; a lower bound for the machine's family)
     shared_memory_bytes: tuple[int | None, int] = (0, 0)
+    # lanes of a subgroup (`qd.simt.subgroup.group_size()`: a CUDA warp's 32); 0 where the machine
+    # runs no lanes in step (quadrants' CPU answers 0 too)
+    subgroup_size: int = 0
 
     @property
     def array_type(self) -> type:
@@ -200,6 +203,23 @@ class Target(Host):
         `AtomicRMW`/`AtomicVar` the task accumulated) into its target; `g` is a
         `codegen.stmts.StmtGen`. By default one atomic update per chunk."""
         g.reduce_into(e, value)
+
+    # -- SIMT --------------------------------------------------------------------------------
+
+    def simt(self, g: Emitter, e: ir.Simt) -> str:
+        """The value of `qd.simt` operation `e` (`g` a `codegen.stmts.StmtGen`; "0" for a void
+        one). A machine without thread blocks and warps has none: quadrants refuses them on
+        its CPU too (or returns a made-up 0), so each one is a located compile error here."""
+        where = f"the {self.name.upper()}" if self.name else "this target"
+        raise QdCompileError(f"qd.simt.{e.op}() is not supported on {where}: it needs a GPU's thread blocks and "
+                             "warps (qd.init(arch=qd.cuda)); keep it in a `qd.static(...)` arm that only the GPU "
+                             "takes", e.loc)
+
+    @abc.abstractmethod
+    def shared_array(self, g: Emitter, st: ir.SharedAlloc) -> str:
+        """A pointer to the memory of `qd.simt.block.SharedArray` `st` (`g` emits the function
+        that makes it): what one thread block shares, or what one thread owns where there are
+        no blocks."""
 
     # -- compile --------------------------------------------------------------------------
 

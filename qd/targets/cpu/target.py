@@ -14,8 +14,9 @@ ABI (over the `qd.core.abi` buffer):
 from __future__ import annotations
 
 from ...codegen.emitter import Emitter, leaf_args, unpack_args
-from ...codegen.llvm_text import Fn
+from ...codegen.llvm_text import Fn, mem
 from ...codegen.lower_llvm import ModuleGen
+from ...core import ir
 from ...core.abi import FRAME_SLOT
 from ...core.dtypes import DType
 from ...core.errors import QdInternalError
@@ -128,6 +129,16 @@ class CpuTarget(CpuHost, Target):
     def frame_address(self, g: Emitter) -> str:
         frame = g.fn.ins(f"call ptr {g.mg.intrinsic('llvm.frameaddress.p0', 'ptr', ['i32'])}(i32 0)")
         return g.fn.ins(f"ptrtoint ptr {frame} to i64")
+
+    # -- SIMT ------------------------------------------------------------------------------
+
+    def shared_array(self, g: Emitter, st: ir.SharedAlloc) -> str:
+        """As on quadrants' CPU: an array in the frame of the function that makes it, private to
+        the thread running it (a CPU runs no thread blocks to share it)."""
+        count = 1
+        for n in st.shape:
+            count *= n
+        return g.fn.alloca(f"[{count} x {mem(st.leaf.dtype)}]")
 
     # -- math ------------------------------------------------------------------------------
 

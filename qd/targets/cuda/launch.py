@@ -223,6 +223,7 @@ class CudaHost(Host):
     Its identity is the code generator's, so both name a variant's cache entry alike."""
 
     name = "cuda"
+    subgroup_size = 32  # a warp
     device_memory = True
     shared_memory_bytes = (None, 48 * 1024)  # every CUDA GPU since compute capability 2.0 has 48 KiB a block
 

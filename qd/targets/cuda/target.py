@@ -48,6 +48,7 @@ from ..base import Target
 from ..cpu import jit
 from . import driver as _driver
 from . import libdevice
+from . import simt as simt_ops
 from .module import TRIPLE, CudaModule, CudaTask, step_symbol, task_of
 
 MAX_BLOCK = 1024  # CUDA's limit on threads per block: the size of the block-reduction buffer
@@ -85,6 +86,7 @@ class CudaTarget(Target):
     """An NVIDIA GPU of compute capability `sm` ("sm_90"); `runtime` loads and launches."""
 
     name = "cuda"
+    subgroup_size = 32  # a warp
 
     def __init__(self, sm: str = "sm_90", runtime: CudaRuntime | None = None):
         if not re.fullmatch(r"sm_\d+[a-z]?", sm):
@@ -224,6 +226,12 @@ class CudaTarget(Target):
 
     # -- math ------------------------------------------------------------------------------
 
+    def simt(self, g: Emitter, e: ir.Simt) -> str:
+        return simt_ops.lower(g, e)
+
+    def shared_array(self, g: Emitter, st: ir.SharedAlloc) -> str:
+        return simt_ops.shared_array(g, st)
+
     def math_symbol(self, name: str, dtype: DType) -> str:
         sym = libdevice.symbol(name, dtype.bits)
         if sym is None:
@@ -298,13 +306,10 @@ def compile_module(ir_text: str, sm: str) -> CudaModule:
 
 
 def _sreg(g: Emitter, reg: str) -> str:
-    f = g.mg.intrinsic(f"llvm.nvvm.read.ptx.sreg.{reg}.x", "i32", [])
-    return g.fn.ins(f"call i32 {f}()")
+    return simt_ops.sreg(g, f"{reg}.x")
 
 
-def _barrier(g: Emitter) -> None:
-    f = g.mg.intrinsic("llvm.nvvm.barrier0", "void", [])
-    g.fn.op(f"call void {f}()")
+_barrier = simt_ops.barrier
 
 
 def _to_word(g: Emitter, d: DType, v: str) -> str:

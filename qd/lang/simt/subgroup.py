@@ -1,0 +1,316 @@
+"""`qd.simt.subgroup`: the lanes that run in step (a CUDA warp, 32 lanes), quadrants' portable
+names for their shuffles, votes and barriers, and the reductions and scans built from them.
+
+The primitives are `SimtOp`s (one instruction each); the rest are `@qd.func`s written with
+them, inlined into the calling kernel, with quadrants' results: a `*_tiled` operation works on
+groups of `2**log2_size` consecutive lanes (`log2_size` a compile-time int), the unsuffixed
+form on the whole subgroup. As in quadrants, every lane of the subgroup must take part (uniform
+control flow, all lanes active). GPU only: `group_size()` is 0 on the CPU, as in quadrants.
+"""
+
+from __future__ import annotations
+
+from ...core.dtypes import i32, u32
+from ..funcs import func
+from ..ops import static
+from ..types import template
+from ._ops import SimtOp, SizeOp
+
+__all__ = ["all_equal", "all_equal_tiled", "all_true", "all_true_tiled", "any_true", "any_true_tiled", "ballot",
+           "ballot_first_n", "ballot_full_subgroup", "barrier", "broadcast", "broadcast_first", "elect",
+           "exclusive_add_tiled", "exclusive_mul_tiled", "group_size", "inclusive_add_tiled", "inclusive_and_tiled",
+           "inclusive_max_tiled", "inclusive_min_tiled", "inclusive_mul_tiled", "inclusive_or_tiled",
+           "inclusive_xor_tiled", "invocation_id", "lanemask_eq", "lanemask_ge", "lanemask_gt", "lanemask_le",
+           "lanemask_lt", "log2_group_size", "mem_fence", "memory_barrier", "reduce_add", "reduce_add_tiled",
+           "reduce_all_add", "reduce_all_add_tiled", "reduce_all_max", "reduce_all_max_tiled", "reduce_all_min",
+           "reduce_all_min_tiled", "reduce_max", "reduce_max_tiled", "reduce_min", "reduce_min_tiled", "shuffle",
+           "shuffle_down", "shuffle_up", "shuffle_xor", "sync"]
+
+sync = SimtOp("subgroup.sync")
+barrier = SimtOp("subgroup.barrier", replaced_by="subgroup.sync")
+mem_fence = SimtOp("subgroup.mem_fence")
+memory_barrier = SimtOp("subgroup.memory_barrier", replaced_by="subgroup.mem_fence")
+invocation_id = SimtOp("subgroup.invocation_id", (), "i32")
+shuffle = SimtOp("subgroup.shuffle", ("value", "u32"), "value")
+shuffle_xor = SimtOp("subgroup.shuffle_xor", ("value", "u32"), "value")
+shuffle_up = SimtOp("subgroup.shuffle_up", ("value", "u32"), "value")
+shuffle_down = SimtOp("subgroup.shuffle_down", ("value", "u32"), "value")
+broadcast = SimtOp("subgroup.broadcast", ("value", "u32"), "value")
+ballot = SimtOp("subgroup.ballot", ("pred",), "u64")
+ballot_full_subgroup = SimtOp("subgroup.ballot_full_subgroup", ("pred",), "u64", replaced_by="subgroup.ballot")
+# the subgroup's size on the configured machine, a compile-time int (also in kernels)
+group_size = SizeOp("subgroup.group_size", (), "size")
+log2_group_size = SizeOp("subgroup.log2_group_size", (), "log2_size")
+
+
+@func
+def elect():
+    """1 on lane 0 of the subgroup, 0 on the others."""
+    return i32(invocation_id() == 0)
+
+
+@func
+def ballot_first_n(predicate, n: template()):
+    """A u32 whose bit i is set when i < n and lane i's `predicate` is non-zero."""
+    lane = invocation_id()
+    keep = predicate
+    if static(n < 32):
+        keep = predicate * i32(u32(lane) < u32(n))
+    return u32(ballot(keep))
+
+
+@func
+def broadcast_first(value):
+    """Lane 0's `value`, on every lane."""
+    return broadcast(value, u32(0))
+
+
+@func
+def lanemask_lt(lane_id):
+    return (u32(1) << u32(lane_id)) - u32(1)
+
+
+@func
+def lanemask_le(lane_id):
+    return lanemask_lt(lane_id) | lanemask_eq(lane_id)
+
+
+@func
+def lanemask_eq(lane_id):
+    return u32(1) << u32(lane_id)
+
+
+@func
+def lanemask_gt(lane_id):
+    return ~lanemask_le(lane_id)
+
+
+@func
+def lanemask_ge(lane_id):
+    return ~lanemask_lt(lane_id)
+
+
+@func
+def all_true_tiled(predicate, log2_size: template()):
+    """1 on every lane of each group of `2**log2_size` when all their predicates are non-zero."""
+    p = i32(predicate != 0)
+    for i in static(range(log2_size)):
+        p = p & shuffle_xor(p, u32(1 << i))
+    return p
+
+
+@func
+def any_true_tiled(predicate, log2_size: template()):
+    """1 on every lane of each group when any of their predicates is non-zero."""
+    p = i32(predicate != 0)
+    for i in static(range(log2_size)):
+        p = p | shuffle_xor(p, u32(1 << i))
+    return p
+
+
+@func
+def all_equal_tiled(value, log2_size: template()):
+    """1 on every lane of each group when the group's values all equal its first lane's."""
+    first = shuffle(value, u32(invocation_id() & ~((1 << log2_size) - 1)))
+    return all_true_tiled(i32(value == first), log2_size)
+
+
+@func
+def reduce_add_tiled(value, log2_size: template()):
+    """The sum over each group, in the group's first lane (the others hold partial sums)."""
+    for i in static(range(log2_size)):
+        value = value + shuffle_down(value, u32(1 << (log2_size - 1 - i)))
+    return value
+
+
+@func
+def reduce_min_tiled(value, log2_size: template()):
+    for i in static(range(log2_size)):
+        other = shuffle_down(value, u32(1 << (log2_size - 1 - i)))
+        if other < value:
+            value = other
+    return value
+
+
+@func
+def reduce_max_tiled(value, log2_size: template()):
+    for i in static(range(log2_size)):
+        other = shuffle_down(value, u32(1 << (log2_size - 1 - i)))
+        if other > value:
+            value = other
+    return value
+
+
+@func
+def reduce_all_add_tiled(value, log2_size: template()):
+    """The sum over each group, on every lane of it (a butterfly)."""
+    lane = invocation_id()
+    for i in static(range(log2_size)):
+        value = value + shuffle(value, u32(lane ^ (1 << i)))
+    return value
+
+
+@func
+def reduce_all_min_tiled(value, log2_size: template()):
+    lane = invocation_id()
+    for i in static(range(log2_size)):
+        other = shuffle(value, u32(lane ^ (1 << i)))
+        if other < value:
+            value = other
+    return value
+
+
+@func
+def reduce_all_max_tiled(value, log2_size: template()):
+    lane = invocation_id()
+    for i in static(range(log2_size)):
+        other = shuffle(value, u32(lane ^ (1 << i)))
+        if other > value:
+            value = other
+    return value
+
+
+@func
+def _add(a, b):
+    return a + b
+
+
+@func
+def _mul(a, b):
+    return a * b
+
+
+@func
+def _min(a, b):
+    return a if a < b else b
+
+
+@func
+def _max(a, b):
+    return a if a > b else b
+
+
+@func
+def _and(a, b):
+    return a & b
+
+
+@func
+def _or(a, b):
+    return a | b
+
+
+@func
+def _xor(a, b):
+    return a ^ b
+
+
+@func
+def _inclusive(value, op: template(), log2_size: template()):
+    """Hillis-Steele inclusive scan of each group under `op`, folded left in lane order."""
+    lane_in_group = invocation_id() & ((1 << log2_size) - 1)
+    for i in static(range(log2_size)):
+        partner = shuffle_up(value, u32(1 << i))
+        if lane_in_group >= (1 << i):
+            value = op(partner, value)
+    return value
+
+
+@func
+def _exclusive(value, op: template(), identity, log2_size: template()):
+    lane_in_group = invocation_id() & ((1 << log2_size) - 1)
+    prev = shuffle_up(value, u32(1))
+    if lane_in_group == 0:
+        prev = identity
+    return _inclusive(prev, op, log2_size)
+
+
+@func
+def inclusive_add_tiled(value, log2_size: template()):
+    return _inclusive(value, _add, log2_size)
+
+
+@func
+def inclusive_mul_tiled(value, log2_size: template()):
+    return _inclusive(value, _mul, log2_size)
+
+
+@func
+def inclusive_min_tiled(value, log2_size: template()):
+    return _inclusive(value, _min, log2_size)
+
+
+@func
+def inclusive_max_tiled(value, log2_size: template()):
+    return _inclusive(value, _max, log2_size)
+
+
+@func
+def inclusive_and_tiled(value, log2_size: template()):
+    return _inclusive(value, _and, log2_size)
+
+
+@func
+def inclusive_or_tiled(value, log2_size: template()):
+    return _inclusive(value, _or, log2_size)
+
+
+@func
+def inclusive_xor_tiled(value, log2_size: template()):
+    return _inclusive(value, _xor, log2_size)
+
+
+@func
+def exclusive_add_tiled(value, log2_size: template()):
+    """Lane i of each group: the sum of the lanes before it in the group (0 on its first lane)."""
+    return _exclusive(value, _add, value - value, log2_size)
+
+
+@func
+def exclusive_mul_tiled(value, log2_size: template()):
+    return _exclusive(value, _mul, value - value + 1, log2_size)
+
+
+@func
+def all_true(predicate):
+    return all_true_tiled(predicate, static(log2_group_size()))
+
+
+@func
+def any_true(predicate):
+    return any_true_tiled(predicate, static(log2_group_size()))
+
+
+@func
+def all_equal(value):
+    return all_equal_tiled(value, static(log2_group_size()))
+
+
+@func
+def reduce_add(value):
+    return reduce_add_tiled(value, static(log2_group_size()))
+
+
+@func
+def reduce_min(value):
+    return reduce_min_tiled(value, static(log2_group_size()))
+
+
+@func
+def reduce_max(value):
+    return reduce_max_tiled(value, static(log2_group_size()))
+
+
+@func
+def reduce_all_add(value):
+    return reduce_all_add_tiled(value, static(log2_group_size()))
+
+
+@func
+def reduce_all_min(value):
+    return reduce_all_min_tiled(value, static(log2_group_size()))
+
+
+@func
+def reduce_all_max(value):
+    return reduce_all_max_tiled(value, static(log2_group_size()))
