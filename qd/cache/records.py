@@ -169,8 +169,11 @@ def function_digest(path: str, qualname: str, line: int, tables: Path | None = N
         return None
     k = (path, st.st_mtime_ns, st.st_size)
     table = _functions.get(k)
-    if table is None:
-        table = _functions[k] = _function_table(path, tables)
+    if table is None or (tables is not None and (k, tables) not in _kept_for):
+        # first use, or first with a cache directory: its table is kept there for the next process
+        table = _functions[k] = _function_table(path, tables, table)
+        if tables is not None:
+            _kept_for.add((k, tables))
     lines, spans, digests = table
     name = f"{qualname}@{line}"
     hit = digests.get(name)
@@ -181,9 +184,13 @@ def function_digest(path: str, qualname: str, line: int, tables: Path | None = N
     return hit
 
 
-def _function_table(path: str, tables: Path | None) -> tuple[list[str], dict[str, tuple[int, int]], dict[str, str]]:
+_kept_for: set = set()  # (file state, directory) pairs whose definition table is kept there
+
+
+def _function_table(path: str, tables: Path | None, known=None) -> tuple[list[str], dict[str, tuple[int, int]],
+                                                                          dict[str, str]]:
     """(the file's lines, `qualname@line` -> (first line with decorators, last line) of every
-    function and class in it, an empty table of digests)."""
+    function and class in it, a table of digests: `known`'s when the file was read before)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -192,7 +199,7 @@ def _function_table(path: str, tables: Path | None) -> tuple[list[str], dict[str
     table = definition_table(text, path, tables)
     if table is None:
         return [], {}, {}
-    return text.splitlines(), table[1], {}
+    return text.splitlines(), table[1], {} if known is None else known[2]
 
 
 # ---------------------------------------------------------------- definition tables
@@ -216,11 +223,13 @@ def definition_table(text: str, file: str, tables: Path | None = None):
     `tables` for exactly this text when there is an intact one, else from a parse (then kept
     there)."""
     digest = hashlib.sha256(_PY_TAG + b"\0" + text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-    hit = _tables.get(digest)
-    if hit is not None:
-        return hit
     path = None if tables is None else tables / f"{digest}.qds"
     head = TABLE_MAGIC + digest.encode() + b"\0"  # a copy of another text's table is refused
+    hit = _tables.get(digest)
+    if hit is not None:
+        if path is not None and not path.exists():  # parsed before the cache directory was known
+            _keep(path, head, *hit)
+        return hit
     if path is not None:
         try:
             data = trust.read_entry(path)
@@ -244,15 +253,20 @@ def definition_table(text: str, file: str, tables: Path | None = None):
             defs[start] = (node.name, node.lineno, node.end_lineno)
     hit = _tables[digest] = (defs, spans)
     if path is not None:
-        body = head + json.dumps({"defs": [[a, *v] for a, v in defs.items()],
-                                  "spans": [[a, *v] for a, v in spans.items()]}).encode()
-        tag = trust.mac(body)
-        if tag is not None and trust.usable_dir(tables, create=True):
-            try:
-                trust.write_entry(path, body + tag)
-            except OSError:
-                pass  # the next process parses it again
+        _keep(path, head, defs, spans)
     return hit
+
+
+def _keep(path: Path, head: bytes, defs: dict, spans: dict) -> None:
+    """Write a definition table where `definition_table` looks for it, authenticated."""
+    body = head + json.dumps({"defs": [[a, *v] for a, v in defs.items()],
+                              "spans": [[a, *v] for a, v in spans.items()]}).encode()
+    tag = trust.mac(body)
+    if tag is not None and trust.usable_dir(path.parent, create=True):
+        try:
+            trust.write_entry(path, body + tag)
+        except OSError:
+            pass  # the next process parses it again
 
 
 _by_lines: dict[str, tuple[list[str], object]] = {}  # file -> (its lines, their table)
@@ -298,9 +312,11 @@ def _str(v) -> str:
     return v
 
 
-def source_record(file: str, qualname: str, line: int) -> tuple[str, str] | None:
-    """(record key, digest) to store for one function, or None if its source cannot be found."""
-    d = function_digest(file, qualname, line)
+def source_record(file: str, qualname: str, line: int, tables: Path | None = None) -> tuple[str, str] | None:
+    """(record key, digest) to store for one function, or None if its source cannot be found;
+    `tables`: the cache directory, where the file's definition table is kept for the process that
+    reads the entry (`definition_table`)."""
+    d = function_digest(file, qualname, line, tables)
     if d is not None:
         return f"{file}::{qualname}@{line}", d
     d = file_digest(file)

@@ -106,7 +106,7 @@ def _write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launche
     functions = [(i.loc.file, i.qualname, i.loc.line) if i.loc else (None, i.qualname, 0) for i in insts]
     functions += [fq for i in insts for fq in i.expanded]  # funcs lowered in place have no inst
     for file, qualname, line in functions:
-        rec = fastcache_records.source_record(file, qualname, line) if file else None
+        rec = fastcache_records.source_record(file, qualname, line, path.parent) if file else None
         if rec is None:
             problem = problem or f"the source of {qualname}"
         else:

@@ -197,7 +197,7 @@ def array_signature(v, spec, path: str, *, loc_of: LocOf) -> tuple:
     if v is None and optional_slot(spec):
         return ABSENT
     if not isinstance(v, (Ndarray, np.ndarray)) and is_tensor(v):  # keyed and checked as its memory's numpy view
-        v = tensor_view(v, path, loc_of(path))
+        v = tensor_view(v, path, lambda: loc_of(path))
     if isinstance(v, Ndarray):
         if getattr(v, "offset", None):
             raise QdArgumentError(offset_message(path, v), loc_of(path))

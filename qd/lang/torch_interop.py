@@ -25,6 +25,7 @@ refused rather than copied.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import ModuleType
 
 import numpy as np
@@ -78,25 +79,26 @@ def describe(v) -> str:
     return f"a torch tensor of dtype {v.dtype}, shape {tuple(v.shape)} on device {v.device}"
 
 
-def tensor_view(v, path: str, loc: SourceLoc | None) -> np.ndarray:
+def tensor_view(v, path: str, loc: Callable[[], SourceLoc | None]) -> np.ndarray:
     """The CPU memory of tensor `v`, an argument for parameter `path`, as a numpy array that
     shares it (torch's own zero-copy `Tensor.numpy`, of the tensor detached from autograd:
     kernel writes bypass autograd, as in quadrants). A tensor on another device, of a dtype qd
     has no type for, or not C-contiguous (quadrants refuses it too, where a numpy array would
-    be copied) is an argument error at the parameter."""
+    be copied) is an argument error at the parameter, whose place `loc()` finds only then (it
+    reads the kernel's source, which a kernel served from the disk cache never needs)."""
     if v.device.type != _TORCH_HOST_MEMORY:
         raise QdArgumentError(f"argument {path!r} is {describe(v)}: qd passes torch tensors in CPU memory only; "
-                              "move it with .cpu()", loc)
+                              "move it with .cpu()", loc())
     if qd_dtype_of(v.dtype) is None:
         raise QdArgumentError(f"argument {path!r} is {describe(v)}: torch dtype {v.dtype} is not supported by qd",
-                              loc)
+                              loc())
     if not v.is_contiguous():
         raise QdValueError(f"argument {path!r} is {describe(v)} that is not contiguous: Non contiguous tensors are "
-                           "not supported, please call tensor.contiguous() before passing it into a qd kernel", loc)
+                           "not supported, please call tensor.contiguous() before passing it into a qd kernel", loc())
     try:
         return v.detach().numpy()
     except (RuntimeError, TypeError, ValueError) as e:  # a conjugate or negative-bit view, say
-        raise QdArgumentError(f"argument {path!r} is {describe(v)} that qd cannot pass: {e}", loc) from None
+        raise QdArgumentError(f"argument {path!r} is {describe(v)} that qd cannot pass: {e}", loc()) from None
 
 
 def host_copy(v, op: str) -> np.ndarray:

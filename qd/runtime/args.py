@@ -83,7 +83,7 @@ def array_arg(v, dtype: _dt.DType, ndim: int, path: str, loc_of: LocOf, writable
             p = v.data_ptr()  # the tensor's own memory, its storage offset included
             return p, p + v.nbytes, tuple(v.shape)
         what = describe(v)  # anything else is explained as for its numpy view
-        v = tensor_view(v, path, loc_of(path))
+        v = tensor_view(v, path, lambda: loc_of(path))
     if isinstance(v, np.ndarray):
         dt = _dt.from_numpy(v.dtype)
         if elem and dt is not None and dt != dtype:  # vectors of another dtype: their own variant

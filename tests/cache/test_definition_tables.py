@@ -35,7 +35,7 @@ def _forget_sources(monkeypatch) -> list:
     """A fresh process's view of sources (nothing read or parsed yet); returns the list the
     files parsed from now on are appended to."""
     for table in (source._cache, source._files, source._trees, records._tables, records._by_lines,
-                  records._functions):
+                  records._functions, records._kept_for):
         table.clear()
     parsed = []
     real = source.parsed_module
@@ -123,3 +123,48 @@ def test_a_wrong_table_is_a_miss_not_a_stale_kernel(tmp_path, monkeypatch, compi
     x, src = _run(tmp_path, "qd_deftable_wrong")
     np.testing.assert_array_equal(x, EXPECT)
     assert src == "compile"
+
+
+def test_a_table_computed_before_the_entry_is_written_is_kept(tmp_path, monkeypatch):
+    """A function's digest asked for before the kernel is stored (by anything that reads sources
+    without the cache directory) still leaves the module's table in the cache for the next process."""
+    (tmp_path / "mod.py").write_text(MODULE)
+    _forget_sources(monkeypatch)
+    line = MODULE.splitlines().index("def k(x: qd.types.NDArray[qd.f32, 1]):") + 1
+    assert records.source_record(str(tmp_path / "mod.py"), "k", line) is not None  # no directory given
+    x, src = _run(tmp_path, "qd_deftable_early0")
+    assert src == "compile"
+    assert len(list((tmp_path / "cache" / "fastcache").glob("*.qds"))) == 1
+    parsed = _forget_sources(monkeypatch)
+    x, src = _run(tmp_path, "qd_deftable_early1")
+    np.testing.assert_array_equal(x, EXPECT)
+    assert src == "disk" and parsed == []
+
+
+TORCH_MODULE = MODULE.replace("@qd.kernel(fastcache=True)\ndef k(x: qd.types.NDArray[qd.f32, 1]):",
+                              "@qd.kernel(fastcache=True)\ndef k(x: qd.types.ndarray()):")
+
+
+def test_a_disk_hit_with_a_torch_argument_parses_no_module(tmp_path, monkeypatch):
+    """A torch tensor argument is checked without reading the kernel's source: its parameter's
+    place is looked up only for an error."""
+    torch = pytest.importorskip("torch")
+    (tmp_path / "mod.py").write_text(TORCH_MODULE)
+
+    def run(name):
+        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))
+        spec = importlib.util.spec_from_file_location(name, tmp_path / "mod.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        x = torch.arange(4, dtype=torch.float32)
+        mod.k(x)
+        return x.numpy(), qd.launch_info(mod.k).source
+
+    _forget_sources(monkeypatch)
+    x, src = run("qd_deftable_torch")
+    assert src == "compile"
+    parsed = _forget_sources(monkeypatch)
+    x, src = run("qd_deftable_torch")
+    np.testing.assert_array_equal(x, EXPECT)
+    assert src == "disk" and parsed == []
