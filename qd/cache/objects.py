@@ -9,10 +9,12 @@ cannot re-check) still finds its object code on disk when its frontend gives the
 again: the second run then repeats the cheap part (frontend, rules, codegen) and skips LLVM,
 which is most of a large kernel's compile.
 
-In memory the store keeps the most recent objects up to `MEMORY_BYTES`, until `qd.init`. On disk, for kernels
-that use the disk cache, each object is a file named by the digest of (compiler, machine, IR
-text) under the cache directory's `objects/`, authenticated like every entry (`trust`); a file
-that fails its check is ignored and replaced.
+In memory the store keeps the most recent objects up to `MEMORY_BYTES`, until `qd.init`. On disk
+(with `offline_cache` on, for every kernel, as quadrants' offline cache keeps every kernel's),
+each object is a file named by the digest of (compiler, machine, IR text) under the cache
+directory's `objects/`, authenticated like every entry (`trust`); a file that fails its check is
+ignored and replaced. A kernel the disk cache cannot store whole (not `fastcache=True`, or it
+reads what another process cannot re-check) thus repeats only frontend and codegen next time.
 """
 
 from __future__ import annotations

@@ -106,7 +106,9 @@ def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     built = prepare(kernel, bound, noalias)
     cfg = _config.current()
     tgt = target(cfg)
-    on_disk = kernel.fastcache and cfg.offline_cache and fastcache.usable(cfg, kernel.def_loc)
+    # object code is a function of its IR text alone, so every kernel's is kept on disk (as quadrants'
+    # offline cache keeps every kernel's), not only those whose whole variant the disk cache stores
+    on_disk = cfg.offline_cache and fastcache.usable(cfg, kernel.def_loc)
     directory = fastcache.cache_dir(cfg) / "objects" if on_disk else None
 
     def llvm(text: str) -> bytes:

@@ -93,6 +93,26 @@ def test_a_memory_only_kernel_finds_its_object_on_disk_and_a_damaged_one_is_comp
     assert _run(tmp_path) == "[4.0, 4.0, 4.0, 4.0] 0 1"  # written again, intact
 
 
+@pytest.mark.slow  # two interpreters
+def test_a_kernel_without_fastcache_finds_its_object_on_disk(tmp_path):
+    (tmp_path / "plain").mkdir()
+    program = PROGRAM.replace("@qd.kernel(fastcache=True)", "@qd.kernel")
+    assert "fastcache" not in program.split("@qd.kernel")[1]
+
+    def run() -> str:
+        script = tmp_path / "plain" / "prog.py"
+        script.write_text(textwrap.dedent(program))
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        p = subprocess.run([sys.executable, "-W", "ignore", str(script), str(tmp_path / "cache")],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return p.stdout.strip()
+
+    assert run() == "[4.0, 4.0, 4.0, 4.0] 1 0"
+    assert run() == "[4.0, 4.0, 4.0, 4.0] 0 1"  # frontend and codegen again, LLVM skipped
+    assert len(list((tmp_path / "cache").rglob("*.qdo"))) == 1
+
+
 @pytest.mark.slow  # one interpreter
 def test_compiles_when_a_folder_named_analysis_shadows_the_package(tmp_path):
     """A project (qd's own tests, say) may have an `analysis/` folder without `__init__.py` first

@@ -1,6 +1,7 @@
 """A compile that runs past `QD_COMPILE_PROGRESS` seconds says on stderr which kernel it is compiling
 and in which phase it is, then how long each phase took; a quick one says nothing."""
 
+import shutil
 import time
 
 import numpy as np
@@ -23,10 +24,11 @@ def _kernel():
 
 
 @pytest.fixture
-def slow_llvm(monkeypatch):
+def slow_llvm(monkeypatch, qd_cache_dir):
     """LLVM that takes 0.5 s per module, so the compile is in that phase when it reports."""
     real = jit.compile_text
     objects.forget()  # a module compiled before would be reused, and LLVM not run
+    shutil.rmtree(qd_cache_dir / "fastcache" / "objects", ignore_errors=True)
 
     def slow(text):
         time.sleep(0.5)
