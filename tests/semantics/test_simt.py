@@ -264,6 +264,26 @@ def test_subgroup_operations_ptx():
     assert seen["shfl.sync.bfly"] >= 1 + 5 + 3 and seen["shfl.sync.idx"] >= 2 + 5 + 3 + 2 * 5
 
 
+@qd.kernel
+def _segmented(a: F, heads: I32, lo: F, hi: F):
+    for i in range(a.shape[0]):
+        h = heads[i]
+        a[i] = qd.simt.subgroup.segmented_reduce_add_tiled(a[i], h, 5)
+        lo[i] = qd.simt.subgroup.segmented_reduce_min_tiled(lo[i], h, 4)
+        hi[i] = qd.simt.subgroup.segmented_reduce_max_tiled(hi[i], h, 3)
+
+
+def test_segmented_reductions_ptx():
+    qd.init(arch=qd.cpu)
+    z = np.zeros(N, np.float32)
+    ptx = qd.ptx(_segmented, z, np.zeros(N, np.int32), z, z)
+    assert_ptxas_ok(ptx)
+    seen = _mnemonics(ptx)
+    # one ballot of the heads each, then a shuffle up per level: 5 + 4 + 3
+    assert seen["vote.sync.ballot"] == 3 and seen["shfl.sync.up"] == 12
+    assert len(re.findall(r"\bclz\.b32", ptx)) == 3
+
+
 def test_deprecated_names_warn_as_in_quadrants():
     qd.init(arch=qd.cpu)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ...core.dtypes import i32, u32
 from ..funcs import func
-from ..ops import static
+from ..math import clz
+from ..ops import static, static_assert
 from ..types import template
 from ._ops import SimtOp, SizeOp
 
@@ -23,7 +24,8 @@ __all__ = ["all_equal", "all_equal_tiled", "all_true", "all_true_tiled", "any_tr
            "inclusive_xor_tiled", "invocation_id", "lanemask_eq", "lanemask_ge", "lanemask_gt", "lanemask_le",
            "lanemask_lt", "log2_group_size", "mem_fence", "memory_barrier", "reduce_add", "reduce_add_tiled",
            "reduce_all_add", "reduce_all_add_tiled", "reduce_all_max", "reduce_all_max_tiled", "reduce_all_min",
-           "reduce_all_min_tiled", "reduce_max", "reduce_max_tiled", "reduce_min", "reduce_min_tiled", "shuffle",
+           "reduce_all_min_tiled", "reduce_max", "reduce_max_tiled", "reduce_min", "reduce_min_tiled",
+           "segmented_reduce_add_tiled", "segmented_reduce_max_tiled", "segmented_reduce_min_tiled", "shuffle",
            "shuffle_down", "shuffle_up", "shuffle_xor", "sync"]
 
 sync = SimtOp("subgroup.sync")
@@ -168,6 +170,47 @@ def reduce_all_max_tiled(value, log2_size: template()):
         if other > value:
             value = other
     return value
+
+
+@func
+def _segment_distance(head_flag, log2_size: template()):
+    """How many lanes past the head of its segment this lane is (0 at a head): the nearest lane
+    at or below it in its group of `2**log2_size` whose `head_flag` is non-zero, the group's
+    first lane when there is none. One ballot of the heads, then the highest head bit at or
+    below the lane (lanes of earlier groups lie below the group's first lane, which counts)."""
+    static_assert(log2_size <= 5, "segmented reductions work on groups of at most 32 lanes")
+    heads = u32(ballot(i32(head_flag != 0)))
+    lane = invocation_id()
+    first = lane & ~((1 << log2_size) - 1)
+    below = (heads | (u32(1) << u32(first))) & (u32(0xFFFFFFFF) >> u32(31 - lane))
+    return lane - (31 - i32(clz(below)))
+
+
+@func
+def _segmented(value, head_flag, op: template(), log2_size: template()):
+    """Inclusive scan under `op` that starts again at every head (`_segment_distance`)."""
+    distance = _segment_distance(head_flag, log2_size)
+    for i in static(range(log2_size)):
+        partner = shuffle_up(value, u32(1 << i))
+        if distance >= (1 << i):
+            value = op(partner, value)
+    return value
+
+
+@func
+def segmented_reduce_add_tiled(value, head_flag, log2_size: template()):
+    """Lane i: the sum of its segment's values from the segment's head up to lane i."""
+    return _segmented(value, head_flag, _add, log2_size)
+
+
+@func
+def segmented_reduce_min_tiled(value, head_flag, log2_size: template()):
+    return _segmented(value, head_flag, _min, log2_size)
+
+
+@func
+def segmented_reduce_max_tiled(value, head_flag, log2_size: template()):
+    return _segmented(value, head_flag, _max, log2_size)
 
 
 @func
