@@ -169,9 +169,10 @@ def _shown_as(name: str):
     """Give a class of qd's own the name of the class quadrants raises in its place, so a program
     that prints `type(e).__name__` prints what it prints on quadrants. The class stays qd's
     (`except QdStaticError:` still tells it apart) and a subclass of that one, so every `except`
-    written for quadrants catches it; `qd.core.errors.<qd name>` is still where it is defined."""
+    written for quadrants catches it. Its qualified name stays qd's: a traceback says
+    `qd.core.errors.QdStaticError`, and pickle finds the class by it."""
     def rename(cls: type) -> type:
-        cls.__name__ = cls.__qualname__ = name
+        cls.__name__ = name
         return cls
     return rename
 

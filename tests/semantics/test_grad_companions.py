@@ -130,19 +130,3 @@ def test_placing_the_gradient_by_hand(arch):
 
     k()
     np.testing.assert_array_equal(x.grad.to_numpy(), np.arange(4) + 0.5)
-
-
-def test_error_classes_print_quadrants_names(arch):
-    qd.init(arch=arch)
-    assert qd.QdStaticError.__name__ == "QuadrantsCompilationError"
-    assert issubclass(qd.QdStaticError, qd.QuadrantsCompilationError)
-    assert qd.QdArgumentError.__name__ == "TypeError" and issubclass(qd.QdArgumentError, TypeError)
-
-    @qd.kernel
-    def compute(val: float) -> None:
-        if qd.static(val > 0.5):
-            pass
-
-    with pytest.raises(qd.QdStaticError) as e:
-        compute(0.7)
-    assert type(e.value).__name__ == "QuadrantsCompilationError"
