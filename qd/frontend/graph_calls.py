@@ -186,11 +186,9 @@ def lower_kernel_body(low: Lowering, body: list[ast.stmt]) -> None:
 def _lower_from(low: Lowering, stmts: list[ast.stmt], label) -> bool:
     """Lower `stmts` from the checkpoint `label` on; False when none of them holds it."""
     for k, st in enumerate(stmts):
-        if isinstance(st, ast.With) and st.items and _callee(low, st.items[0].context_expr) is graph.checkpoint:
-            args = st.items[0].context_expr.args
-            if args and _label(low, st.items[0].context_expr) == label:
-                low.lower_body(stmts[k:])
-                return True
+        if _is_checkpoint(low, st, label):
+            low.lower_body(stmts[k:])
+            return True
         counter = do_while_counter(low, st.test) if isinstance(st, ast.While) else None
         if counter is not None and _holds_label(low, st.body, label):
             low.loops.append("graph")
@@ -204,15 +202,18 @@ def _lower_from(low: Lowering, stmts: list[ast.stmt], label) -> bool:
     return False
 
 
+def _is_checkpoint(low: Lowering, st: ast.stmt, label) -> bool:
+    """Whether `st` is the block `with qd.checkpoint(label, ...)`."""
+    call = st.items[0].context_expr if isinstance(st, ast.With) and st.items else None
+    return call is not None and _callee(low, call) is graph.checkpoint and bool(call.args) and \
+        _label(low, call) == label
+
+
 def _holds_label(low: Lowering, stmts: list[ast.stmt], label) -> bool:
-    for st in stmts:
-        if isinstance(st, ast.With) and st.items and _callee(low, st.items[0].context_expr) is graph.checkpoint:
-            if st.items[0].context_expr.args and _label(low, st.items[0].context_expr) == label:
-                return True
-        if isinstance(st, ast.While) and do_while_counter(low, st.test) is not None and \
-                _holds_label(low, st.body, label):
-            return True
-    return False
+    """Whether `stmts`, or a do-while among them, hold the checkpoint `label`."""
+    return any(_is_checkpoint(low, st, label) or (isinstance(st, ast.While) and do_while_counter(low, st.test)
+                                                  is not None and _holds_label(low, st.body, label))
+               for st in stmts)
 
 
 def finish_checkpoints(low: Lowering) -> None:

@@ -48,16 +48,17 @@ def _forget_sources(monkeypatch) -> list:
     return parsed
 
 
-def _run(tmp_path, _what: str) -> tuple[np.ndarray, str]:
-    """Import the module afresh (as a new process would) and launch its kernel."""
+def _run(tmp_path, _what: str, arg=lambda: np.arange(4, dtype=np.float32)) -> tuple[np.ndarray, str]:
+    """Import the module afresh (as a new process would) and launch its kernel on `arg()`."""
     qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))
     name = "qd_deftable_mod"  # the module's name is part of the kernel's key
     spec = importlib.util.spec_from_file_location(name, tmp_path / "mod.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
-    x = np.arange(4, dtype=np.float32)
+    x = arg()
     mod.k(x)
+    x = x.numpy() if hasattr(x, "numpy") else x
     return x, qd.launch_info(mod.k).source
 
 
@@ -151,20 +152,13 @@ def test_a_disk_hit_with_a_torch_argument_parses_no_module(tmp_path, monkeypatch
     torch = pytest.importorskip("torch")
     (tmp_path / "mod.py").write_text(TORCH_MODULE)
 
-    def run(name):
-        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))
-        spec = importlib.util.spec_from_file_location(name, tmp_path / "mod.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        x = torch.arange(4, dtype=torch.float32)
-        mod.k(x)
-        return x.numpy(), qd.launch_info(mod.k).source
+    def tensor():
+        return torch.arange(4, dtype=torch.float32)
 
     _forget_sources(monkeypatch)
-    x, src = run("qd_deftable_torch")
+    x, src = _run(tmp_path, "qd_deftable_torch0", tensor)
     assert src == "compile"
     parsed = _forget_sources(monkeypatch)
-    x, src = run("qd_deftable_torch")
+    x, src = _run(tmp_path, "qd_deftable_torch1", tensor)
     np.testing.assert_array_equal(x, EXPECT)
     assert src == "disk" and parsed == []
