@@ -111,9 +111,11 @@ def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
     on_disk = cfg.offline_cache and fastcache.usable(cfg, kernel.def_loc)
     directory = fastcache.cache_dir(cfg) / "objects" if on_disk else None
 
+    processes = min(cfg.num_compile_threads, _cores())
+
     def llvm(text: str) -> bytes:
         with timed("llvm"):
-            return tgt.compile(text)
+            return compile_pool.compile_text(tgt, text, processes)
 
     def reuse_or_compile(text: str) -> bytes:
         t = time.perf_counter()
@@ -123,6 +125,14 @@ def build(kernel: KernelView, bound: dict, noalias: bool = True) -> Built:
         return obj
     built.obj = compile_obj(kernel, built, reuse_or_compile, timing=False)
     return built
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def compile_obj(kernel: KernelView, built: Built, compile_text, timing: bool = True) -> bytes:

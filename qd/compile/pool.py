@@ -1,4 +1,5 @@
-"""Object code for many modules at once: the LLVM phase of `qd.compile_all` on worker processes.
+"""Object code on several cores: the LLVM phase of `qd.compile_all`, and a large module's parts
+(`Target.split`), on worker processes.
 
 One process can run only one LLVM call at a time (llvmlite's lock), so the pool is a set of
 `qd.targets.compile_worker` processes, started on first use and kept for the life of the
@@ -20,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .. import targets
 from ..targets import compile_worker
 from ..targets.base import Target
 from ..targets.compile_worker import read_message, write_message
@@ -70,6 +72,7 @@ class _Worker:
         self.send = os.fdopen(self._to_child, "wb")
         self.recv = os.fdopen(self._from_child, "rb", buffering=0)
         self.status: int | None = None
+        self.warm = False  # it has answered a job: its imports and LLVM's set-up are done
 
     def poll(self) -> int | None:
         """The worker's exit status once it has exited (it is then reaped), else None."""
@@ -92,6 +95,7 @@ class _Worker:
             raise OSError(f"a compile worker failed: {e}") from None
         if result is None:
             raise OSError(f"a compile worker exited (status {self.poll()})")
+        self.warm = True
         return result
 
     def close(self) -> None:
@@ -118,22 +122,31 @@ def start(n: int) -> None:
             _idle.put(w)
 
 
-def _on(job: tuple) -> tuple[bool, object]:
-    while True:  # an idle worker; none left alive (they died) is an OSError, not a wait forever
+def _acquire() -> _Worker:
+    """An idle worker; none left alive (they died) is an OSError, not a wait forever."""
+    while True:
         try:
-            w = _idle.get(timeout=0.2)
-            break
+            return _idle.get(timeout=0.2)
         except queue.Empty:
             with _lock:
                 if not _workers:
                     raise OSError("no compile worker is left") from None
+
+
+def _drop(w: _Worker) -> None:
+    """A worker that failed is not handed out again."""
+    with _lock:
+        if w in _workers:
+            _workers.remove(w)
+    w.close()
+
+
+def _on(job: tuple) -> tuple[bool, object]:
+    w = _acquire()
     try:
         result = w.run(job)
     except OSError:
-        with _lock:  # a dead worker is not handed out again
-            if w in _workers:
-                _workers.remove(w)
-        w.close()
+        _drop(w)
         raise
     _idle.put(w)
     return result
@@ -141,20 +154,96 @@ def _on(job: tuple) -> tuple[bool, object]:
 
 def compile_texts(tgt: Target, texts: list[str], workers: int) -> list[bytes]:
     """The object code of every IR text, as `tgt.compile` gives it: in this process when
-    `workers` is 1 (or there is one text), else on `workers` worker processes at once."""
-    if workers <= 1 or len(texts) < 2:
+    `workers` is 1, else each text's parts (`tgt.split`) on `workers` worker processes at once."""
+    if workers <= 1:
+        return [tgt.compile(t) for t in texts]
+    split = [tgt.split(t) for t in texts]
+    parts = [p for ps in split for p in ps]
+    if len(parts) < 2:
         return [tgt.compile(t) for t in texts]
     mod, fn, extra = tgt.compile_job()
-    n = min(workers, len(texts))
+    n = min(workers, len(parts))
     start(n)
     with ThreadPoolExecutor(max_workers=n) as ex:
-        results = list(ex.map(_on, [(mod, fn, extra, t) for t in texts]))
-    out = []
-    for ok, value in results:
-        if not ok:
-            raise RuntimeError(value)  # the caller reports it against its kernel, as an in-process failure
-        out.append(value)
+        objects = [_value(r) for r in ex.map(_on, [(mod, fn, extra, p) for p in parts])]
+    out, at = [], 0
+    for ps in split:
+        out.append(tgt.join(objects[at:at + len(ps)]))
+        at += len(ps)
     return out
+
+
+def compile_text(tgt: Target, text: str, processes: int) -> bytes:
+    """The object code of one IR text, as `tgt.compile` gives it, its parts (`tgt.split`) shared
+    between this process and up to `processes - 1` workers: each takes the next part not taken
+    yet. A worker takes parts only once it has started (a first, empty job), so a compile never
+    waits for a worker's start-up; a part whose worker fails is compiled here."""
+    parts = tgt.split(text) if processes > 1 else [text]
+    if len(parts) < 2:
+        return tgt.compile(text)
+    mod, fn, extra = tgt.compile_job()
+    helpers = min(processes - 1, len(parts) - 1)
+    start(helpers)
+    objects: list[bytes | None] = [None] * len(parts)
+    failed: list[BaseException] = []
+    state = {"next": 0, "away": 0}  # the next part to take; parts a worker is compiling
+    changed = threading.Condition()
+
+    def take(away: bool) -> int | None:
+        with changed:
+            i = state["next"]
+            if i == len(parts):
+                return None
+            state["next"] = i + 1
+            state["away"] += away
+            return i
+
+    def returned() -> None:
+        with changed:
+            state["away"] -= 1
+            changed.notify_all()
+
+    def helper() -> None:
+        try:
+            w = _acquire()
+        except OSError:
+            return
+        try:
+            if not w.warm:
+                w.run((mod, fn, extra, ""))  # its start-up, on a module of nothing
+            while (i := take(True)) is not None:
+                try:
+                    objects[i] = _value(w.run((mod, fn, extra, parts[i])))
+                except RuntimeError as e:  # an LLVM failure: raised below, as an in-process one would be
+                    failed.append(e)
+                finally:
+                    returned()
+        except OSError:  # the worker is gone: this process compiles what it had taken
+            _drop(w)
+            return
+        _idle.put(w)
+
+    for _ in range(helpers):
+        threading.Thread(target=helper, daemon=True).start()
+    compile_part = getattr(targets.module(mod), fn)  # what a worker runs, run here
+    while (i := take(False)) is not None:
+        objects[i] = compile_part(parts[i], *extra)
+    with changed:
+        while state["away"]:
+            changed.wait()
+    if failed:
+        raise failed[0]
+    for i, obj in enumerate(objects):  # a part a failed worker had taken
+        if obj is None:
+            objects[i] = compile_part(parts[i], *extra)
+    return tgt.join(objects)
+
+
+def _value(result: tuple[bool, object]) -> bytes:
+    ok, value = result
+    if not ok:
+        raise RuntimeError(value)  # the caller reports it against its kernel, as an in-process failure
+    return value
 
 
 def shutdown() -> None:

@@ -79,7 +79,7 @@ QUADRANTS_ONLY: dict[str, object] = {
     "demote_no_access_mesh_fors": True, "experimental_auto_mesh_local": False,
     "auto_mesh_local_default_occupacy": 4, "offline_cache_cleaning_policy": "lru",
     "offline_cache_max_size_of_files": 100 * _MiB, "offline_cache_cleaning_factor": 0.25,
-    "num_compile_threads": 4, "vk_api_version": "", "cuda_stack_limit": 0, "external_metal_command_queue": 0,
+    "vk_api_version": "", "cuda_stack_limit": 0, "external_metal_command_queue": 0,
     "external_metal_command_queue_is_torch_queue": False,
     # runtime options quadrants forwards outside its compile config
     "gdb_trigger": False, "short_circuit_operators": True, "print_full_traceback": False,
@@ -89,7 +89,7 @@ QUADRANTS_ONLY: dict[str, object] = {
     "src_ll_cache": True,
 }
 _OWN_KEYWORDS = ("arch", "default_fp", "default_ip", "debug", "offline_cache", "offline_cache_file_path", "prune",
-                 "cpu_max_num_threads", "fast_math", "raise_on_templated_floats",
+                 "cpu_max_num_threads", "num_compile_threads", "fast_math", "raise_on_templated_floats",
                  "log_level", "enable_fallback", "random_seed", "kernel_profiler")
 # what a warning adds for an option whose intent qd serves another way
 _HINTS = {"check_out_of_bound": " (qd.init(debug=True) checks every index)"}
@@ -105,6 +105,9 @@ class Config:
     offline_cache_file_path: str | None = None
     prune: bool = True
     cpu_max_num_threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    # processes that optimise one large module's parts at once (quadrants' option of the same
+    # name and default; at most one per core is used)
+    num_compile_threads: int = 4
     # float arithmetic may be reassociated, contracted and approximated (quadrants' default, and
     # qd's; `fast_math=False` makes float results follow IEEE and constant folding exactly)
     fast_math: bool = True
@@ -181,7 +184,8 @@ def _select(arch: Arch, fallback: bool) -> Arch:
 
 def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
          offline_cache: bool | None = None, offline_cache_file_path: str | None = None,
-         prune: bool = True, cpu_max_num_threads: int | None = None, fast_math: bool = True,
+         prune: bool = True, cpu_max_num_threads: int | None = None, num_compile_threads: int = 4,
+         fast_math: bool = True,
          raise_on_templated_floats: bool = False, random_seed: int = 0, log_level: str | None = None,
          enable_fallback: bool = True, kernel_profiler: bool = False, **kwargs) -> None:
     """Reset qd: drop compiled kernels and apply the new settings (quadrants' defaults, `fast_math` on)."""
@@ -212,6 +216,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
     env_cache = os.environ.get("QD_OFFLINE_CACHE_FILE_PATH")
     threads = (_thread_count(cpu_max_num_threads, "qd.init: cpu_max_num_threads") if cpu_max_num_threads else 0) \
         or _thread_count(os.environ.get("QD_NUM_THREADS", ""), "QD_NUM_THREADS") or (os.cpu_count() or 1)
+    compile_threads = _thread_count(num_compile_threads, "qd.init: num_compile_threads") or (os.cpu_count() or 1)
     _dt.set_python_defaults(ip, fp)
     _extra.clear()
     _extra.update(kwargs)
@@ -219,7 +224,8 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         arch=arch, debug=bool(debug), default_fp=fp, default_ip=ip,
         offline_cache=True if offline_cache is None else bool(offline_cache),
         offline_cache_file_path=offline_cache_file_path or env_cache,
-        prune=bool(prune), cpu_max_num_threads=max(1, int(threads)), fast_math=bool(fast_math),
+        prune=bool(prune), cpu_max_num_threads=max(1, int(threads)), num_compile_threads=compile_threads,
+        fast_math=bool(fast_math),
         raise_on_templated_floats=bool(raise_on_templated_floats), random_seed=random_seed.__index__(),
         kernel_profiler=bool(kernel_profiler), generation=_config.generation + 1,
     )

@@ -33,7 +33,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING
 
-from ..core.errors import QdCompileError, QdConfigError, caller_loc
+from ..core.errors import QdCompileError, QdConfigError, QdInternalError, caller_loc
 
 if TYPE_CHECKING:
     from ..codegen.emitter import Emitter
@@ -225,11 +225,24 @@ class Target(Host):
 
     @abc.abstractmethod
     def compile(self, ir_text: str) -> bytes:
-        """Optimise the module's IR text and return the object code."""
+        """Optimise the module's IR text and return the object code: by contract
+        `join([job(part) for part in split(ir_text)])`, `job` the function `compile_job` names."""
+
+    def split(self, ir_text: str) -> list[str]:
+        """The module as parts that separate processes may compile at once (`compile_job`
+        compiles one), then `join`ed; by default one part, the module itself."""
+        return [ir_text]
+
+    def join(self, objects: list[bytes]) -> bytes:
+        """The object code of a module from its parts' (`split`), in their order."""
+        if len(objects) != 1:
+            raise QdInternalError(f"codegen: {type(self).__name__} splits no module, yet {len(objects)} parts came")
+        return objects[0]
 
     @abc.abstractmethod
     def compile_job(self) -> tuple[str, str, tuple]:
         """(module under `qd.targets`, function, extra arguments) such that, in another process,
-        `function(ir_text, *extra)` returns what `compile(ir_text)` returns here: how
-        `qd.compile_all` spreads LLVM work over worker processes (llvmlite serialises all LLVM
-        calls of one process behind a lock, so threads would not run them in parallel)."""
+        `function(part, *extra)` returns the object code of one part of a module (`split`): how
+        `qd.compile_all` and a large module's compile spread LLVM work over worker processes
+        (llvmlite serialises all LLVM calls of one process behind a lock, so threads would not
+        run them in parallel)."""

@@ -22,16 +22,28 @@ import types
 _LEN = struct.Struct("<Q")
 
 
+def _read_exactly(f, n: int) -> bytes | None:
+    """`n` bytes from `f`, or None if its input ends first. An unbuffered pipe's `read(n)` gives
+    what has arrived so far (at most a pipe's capacity, 64 KiB on Linux), so a large message
+    takes several reads."""
+    chunks, got = [], 0
+    while got < n:
+        chunk = f.read(n - got)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
 def read_message(f):
     """One length-prefixed pickle from binary file `f`, or None at end of input."""
-    head = f.read(_LEN.size)
-    if len(head) < _LEN.size:
+    head = _read_exactly(f, _LEN.size)
+    if head is None:
         return None
     (n,) = _LEN.unpack(head)
-    body = f.read(n)
-    if len(body) < n:
-        return None
-    return pickle.loads(body)
+    body = _read_exactly(f, n)
+    return None if body is None else pickle.loads(body)
 
 
 def write_message(f, obj) -> None:

@@ -28,7 +28,7 @@ QUADRANTS_OPTIONS = {
     "gdb_trigger": False, "cuda_stack_limit": 8192, "timeline": True,
     "advanced_optimization": False, "device_memory_GB": 2.0, "device_memory_fraction": 0.5,
     "gpu_max_reg": 64, "check_out_of_bound": True, "print_ir": False,
-    "num_compile_threads": 2, "offline_cache_cleaning_policy": "never", "src_ll_cache": False,
+    "offline_cache_cleaning_policy": "never", "src_ll_cache": False,
     "print_non_pure": False, "unrolling_limit": 8,
 }
 
@@ -40,6 +40,17 @@ def test_every_quadrants_option_is_accepted_with_one_warning_per_process(key):
     assert len(first) == 1 and repr(key) in first[0], first
     assert _init_collecting(**{key: QUADRANTS_OPTIONS[key]}) == []  # once per process
     assert getattr(qd.cfg, key) == QUADRANTS_OPTIONS[key]
+
+
+def test_num_compile_threads_is_qd_s_own_option():
+    """It bounds the processes that compile one large module's parts (at most one per core)."""
+    config._warned.clear()
+    assert _init_collecting() == [] and qd.cfg.num_compile_threads == 4  # quadrants' default
+    assert _init_collecting(num_compile_threads=2) == []  # no "has no effect" warning
+    assert qd.cfg.num_compile_threads == 2
+    for bad in (-1, 1.5, "two", True):
+        with pytest.raises(qd.QdConfigError, match="num_compile_threads must be a positive integer"):
+            qd.init(arch=qd.cpu, num_compile_threads=bad)
 
 
 def test_unknown_option_names_the_closest_known_one():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import struct
 import threading
 import weakref
 
@@ -137,6 +138,46 @@ def emit_object(mod) -> bytes:
     return _init()["tm"].emit_object(mod)
 
 
+# The object code of a module compiled in parts (`CpuTarget.split`): this tag, the number of
+# parts, then each part's length and bytes. An ELF object starts otherwise ("\x7fELF").
+_BUNDLE = b"qd-objects\0"
+_LENGTH = struct.Struct("<Q")
+
+
+def bundle(objects: list[bytes]) -> bytes:
+    """One blob of several objects, which `load_object` links into one engine."""
+    out = [_BUNDLE, _LENGTH.pack(len(objects))]
+    for obj in objects:
+        out += [_LENGTH.pack(len(obj)), obj]
+    return b"".join(out)
+
+
+def unbundle(blob: bytes) -> list[bytes]:
+    """The objects of `bundle(...)`, or `[blob]` for a single object."""
+    if not blob.startswith(_BUNDLE):
+        return [blob]
+    at = len(_BUNDLE)
+
+    def length() -> int:
+        nonlocal at
+        if at + _LENGTH.size > len(blob):
+            raise ValueError("qd: a truncated object bundle")
+        (n,) = _LENGTH.unpack_from(blob, at)
+        at += _LENGTH.size
+        return n
+
+    objects = []
+    for _ in range(length()):
+        size = length()
+        if at + size > len(blob):
+            raise ValueError("qd: a truncated object bundle")
+        objects.append(blob[at:at + size])
+        at += size
+    if at != len(blob):
+        raise ValueError("qd: an object bundle with trailing bytes")
+    return objects
+
+
 def compile_text(text: str) -> bytes:
     """The object code of one module's IR text (what `CpuTarget.compile` gives; compile workers
     call it by name, `qd.targets.compile_worker`)."""
@@ -175,11 +216,16 @@ def load_object(obj: bytes, entry: str) -> NativeCode:
     The engine is created around an empty module, whose code its object cache supplies: `obj`
     itself. So finalising links `obj` without setting up the code generator for the empty
     module, which was two thirds of a load when `obj` was added as an extra object file. Were
-    the cache not asked, the module would compile to nothing and `entry` would not be found."""
+    the cache not asked, the module would compile to nothing and `entry` would not be found.
+    The other objects of a bundle (a module compiled in parts) are added to the same engine,
+    which links the parts' calls to each other's functions."""
     s = _init()
+    first, *rest = unbundle(obj)
     with _lock:
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), s["loader_tm"]())
-        engine.set_object_cache(None, lambda _module: obj)
+        engine.set_object_cache(None, lambda _module: first)
+        for part in rest:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(part))
         engine.finalize_object()
         addr = engine.get_function_address(entry)
         if not addr:

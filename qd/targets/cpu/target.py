@@ -21,7 +21,7 @@ from ...core.abi import FRAME_SLOT
 from ...core.dtypes import DType
 from ...core.errors import QdInternalError
 from ..base import Target
-from . import jit, stacks
+from . import jit, split, stacks
 from .host import CpuHost
 
 PARALLEL_MIN = 1 << 17  # iterations below which a parallel loop runs inline (thread hand-off ≈ 30-45 µs)
@@ -154,7 +154,15 @@ class CpuTarget(CpuHost, Target):
     # -- compile --------------------------------------------------------------------------
 
     def compile(self, ir_text: str) -> bytes:
-        return jit.compile_text(ir_text)
+        return self.join([jit.compile_text(part) for part in self.split(ir_text)])
+
+    def split(self, ir_text: str) -> list[str]:
+        """A large module in parts of about equal LLVM work (`split`); the parts depend on the
+        text alone, so a module's object code is the same whatever the machine's core count."""
+        return split.split(ir_text, split.MAX_PARTS)
+
+    def join(self, objects: list[bytes]) -> bytes:
+        return objects[0] if len(objects) == 1 else jit.bundle(objects)
 
     def compile_job(self) -> tuple[str, str, tuple]:
         return "cpu.jit", "compile_text", ()
