@@ -301,3 +301,29 @@ def test_deprecated_names_warn_as_in_quadrants():
     assert any("qd.simt.block.mem_sync() is deprecated; use qd.simt.block.mem_fence()" in s for s in said)
     assert any("qd.simt.subgroup.barrier() is deprecated; use qd.simt.subgroup.sync()" in s for s in said)
     assert _mnemonics(ptx) == {"membar.cta": 1, "bar.warp.sync": 1}
+
+
+@qd.kernel
+def _sorts(k: F, v: I32, k64: I32, v64: qd.types.NDArray[qd.f64, 1]):
+    for i in range(k.shape[0]):
+        k[i], v[i] = qd.simt.subgroup.bitonic_sort_kv(k[i], v[i])
+        k64[i], v64[i] = qd.simt.subgroup.bitonic_sort_kv_tiled(k64[i], v64[i], 3)
+
+
+def test_subgroup_sorts_ptx():
+    qd.init(arch=qd.cpu)
+    ptx = qd.ptx(_sorts, np.zeros(N, np.float32), np.zeros(N, np.int32), np.zeros(N, np.int32),
+                 np.zeros(N, np.float64))
+    assert_ptxas_ok(ptx)
+    seen = _mnemonics(ptx)
+    # a whole warp: 5 * 6 / 2 = 15 exchanges of two 32-bit shuffles; groups of 8: 6 exchanges of
+    # a 32-bit key and a 64-bit value (two halves)
+    assert seen["shfl.sync.idx"] == 15 * 2 + 6 * 3
+    assert "%laneid" in ptx
+
+
+def test_subgroup_sort_is_a_located_error_on_the_cpu():
+    qd.init(arch=qd.cpu)
+    with pytest.raises(qd.QdCompileError, match="no subgroups") as ei:
+        _sorts(np.zeros(4, np.float32), np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(4, np.float64))
+    assert "test_simt.py" in str(ei.value)

@@ -18,7 +18,8 @@ from ..types import template
 from ._ops import SimtOp, SizeOp
 
 __all__ = ["all_equal", "all_equal_tiled", "all_true", "all_true_tiled", "any_true", "any_true_tiled", "ballot",
-           "ballot_first_n", "ballot_full_subgroup", "barrier", "broadcast", "broadcast_first", "elect",
+           "ballot_first_n", "ballot_full_subgroup", "barrier", "bitonic_sort_kv", "bitonic_sort_kv_tiled",
+           "broadcast", "broadcast_first", "elect",
            "exclusive_add_tiled", "exclusive_mul_tiled", "group_size", "inclusive_add_tiled", "inclusive_and_tiled",
            "inclusive_max_tiled", "inclusive_min_tiled", "inclusive_mul_tiled", "inclusive_or_tiled",
            "inclusive_xor_tiled", "invocation_id", "lanemask_eq", "lanemask_ge", "lanemask_gt", "lanemask_le",
@@ -357,3 +358,44 @@ def reduce_all_min(value):
 @func
 def reduce_all_max(value):
     return reduce_all_max_tiled(value, static(log2_group_size()))
+
+
+@func
+def _precedes(key_a, value_a, key_b, value_b):
+    """Whether pair a comes before pair b: by key, then by value."""
+    return key_a < key_b or (key_a == key_b and value_a < value_b)
+
+
+@func
+def bitonic_sort_kv_tiled(key, value, log2_size: template()):
+    """Each group of `2**log2_size` consecutive lanes sorts its (key, value) pairs, one per
+    lane: lane i of a group ends with the group's i-th pair in (key, value) order. A bitonic
+    network unrolled at compile time: `log2_size * (log2_size + 1) / 2` compare-exchange steps,
+    each two shuffles with the lane whose index differs in one bit. Pairs with equal keys come
+    out ordered by value, not by lane; NaN keys compare false and leave the order undefined, as
+    in quadrants. Returns `(key, value)`."""
+    lane = invocation_id()
+    for merge in static(range(1, log2_size + 1)):
+        for step in static(range(merge - 1, -1, -1)):
+            partner = u32(lane) ^ u32(1 << step)
+            their_key = shuffle(key, partner)
+            their_value = shuffle(value, partner)
+            # the lower lane of each exchange keeps the smaller pair where its run of
+            # `2**merge` lanes is being sorted upwards; the last merge sorts every group upwards
+            upwards = True
+            if static(merge < log2_size):
+                upwards = (lane >> merge) & 1 == 0
+            smaller_here = ((lane >> step) & 1 == 0) == upwards
+            theirs_first = _precedes(their_key, their_value, key, value)
+            if smaller_here:
+                if theirs_first:
+                    key, value = their_key, their_value
+            elif not theirs_first and (their_key != key or their_value != value):
+                key, value = their_key, their_value
+    return key, value
+
+
+@func
+def bitonic_sort_kv(key, value):
+    """`bitonic_sort_kv_tiled` over the whole subgroup."""
+    return bitonic_sort_kv_tiled(key, value, static(log2_group_size()))
