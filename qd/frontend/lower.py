@@ -41,6 +41,7 @@ from . import (  # noqa: F401 - the builtin_* modules register builtins
     objects,
     struct_fields,
     structs,
+    tile_syntax,
     value_parts,
     vector_places,
     vectors,
@@ -193,6 +194,8 @@ class Lowerer(ExprLowerer):
     def stmt_Assign(self, node):
         for target in node.targets:
             self._refuse_argument_assignment(target)
+        if tile_syntax.assign(self, node):
+            return
         value = self.expr(node.value)
         if known(value) is not RUNTIME and all(_names_only(t) for t in node.targets) \
                 and self.static_call_arg(node.value) is not None:
@@ -267,6 +270,8 @@ class Lowerer(ExprLowerer):
             raise self.syntax(node, "this augmented assignment operator")
         t = node.target
         self._refuse_argument_assignment(t)
+        if tile_syntax.aug_assign(self, node):
+            return
         p = vector_places.place(self, t) if isinstance(t, (ast.Name, ast.Subscript, ast.Attribute)) else None
         if p is not None:
             rhs = self.expr(node.value)

@@ -54,6 +54,7 @@ from . import (  # noqa: F401 - the kind_* modules register the kinds of values
     objects,
     purity,
     structs,
+    tile_syntax,
     vector_places,
     vectors,
 )
@@ -227,6 +228,8 @@ class ExprLowerer:
 
     def expr_Subscript(self, node):
         base = self.expr(node.value)
+        if isinstance(base, LeafV) and tile_syntax.has_slice(node):  # a tile's column, `a[r0:r1, c]`
+            return tile_syntax.column(self, node)
         return kind_of(base).subscript(self, base, node)
 
     def subscript_parts(self, node: ast.Subscript, base=None):
