@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..cache import computed_reads
+from ..cache import computed_reads, key_hints
 from ..cache import disk as fastcache
 from ..cache import records as fastcache_records
 from ..cache import trust as fastcache_trust
@@ -27,34 +27,57 @@ LauncherCode = fastcache.LauncherCode  # a launcher's code object, compiled or k
 def find(kernel: KernelView, key, cfg, host: Host, noalias: bool, key_knowing: Callable[[int], tuple] | None = None):
     """(the intact, still valid disk-cache entry of this variant or None, the entry's path, its
     key): the path and key are where a fresh compile is stored (both None when the kernel is not
-    cached: it did not opt in, the cache is off, or the variant is the aliasing one).
+    cached: it did not opt in, the cache is off, or the variant is the aliasing one; on a hit
+    found under an older key they may be None too, as the caller needs them only to write).
 
     `key_knowing(k)` gives the variant's key as it was when only the first `k` computed values
     were known to be read (`read_names.limited`). An entry stored then under that key read none
     of the others (a read's name joins the key before the entry is written), so it serves: a
-    kernel stored before another one's compile read a property keys without it."""
+    kernel stored before another one's compile read a property keys without it. The lengths
+    this kernel's entries were written with (`key_hints`) are tried first, then the full key,
+    then every shorter one, longest first."""
     if not (kernel.fastcache and cfg.offline_cache and noalias and fastcache.usable(cfg, kernel.def_loc)):
         return None, None, None
+    known = len(read_names.order())
+    tried: set[str] = set()
+
+    def probe(k: int):
+        with timed("cache_key"):
+            key_k = key_knowing(k)
+            path_k, dkey_k = where(kernel, key_k, cfg, host)
+        if dkey_k is None or dkey_k in tried:
+            return None
+        tried.add(dkey_k)
+        with timed("disk_read"):
+            return fastcache.load(path_k, kernel, key_k, dkey_k, host.entry_symbol)
+
+    hinted = [] if key_knowing is None else \
+        [k for k in reversed(key_hints.lengths(fastcache.cache_dir(cfg), kernel_name(kernel))) if k < known]
+    for k in hinted:
+        entry = probe(k)
+        if entry is not None:
+            return entry, None, None
     with timed("cache_key"):
         entry_path, dkey = where(kernel, key, cfg, host)
     if dkey is None:
         not_stored(kernel, fastcache.unstable_part(kernel, key) or "a compile-time argument")
         return None, None, None
-    with timed("disk_read"):
-        entry = fastcache.load(entry_path, kernel, key, dkey, host.entry_symbol)
-    seen = {dkey}
-    for k in range(len(read_names.order()) - 1, -1, -1) if entry is None and key_knowing is not None else ():
-        with timed("cache_key"):
-            key_k = key_knowing(k)
-            path_k, dkey_k = where(kernel, key_k, cfg, host)
-        if dkey_k is None or dkey_k in seen:
-            continue
-        seen.add(dkey_k)
+    entry = None
+    if dkey not in tried:
+        tried.add(dkey)
         with timed("disk_read"):
-            entry = fastcache.load(path_k, kernel, key_k, dkey_k, host.entry_symbol)
-        if entry is not None:
-            break
+            entry = fastcache.load(entry_path, kernel, key, dkey, host.entry_symbol)
+    for k in range(known - 1, -1, -1) if entry is None and key_knowing is not None else ():
+        if k not in hinted:
+            entry = probe(k)
+            if entry is not None:
+                break
     return entry, entry_path, dkey
+
+
+def kernel_name(kernel: KernelView) -> str:
+    """The kernel as `key_hints` names it."""
+    return f"{kernel.fn.__module__}:{kernel.fn.__qualname__}"
 
 
 def where(kernel: KernelView, key, cfg, host: Host) -> tuple[Path | None, str | None]:
@@ -97,6 +120,7 @@ def write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher
             order = read_names.order()
             if order:  # the next process keys with them from its first launch
                 computed_reads.save(path.parent, order)
+            key_hints.record(path.parent, kernel_name(kernel), len(order))
 
 
 def _write(path: Path, dkey: str, kernel: KernelView, built, obj: bytes, launcher, facts) -> str | None:

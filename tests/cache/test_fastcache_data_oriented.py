@@ -128,3 +128,49 @@ def test_class_constants_read_through_self_are_checked_on_load(project):
     assert got == [([3, 30], "compile"), ([3, 30], "disk"), ([5, 50], "compile"), ([5, 50], "disk")]
     assert all(r["results"]["computed"] == 2 for r in runs)
     assert [r["results"]["computed_source"] for r in runs] == ["compile", "disk", "disk", "disk"]
+
+
+KEYED_BEFORE_A_READ = """
+    import qd
+
+    @qd.data_oriented
+    class Sim:
+        def __init__(self):
+            self.out = qd.ndarray(qd.i32, (2,))
+
+        @property
+        def n(self):
+            return self.out.shape[0]
+
+        @qd.kernel(fastcache=True)
+        def early(self):
+            self.out[1] = 7
+
+        @qd.kernel(fastcache=True)
+        def reads(self):
+            self.out[0] = self.n
+
+    def main():
+        s = Sim()
+        s.early()  # stored while no computed read is known
+        s.reads()  # reads the property: keys made from now on hold its value
+        out = s.out.to_numpy().tolist()
+        return {"out": out, "sources": [qd.launch_info(s.early).source, qd.launch_info(s.reads).source],
+                "keys": qd.compile_stats()["cache_key"]["count"]}
+"""
+
+
+def test_the_next_process_tries_the_key_an_entry_was_written_with_first(project):
+    """`early` was stored under a key made before `reads` read the property; the next process
+    knows the property from its start, and its full key for `early` misses. The key hints say
+    which key `early`'s entry was written with, so each kernel costs one key there."""
+    project.write("prog.py", KEYED_BEFORE_A_READ)
+    first, second = project.run(), project.run()
+    assert first["results"]["out"] == second["results"]["out"] == [2, 7]
+    assert first["results"]["sources"] == ["compile", "compile"]
+    assert second["results"]["sources"] == ["disk", "disk"]
+    assert second["results"]["keys"] == 2  # one key each (without the hints, `early` took two)
+    hints = project.root / "cache" / "fastcache" / "key_hints.json"
+    hints.write_bytes(b"damaged")  # a hint that fails its check costs keys, nothing else
+    third = project.run()["results"]
+    assert third["sources"] == ["disk", "disk"] and third["out"] == [2, 7] and third["keys"] == 3
