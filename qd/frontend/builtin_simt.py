@@ -19,7 +19,7 @@ from ..core import dtypes as _dt
 from ..core import ir
 from ..core.errors import QdCompileError, QdTypeError, warn_at
 from ..lang import simt
-from ..lang.simt._ops import SimtOp
+from ..lang.simt._ops import SimtOp, type_limit
 from ..lang.simt.shared import SharedArray
 from . import builtin_calls as bc
 from .kinds import RUNTIME, known
@@ -97,10 +97,27 @@ def _shared_array(low: Lowering, f, node, args, kwargs):
     return LeafV(leaf)
 
 
+def _type_limit(low: Lowering, f, node, args, kwargs):
+    if kwargs or len(args) != 2 or known(args[1]) is RUNTIME:
+        raise QdTypeError("type_limit(value, high) takes a value and a compile-time bool", low.loc(node))
+    d = low.scalar(args[0], node.args[0]).dtype
+    high = bool(args[1].value)
+    if d.is_float:
+        value = float("inf") if high else float("-inf")
+    elif d.is_bool:
+        value = int(high)
+    elif d.is_signed:
+        value = (1 << (d.bits - 1)) - 1 if high else -(1 << (d.bits - 1))
+    else:
+        value = (1 << d.bits) - 1 if high else 0
+    return ir.Const(d, value)
+
+
 for _module in (simt.block, simt.grid, simt.warp, simt.subgroup):
     for _name in _module.__all__:
         _f = getattr(_module, _name)
         if isinstance(_f, SimtOp):
             bc._register([_f], bc.Builtin(f"qd.simt.{_f.name}", _op, "a GPU SIMT operation (qd.simt)"))
+bc._register([type_limit], bc.Builtin("type_limit", _type_limit, "the largest or smallest value of a dtype"))
 bc._register([SharedArray], bc.Builtin("qd.simt.block.SharedArray", _shared_array,
                                        "an array a thread block shares (thread-private on the CPU)"))

@@ -1,20 +1,18 @@
 """`qd.simt.Tile16x16` / `Tile32x32`, quadrants' register tiles: their slice syntax lowered to
 PTX that `ptxas` accepts, a located `QuadrantsSyntaxError` on the CPU (as quadrants raises), and
-the tile library's own code run lane by lane, in lockstep, against numpy."""
+the tile library's own code run lane by lane, in lockstep, against numpy
+(`tests/_support/lockstep.py`)."""
 
 from __future__ import annotations
 
-import math
 import re
-import threading
-import types
 
 import numpy as np
 import pytest
 
 import qd
 from qd.lang.simt import tile as tile_lib
-from tests._support import quadrants_oracle
+from tests._support import lockstep, quadrants_oracle
 from tests._support.ptx import assert_ptxas_ok
 
 N16 = 16
@@ -124,63 +122,6 @@ def test_misused_tile_syntax_is_a_located_error(tmp_path, source, words):
 
 # ---------------------------------------------------------------- the library, lane by lane
 
-class _Warp:
-    """A subgroup of Python threads in lockstep: `shuffle` is an exchange between two barriers,
-    so every lane must reach each one, as on a GPU."""
-
-    def __init__(self, lanes: int):
-        self.lanes = lanes
-        self.slots = [None] * lanes
-        self.barrier = threading.Barrier(lanes, timeout=20)
-        self.me = threading.local()
-
-    def invocation_id(self):
-        return self.me.lane
-
-    def shuffle(self, value, src):
-        self.slots[self.me.lane] = value
-        self.barrier.wait()
-        got = self.slots[int(src)]
-        self.barrier.wait()
-        return got
-
-
-@pytest.fixture
-def lanes(monkeypatch):
-    """Run a tile method on every lane of a warp: the library's own functions with Python
-    numbers, the warp's shuffles in place of the subgroup's."""
-
-    def run(n: int, body):
-        warp = _Warp(n)
-        for name, value in {"subgroup": warp, "static": lambda x: x, "cast": lambda v, dt: float(v),
-                            "sqrt": math.sqrt, "static_assert": _static_assert,
-                            "dtypes": types.SimpleNamespace(u32=int, i32=int)}.items():
-            monkeypatch.setattr(tile_lib, name, value)
-        errors: list = []
-
-        def lane(i: int) -> None:
-            warp.me.lane = i
-            try:
-                body(i)
-            except BaseException as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-                warp.barrier.abort()
-
-        threads = [threading.Thread(target=lane, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
-
-    return run
-
-
-def _static_assert(cond, msg=""):
-    assert cond, msg
-
-
 def _lane_tiles(n: int, count: int) -> list[list]:
     """`count` tiles per lane, each lane's a Python object with the tile's methods."""
     cls = tile_lib.tile_type(n, qd.f64, 32)
@@ -196,7 +137,7 @@ def _lane_tiles(n: int, count: int) -> list[list]:
 
 
 @pytest.mark.parametrize("n", [16, 32])
-def test_cholesky_and_triangular_solve_match_numpy(lanes, n):
+def test_cholesky_and_triangular_solve_match_numpy(n):
     qd.init(arch=qd.cpu)
     rng = np.random.default_rng(n)
     m = rng.standard_normal((n, n))
@@ -216,13 +157,13 @@ def test_cholesky_and_triangular_solve_match_numpy(lanes, n):
         t._move(out_l, True, False, 0, 0, n, 0, n)
         b._move(out_x, True, False, 0, 0, n, 0, n)
 
-    lanes(n, body)
+    lockstep.run(n, body, lanes=n)
     want_l = np.linalg.cholesky(spd + np.outer(u, u))
     np.testing.assert_allclose(np.tril(out_l), want_l, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(out_x @ want_l.T, rhs, rtol=1e-9, atol=1e-9)
 
 
-def test_loads_and_stores_keep_inside_the_slice_and_the_array(lanes):
+def test_loads_and_stores_keep_inside_the_slice_and_the_array():
     qd.init(arch=qd.cpu)
     n = 16
     src = np.arange(3 * 20 * 10, dtype=np.float64).reshape(3, 20, 10)
@@ -235,9 +176,9 @@ def test_loads_and_stores_keep_inside_the_slice_and_the_array(lanes):
         t.eye_()
         t._move(src, False, True, 2, 5, 15, 3, 30)  # rows 5..14 of batch 2, columns 3..9
         t._move(dst, True, False, 0, 2, 40, 1, 40)  # rows 2.., columns 1.. of a 12 x 12 array
-        col[i] = tile_lib.column.fn(src, True, 1, 4, 9, 6)
+        col[i] = tile_lib.column(src, True, 1, 4, 9, 6)  # the Python function while lockstep runs
 
-    lanes(n, body)
+    lockstep.run(n, body, lanes=n)
     want = np.full((12, 12), -1.0)
     for i in range(10):  # lanes whose source row exists; the others keep the identity's row
         row = np.eye(n)[i].copy()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...core.errors import QdRuntimeError, caller_loc
 from .. import config as _config
 
-__all__ = ["SimtOp", "SizeOp", "subgroup_size", "log2_subgroup_size"]
+__all__ = ["SimtOp", "SizeOp", "log2_subgroup_size", "subgroup_size", "type_limit"]
 
 # argument kinds: "mask" a u32 lane mask, "pred" an int predicate (non-zero is true), "i32" /
 # "u32" / "f32" a value converted to that type, "value" a 32- or 64-bit int or float kept as it is
@@ -59,3 +59,10 @@ class SizeOp(SimtOp):
             raise QdRuntimeError(f"subgroup size {subgroup_size()} is not a power of two: this machine has no "
                                  "subgroups (qd.simt needs arch=qd.cuda)", caller_loc())
         return log2
+
+
+def type_limit(value, high: bool):
+    """The largest (`high`) or smallest value of `value`'s dtype: +-inf for floats, the integer
+    range's ends for ints. The identity of an exclusive min or max scan, which no arithmetic on
+    a value of unknown dtype gives; a compile-time constant inside kernels and funcs."""
+    raise QdRuntimeError("type_limit() can only be called inside a kernel or a func", caller_loc())

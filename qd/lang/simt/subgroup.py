@@ -15,18 +15,22 @@ from ..funcs import func
 from ..math import clz
 from ..ops import static, static_assert
 from ..types import template
-from ._ops import SimtOp, SizeOp
+from ._ops import SimtOp, SizeOp, type_limit
 
 __all__ = ["all_equal", "all_equal_tiled", "all_true", "all_true_tiled", "any_true", "any_true_tiled", "ballot",
            "ballot_first_n", "ballot_full_subgroup", "barrier", "bitonic_sort_kv", "bitonic_sort_kv_tiled",
-           "broadcast", "broadcast_first", "elect",
-           "exclusive_add_tiled", "exclusive_mul_tiled", "group_size", "inclusive_add_tiled", "inclusive_and_tiled",
-           "inclusive_max_tiled", "inclusive_min_tiled", "inclusive_mul_tiled", "inclusive_or_tiled",
+           "broadcast", "broadcast_first", "elect", "exclusive_add", "exclusive_add_tiled", "exclusive_and",
+           "exclusive_and_tiled", "exclusive_max", "exclusive_max_tiled", "exclusive_min", "exclusive_min_tiled",
+           "exclusive_mul", "exclusive_mul_tiled", "exclusive_or", "exclusive_or_tiled", "exclusive_xor",
+           "exclusive_xor_tiled", "group_size", "inclusive_add", "inclusive_add_tiled", "inclusive_and",
+           "inclusive_and_tiled", "inclusive_max", "inclusive_max_tiled", "inclusive_min", "inclusive_min_tiled",
+           "inclusive_mul", "inclusive_mul_tiled", "inclusive_or", "inclusive_or_tiled", "inclusive_xor",
            "inclusive_xor_tiled", "invocation_id", "lanemask_eq", "lanemask_ge", "lanemask_gt", "lanemask_le",
            "lanemask_lt", "log2_group_size", "mem_fence", "memory_barrier", "reduce_add", "reduce_add_tiled",
            "reduce_all_add", "reduce_all_add_tiled", "reduce_all_max", "reduce_all_max_tiled", "reduce_all_min",
            "reduce_all_min_tiled", "reduce_max", "reduce_max_tiled", "reduce_min", "reduce_min_tiled",
-           "segmented_reduce_add_tiled", "segmented_reduce_max_tiled", "segmented_reduce_min_tiled", "shuffle",
+           "segmented_reduce_add", "segmented_reduce_add_tiled", "segmented_reduce_max",
+           "segmented_reduce_max_tiled", "segmented_reduce_min", "segmented_reduce_min_tiled", "shuffle",
            "shuffle_down", "shuffle_up", "shuffle_xor", "sync"]
 
 sync = SimtOp("subgroup.sync")
@@ -313,6 +317,128 @@ def exclusive_add_tiled(value, log2_size: template()):
 @func
 def exclusive_mul_tiled(value, log2_size: template()):
     return _exclusive(value, _mul, value - value + 1, log2_size)
+
+
+@func
+def exclusive_min_tiled(value, log2_size: template()):
+    """The first lane of each group gets the dtype's largest value (+inf for floats)."""
+    return _exclusive(value, _min, type_limit(value, True), log2_size)
+
+
+@func
+def exclusive_max_tiled(value, log2_size: template()):
+    """The first lane of each group gets the dtype's smallest value (-inf for floats)."""
+    return _exclusive(value, _max, type_limit(value, False), log2_size)
+
+
+@func
+def exclusive_and_tiled(value, log2_size: template()):
+    return _exclusive(value, _and, ~(value ^ value), log2_size)
+
+
+@func
+def exclusive_or_tiled(value, log2_size: template()):
+    return _exclusive(value, _or, value ^ value, log2_size)
+
+
+@func
+def exclusive_xor_tiled(value, log2_size: template()):
+    return _exclusive(value, _xor, value ^ value, log2_size)
+
+
+@func
+def _reduce(value, op: template(), log2_size: template()):
+    """`op` folded over each group (a tree of shuffles down), in the group's first lane; the
+    others hold partial results."""
+    for i in static(range(log2_size)):
+        value = op(value, shuffle_down(value, u32(1 << (log2_size - 1 - i))))
+    return value
+
+
+# the whole subgroup: each `*_tiled` operation over `log2_group_size()` lanes
+@func
+def inclusive_add(value):
+    return inclusive_add_tiled(value, static(log2_group_size()))
+
+
+@func
+def inclusive_mul(value):
+    return inclusive_mul_tiled(value, static(log2_group_size()))
+
+
+@func
+def inclusive_min(value):
+    return inclusive_min_tiled(value, static(log2_group_size()))
+
+
+@func
+def inclusive_max(value):
+    return inclusive_max_tiled(value, static(log2_group_size()))
+
+
+@func
+def inclusive_and(value):
+    return inclusive_and_tiled(value, static(log2_group_size()))
+
+
+@func
+def inclusive_or(value):
+    return inclusive_or_tiled(value, static(log2_group_size()))
+
+
+@func
+def inclusive_xor(value):
+    return inclusive_xor_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_add(value):
+    return exclusive_add_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_mul(value):
+    return exclusive_mul_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_min(value):
+    return exclusive_min_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_max(value):
+    return exclusive_max_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_and(value):
+    return exclusive_and_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_or(value):
+    return exclusive_or_tiled(value, static(log2_group_size()))
+
+
+@func
+def exclusive_xor(value):
+    return exclusive_xor_tiled(value, static(log2_group_size()))
+
+
+@func
+def segmented_reduce_add(value, head_flag):
+    return segmented_reduce_add_tiled(value, head_flag, static(log2_group_size()))
+
+
+@func
+def segmented_reduce_min(value, head_flag):
+    return segmented_reduce_min_tiled(value, head_flag, static(log2_group_size()))
+
+
+@func
+def segmented_reduce_max(value, head_flag):
+    return segmented_reduce_max_tiled(value, head_flag, static(log2_group_size()))
 
 
 @func
