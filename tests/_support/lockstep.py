@@ -26,6 +26,41 @@ from qd.lang.simt import tile as tile_lib
 _INT_MAX = 2**31 - 1
 
 
+class _IntRef(int):
+    """An int read from a shared array that knows its element, so `atomic_add(a[i], v)` can
+    update the element as the GPU's would."""
+
+
+class _FloatRef(float):
+    pass
+
+
+class _Shared:
+    """A block's shared array: Python numbers, elements read as references (`_IntRef`)."""
+
+    def __init__(self, size: int):
+        self.data = [0] * size
+        self.lock = threading.Lock()
+
+    def __getitem__(self, i):
+        v = self.data[int(i)]
+        ref = _FloatRef(v) if isinstance(v, float) else _IntRef(v)
+        ref.home, ref.index = self, int(i)
+        return ref
+
+    def __setitem__(self, i, v):
+        self.data[int(i)] = v
+
+
+def _atomic(op):
+    def update(ref, value):
+        with ref.home.lock:
+            old = ref.home.data[ref.index]
+            ref.home.data[ref.index] = op(old, value)
+            return old
+    return update
+
+
 class Block:
     """`threads` GPU threads in subgroups of `lanes`."""
 
@@ -36,7 +71,7 @@ class Block:
         self.group_barriers = [threading.Barrier(min(lanes, threads), timeout=30)
                                for _ in range((threads + lanes - 1) // lanes)]
         self.block_barrier = threading.Barrier(threads, timeout=30)
-        self.shared: list[np.ndarray] = []
+        self.shared: list[_Shared] = []
         self.shared_lock = threading.Lock()
 
     # -- what the library calls --------------------------------------------------------------
@@ -82,7 +117,7 @@ class Block:
         self.me.allocations += 1
         with self.shared_lock:
             while len(self.shared) <= k:
-                self.shared.append(np.zeros(shape, np.float64))
+                self.shared.append(_Shared(int(np.prod(shape))))
             return self.shared[k]
 
     def group_size(self):
@@ -111,7 +146,9 @@ def _as_python(blk: Block):
            "thread_idx": blk.thread_idx, "sync": blk.sync, "SharedArray": blk.shared_array,
            "static": lambda x: x, "static_assert": _static_assert, "type_limit": _type_limit,
            "u32": int, "i32": int, "clz": lambda x: 32 - int(x).bit_length(), "cast": lambda v, dt: float(v),
-           "sqrt": math.sqrt,
+           "sqrt": math.sqrt, "popcnt": lambda x: bin(int(x) & 0xFFFFFFFF).count("1"),
+           "atomic_add": _atomic(lambda a, b: a + b), "atomic_or": _atomic(lambda a, b: a | b),
+           "mem_fence": lambda: None,
            "dtypes": types.SimpleNamespace(u32=int, i32=int)}
     saved = []
     for mod in (subgroup_lib, block_lib, tile_lib):

@@ -158,3 +158,43 @@ def test_bitonic_sort_against_numpy(log2):
         part = slice(g * size, (g + 1) * size)
         want = sorted(zip(keys[part], values[part]))
         assert list(zip(got_k[part], got_v[part])) == want
+
+
+@qd.kernel
+def _radix_rank(keys: qd.types.ndarray(dtype=qd.u32, ndim=1), out: I32, counts: I32):
+    qd.loop_config(block_dim=256)
+    for i in range(256):
+        bins = qd.simt.block.SharedArray((256,), qd.i32)
+        before = qd.simt.block.SharedArray((256,), qd.i32)
+        out[i] = qd.simt.block.radix_rank_match_atomic_or(keys[i], 256, 8, 4, 8, bins, before)
+        counts[i] = bins[i] + before[i]
+
+
+def test_radix_rank_ptx():
+    qd.init(arch=qd.cpu)
+    ptx = qd.ptx(_radix_rank, np.zeros(256, np.uint32), np.zeros(256, np.int32), np.zeros(256, np.int32))
+    assert_ptxas_ok(ptx)
+    # a histogram add, the match OR and the leader's claim; the histogram, the block's exclusive
+    # sum, the offsets and the outputs each end with a barrier
+    assert len(re.findall(r"\batom\.", ptx)) + len(re.findall(r"\bred\.", ptx)) == 3
+    assert len(re.findall(r"\bbar\.sync", ptx)) == 4 and "popc.b32" in ptx
+
+
+@pytest.mark.parametrize("bit_start, num_bits", [(0, 8), (4, 3)])
+def test_radix_rank_against_numpy(bit_start, num_bits):
+    rng = np.random.default_rng(bit_start)
+    keys = rng.integers(0, 2**12, 256)
+    rank, bins_out, before_out = np.zeros(256, np.int64), np.zeros(256, np.int64), np.zeros(256, np.int64)
+
+    def body(t):
+        bins = block_lib.SharedArray((256,), qd.i32)
+        before = block_lib.SharedArray((256,), qd.i32)
+        rank[t] = block_lib.radix_rank_match_atomic_or(int(keys[t]), 256, 8, bit_start, num_bits, bins, before)
+        bins_out[t], before_out[t] = bins[t], before[t]
+
+    lockstep.run(256, body)
+    digit = (keys >> bit_start) & ((1 << num_bits) - 1)
+    np.testing.assert_array_equal(rank, np.argsort(np.argsort(digit, kind="stable"), kind="stable"))
+    count = np.bincount(digit, minlength=256)
+    np.testing.assert_array_equal(bins_out, count)
+    np.testing.assert_array_equal(before_out, np.concatenate([[0], np.cumsum(count)[:-1]]))
