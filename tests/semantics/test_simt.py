@@ -150,6 +150,8 @@ def test_python_scope():
     with pytest.raises(qd.QdRuntimeError, match="inside a kernel"):
         qd.simt.block.SharedArray(4, qd.f32)
     assert (qd.simt.Tile16x16.SIZE, qd.simt.Tile32x32.SIZE) == (16, 32)  # usable in kernels only on a GPU
+    assert qd.simt.block.arch_uses_spv(qd.vulkan) and qd.simt.grid.arch_uses_spv(qd.metal)
+    assert not qd.simt.block.arch_uses_spv(qd.cuda)
 
 
 # -- CUDA: PTX -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ...core.errors import QdRuntimeError, caller_loc
 from .. import config as _config
 
-__all__ = ["SimtOp", "SizeOp", "log2_subgroup_size", "subgroup_size", "type_limit"]
+__all__ = ["SimtOp", "SizeOp", "arch_uses_spv", "log2_subgroup_size", "subgroup_size", "type_limit"]
 
 # argument kinds: "mask" a u32 lane mask, "pred" an int predicate (non-zero is true), "i32" /
 # "u32" / "f32" a value converted to that type, "value" a 32- or 64-bit int or float kept as it is
@@ -66,3 +66,9 @@ def type_limit(value, high: bool):
     range's ends for ints. The identity of an exclusive min or max scan, which no arithmetic on
     a value of unknown dtype gives; a compile-time constant inside kernels and funcs."""
     raise QdRuntimeError("type_limit() can only be called inside a kernel or a func", caller_loc())
+
+
+def arch_uses_spv(arch) -> bool:
+    """Whether `arch` compiles through SPIR-V (Vulkan, Metal), as quadrants' helper of the name
+    says; qd runs such arches on the CPU."""
+    return arch in (_config.vulkan, _config.metal)

@@ -10,14 +10,14 @@ from ..math import clz, popcnt
 from ..ops import atomic_add, atomic_or, static, static_assert
 from ..types import template
 from . import subgroup
-from ._ops import SimtOp, type_limit
+from ._ops import SimtOp, arch_uses_spv, type_limit
 from .shared import SharedArray
 
-__all__ = ["SharedArray", "exclusive_add", "exclusive_max", "exclusive_min", "exclusive_scan", "global_thread_idx",
-           "inclusive_add", "inclusive_max", "inclusive_min", "inclusive_scan", "mem_fence", "mem_sync",
-           "radix_rank_match_atomic_or", "reduce", "reduce_add", "reduce_all", "reduce_all_add", "reduce_all_max",
-           "reduce_all_min", "reduce_max", "reduce_min", "sync", "sync_all_nonzero", "sync_any_nonzero",
-           "sync_count_nonzero", "thread_idx"]
+__all__ = ["SharedArray", "arch_uses_spv", "exclusive_add", "exclusive_max", "exclusive_min", "exclusive_scan",
+           "global_thread_idx", "inclusive_add", "inclusive_max", "inclusive_min", "inclusive_scan", "mem_fence",
+           "mem_sync", "radix_rank_match_atomic_or", "reduce", "reduce_add", "reduce_all", "reduce_all_add",
+           "reduce_all_max", "reduce_all_min", "reduce_max", "reduce_min", "sync", "sync_all_nonzero",
+           "sync_any_nonzero", "sync_count_nonzero", "thread_idx"]
 
 sync = SimtOp("block.sync")
 sync_all_nonzero = SimtOp("block.sync_all_nonzero", ("pred",), "i32")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._ops import SimtOp
+from ._ops import SimtOp, arch_uses_spv
 
-__all__ = ["mem_fence", "memfence"]
+__all__ = ["arch_uses_spv", "mem_fence", "memfence"]
 
 mem_fence = SimtOp("grid.mem_fence")
 memfence = SimtOp("grid.memfence", replaced_by="grid.mem_fence")
