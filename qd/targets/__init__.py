@@ -43,6 +43,7 @@ _MACHINES = {
 # runs the code); an arch missing here is not implemented in this build and runs on the CPU
 _ARCHES = {"cpu": ("cpu",), "x64": ("cpu",), "arm64": ("cpu",), "cuda": ("cuda",), "gpu": ("cuda", "cpu")}
 DEFAULT = "cpu"  # the machine of an arch this build does not implement
+_SPIRV = ("vulkan", "metal")  # the arches quadrants compiles through SPIR-V (none is a machine here)
 
 
 def module(name: str):
@@ -74,6 +75,11 @@ def machines(arch: str) -> tuple[str, ...]:
     """The machines that may run code for `arch`, best first; () for an arch this build does
     not implement."""
     return _ARCHES.get(str(arch), ())
+
+
+def uses_spirv(arch) -> bool:
+    """Whether quadrants compiles `arch` through SPIR-V (`qd.simt`'s `arch_uses_spv`)."""
+    return str(arch) in _SPIRV
 
 
 def label(machine: str) -> str:

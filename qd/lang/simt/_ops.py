@@ -9,6 +9,7 @@ they are an error, as quadrants' need a kernel too.
 
 from __future__ import annotations
 
+from ... import targets as _targets
 from ...core.errors import QdRuntimeError, caller_loc
 from .. import config as _config
 
@@ -71,4 +72,4 @@ def type_limit(value, high: bool):
 def arch_uses_spv(arch) -> bool:
     """Whether `arch` compiles through SPIR-V (Vulkan, Metal), as quadrants' helper of the name
     says; qd runs such arches on the CPU."""
-    return arch in (_config.vulkan, _config.metal)
+    return _targets.uses_spirv(arch)
