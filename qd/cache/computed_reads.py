@@ -11,7 +11,6 @@ check is ignored (its only effect is a first launch that compiles).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from . import trust
@@ -24,25 +23,15 @@ FILE = "computed_reads.json"
 def load(directory: Path) -> list[tuple[str, str, str]]:
     """The (module, class qualname, name) stored under `directory`, in the order they were first
     read; [] when there are none or the file is not intact."""
-    try:
-        data = trust.read_entry(directory / FILE)
-        if data is None:
-            return []
-        rows = json.loads(trust.verify(data))
-        return [(m, q, n) for m, q, n in rows if isinstance(m, str) and isinstance(q, str) and isinstance(n, str)]
-    except (OSError, ValueError, TypeError, trust.Untrusted):
+    rows = trust.read_json(directory / FILE)
+    if not isinstance(rows, list):
         return []
+    return [(row[0], row[1], row[2]) for row in rows
+            if isinstance(row, list) and len(row) == 3 and all(isinstance(x, str) for x in row)]
 
 
 def save(directory: Path, order: list[tuple[str, str, str]]) -> None:
     """Store `order` under `directory`, after what is there (each name once, first place kept);
     a failed write only costs the next process a compile."""
     merged = list(dict.fromkeys([*load(directory), *order]))
-    body = json.dumps([list(t) for t in merged]).encode()
-    tag = trust.mac(body)
-    if tag is None:
-        return
-    try:
-        trust.write_entry(directory / FILE, body + tag)
-    except OSError:
-        pass
+    trust.write_json(directory / FILE, [list(t) for t in merged])

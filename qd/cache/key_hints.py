@@ -13,7 +13,6 @@ authenticated like an entry.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from . import trust
@@ -25,15 +24,11 @@ _held: dict[Path, dict[str, list[int]]] = {}  # directory -> what its file said,
 
 
 def _load(directory: Path) -> dict[str, list[int]]:
-    try:
-        data = trust.read_entry(directory / FILE)
-        rows = {} if data is None else json.loads(trust.verify(data))
-        if not isinstance(rows, dict):
-            return {}
-        return {k: sorted({n for n in v if type(n) is int and n >= 0}) for k, v in rows.items()
-                if isinstance(k, str) and isinstance(v, list)}
-    except (OSError, ValueError, TypeError, trust.Untrusted):
+    rows = trust.read_json(directory / FILE)
+    if not isinstance(rows, dict):
         return {}
+    return {k: sorted({n for n in v if type(n) is int and n >= 0}) for k, v in rows.items()
+            if isinstance(k, str) and isinstance(v, list)}
 
 
 def lengths(directory: Path, kernel: str) -> list[int]:
@@ -44,18 +39,10 @@ def lengths(directory: Path, kernel: str) -> list[int]:
 
 
 def record(directory: Path, kernel: str, known: int) -> None:
-    """An entry of `kernel` was written under `directory` with a key holding `known` reads."""
+    """An entry of `kernel` was written under `directory` with a key holding `known` reads. The
+    file is read again first, so what other processes recorded meanwhile is kept."""
     rows = _load(directory)
-    mine = _held.setdefault(directory, {})
-    for name, ks in mine.items():
+    for name, ks in [*_held.get(directory, {}).items(), (kernel, [known])]:
         rows[name] = sorted({*rows.get(name, []), *ks})
-    rows[kernel] = sorted({*rows.get(kernel, []), known})
     _held[directory] = rows
-    body = json.dumps(rows, sort_keys=True).encode()
-    tag = trust.mac(body)
-    if tag is None:
-        return
-    try:
-        trust.write_entry(directory / FILE, body + tag)
-    except OSError:
-        pass  # the next process tries more keys
+    trust.write_json(directory / FILE, rows)

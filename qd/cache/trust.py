@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import hmac
+import json
 import os
 import stat
 import tempfile
@@ -230,3 +231,28 @@ def write_entry(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# ---------------------------------------------------------------- small JSON files beside the entries
+
+def read_json(path: Path) -> object | None:
+    """The JSON value in the authenticated file at `path`; None when there is none or it is not
+    this user's own and intact (the files read so only make later lookups faster)."""
+    try:
+        data = read_entry(path)
+        return None if data is None else json.loads(verify(data))
+    except (OSError, ValueError, Untrusted):
+        return None
+
+
+def write_json(path: Path, value: object) -> None:
+    """`value` as JSON at `path`, authenticated; nothing is written without a secret, and a
+    failed write is ignored (the next process only does more work)."""
+    body = json.dumps(value, sort_keys=True).encode()
+    tag = mac(body)
+    if tag is None:
+        return
+    try:
+        write_entry(path, body + tag)
+    except OSError:
+        pass

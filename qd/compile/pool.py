@@ -179,7 +179,7 @@ def compile_text(tgt: Target, text: str, processes: int) -> bytes:
     yet. A worker takes parts only once it has started (a first, empty job), so a compile never
     waits for a worker's start-up; a part whose worker fails is compiled here."""
     parts = tgt.split(text) if processes > 1 else [text]
-    if len(parts) < 2:
+    if len(parts) < 2:  # the target's own compile (its split of a small text costs well under 1% of LLVM)
         return tgt.compile(text)
     mod, fn, extra = tgt.compile_job()
     helpers = min(processes - 1, len(parts) - 1)
