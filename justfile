@@ -25,4 +25,4 @@ bench:
     .venv/bin/python bench/compile.py
 
 lint:
-    .venv/bin/ruff check qd analysis tests bench examples
+    .venv/bin/ruff check qd qd_analysis tests bench examples

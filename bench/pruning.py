@@ -12,7 +12,7 @@ stages are then timed on it (best of N):
   decision rules plus provenance.dl (what an explanation runs), next to a hand-written Python
   worklist computing Dead/Live/Used/Kept/Pruned on the same facts, and to Soufflé when a
   `souffle` binary is on PATH; all of them must agree;
-* plan: `analysis.plan.build`;
+* plan: `qd_analysis.plan.build`;
 * whole analysis: `qd.compile.pruning.plans` (export, engine, plan) over all kernels, end to end.
 
 The incremental mode compiles the kernels one after another in one process, as qd.compile.pipeline
@@ -43,14 +43,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis import analyze as _analyze  # noqa: E402
-from analysis import plan as _plan  # noqa: E402
-from analysis.datalog import get_engine  # noqa: E402
 from qd.compile import pruning as _pruning  # noqa: E402
 from qd.core import ir  # noqa: E402
 from qd.core.dtypes import f32, i32  # noqa: E402
 from qd.core.errors import SourceLoc  # noqa: E402
 from qd.frontend import facts as _facts  # noqa: E402
+from qd_analysis import analyze as _analyze  # noqa: E402
+from qd_analysis import plan as _plan  # noqa: E402
+from qd_analysis.datalog import get_engine  # noqa: E402
 
 Facts = Mapping[str, Iterable[tuple[Any, ...]]]
 RESULTS = Path(__file__).resolve().parent / "results" / "analysis.json"
@@ -589,7 +589,7 @@ def _print_scale(r: dict[str, Any], souffle: bool) -> None:
     if souffle:
         rows.append(("souffle", ph["souffle_s"], "decision rules, souffle interpreter"))
     rows += [
-        ("plan", ph["plan_s"], "analysis.plan.build"),
+        ("plan", ph["plan_s"], "qd_analysis.plan.build"),
         ("whole analysis", ph["whole_s"], f"qd.compile.pruning.plans: export {wt['export'] * 1000:.1f} + engine "
                                           f"{wt['engine'] * 1000:.1f} + plan {wt['plan'] * 1000:.1f}"),
     ]

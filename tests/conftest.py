@@ -1,7 +1,7 @@
 """Shared pytest setup.
 
 Tests are arranged by the stage they exercise: `frontend/` (parsing, signatures, located
-errors for bad code and bad input), `analysis/` and `rules/` (the Datalog engine, the pruning
+errors for bad code and bad input), `qd_analysis/` and `rules/` (the Datalog engine, the pruning
 rules and what is derived from them), `codegen/` (the LLVM lowering and generated code
 itself), `lang/` (the user's API used from plain Python: fields, ndarrays and tensors,
 vectors, matrices and structs, `qd.math`, `qd.init` and its configuration), `runtime/`

@@ -1,4 +1,4 @@
-"""DESIGN.md's module map names every module of `qd/` and `analysis/`, once, in the package order
+"""DESIGN.md's module map names every module of `qd/` and `qd_analysis/`, once, in the package order
 of the data flow, and its layering table is the one the import test enforces.
 
 The map is a nested list, one line per module (`- `qd/core/errors.py` — why it exists`) under
@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "DESIGN.md"
-SOURCE_ROOTS = ("qd", "analysis")
+SOURCE_ROOTS = ("qd", "qd_analysis")
 
 # a tree line: indentation, "- ", the backticked path, " — ", what it is for
 _LINE = re.compile(r"^(\s*)- `([\w./-]+)` — (.*)$")
@@ -62,7 +62,7 @@ def map_problems(entries: list[tuple[int, str, str]], modules: set[str], package
 
 def test_module_map_names_every_module():
     modules, packages = source_tree()
-    assert len(modules) > 40 and "qd/" in packages and "analysis/" in packages
+    assert len(modules) > 40 and "qd/" in packages and "qd_analysis/" in packages
     problems = map_problems(map_entries(DESIGN.read_text()), modules, packages)
     assert problems == [], "DESIGN.md's module map is out of date:\n  " + "\n  ".join(problems)
 

@@ -1,9 +1,9 @@
-"""The import graph of `qd/` and `analysis/` follows the data flow.
+"""The import graph of `qd/` and `qd_analysis/` follows the data flow.
 
 Read from the sources with `ast` (nothing is imported): every `import` / `from ... import`,
 at module level or inside a function, resolved to the project module it loads. The graph must
 have no cycle (counting function-local imports too: a lazy import hides a cycle, it does not
-remove it), `analysis/` must import nothing from `qd` (it works on exported facts), and at most
+remove it), `qd_analysis/` must import nothing from `qd` (it works on exported facts), and at most
 6 import statements may be function-local (of anything, the standard library and llvmlite
 included), each a deliberate lazy load that says why in a comment next to it.
 
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("qd", "analysis")
+PACKAGES = ("qd", "qd_analysis")
 MAX_LOCAL_IMPORTS = 6
 
 
@@ -92,7 +92,7 @@ def test_the_reader_sees_imports_of_every_kind():
     g, local = graph()
     assert (g.has_edge("qd.compile.compiler", "qd.compile.compile_path")
             and g.has_edge("qd.compile.pipeline", "qd.compile.compiler"))
-    assert g.has_edge("qd.compile.pruning", "analysis.plan")  # `from X import name`
+    assert g.has_edge("qd.compile.pruning", "qd_analysis.plan")  # `from X import name`
     assert g.has_edge("qd.compile.disk_cache", "qd.cache.disk")  # `from . import module`
     assert ("qd/dispatch/kernel.py", "qd.compile.pipeline") in {(f, t) for f, _, t in local}  # inside a function
     assert len(g) == len(MODULES) > 40
@@ -100,27 +100,27 @@ def test_the_reader_sees_imports_of_every_kind():
 
 # The packages of `qd/` in the order data flows through them, and what each may import. A stage
 # imports the stages it hands work to and the shared vocabulary (`core`); nothing imports the
-# stage that called it. `analysis` (the Datalog engine and rules) imports nothing from qd.
+# stage that called it. `qd_analysis` (the Datalog engine and rules) imports nothing from qd.
 PACKAGES_IN_ORDER = ("core", "codegen", "targets", "lang", "lib", "frontend", "runtime", "cache", "compile",
                      "dispatch", "explain", "standin")
 ALLOWED = {
-    "qd.core": {"analysis"},  # the IR's record classes
+    "qd.core": {"qd_analysis"},  # the IR's record classes
     "qd.codegen": {"qd.core"},
     "qd.targets": {"qd.core", "qd.codegen"},
     "qd.lang": {"qd.core", "qd.targets"},  # arrays and `qd.init` ask a target's host for memory
     "qd.lib": {"qd.core", "qd.lang"},
-    "qd.frontend": {"analysis", "qd.core", "qd.lang", "qd.lib"},
+    "qd.frontend": {"qd_analysis", "qd.core", "qd.lang", "qd.lib"},
     "qd.runtime": {"qd.core", "qd.lang", "qd.frontend"},
-    "qd.cache": {"analysis", "qd.core", "qd.frontend", "qd.runtime"},
-    "qd.compile": {"analysis", "qd.cache", "qd.codegen", "qd.core", "qd.frontend", "qd.lang", "qd.runtime",
+    "qd.cache": {"qd_analysis", "qd.core", "qd.frontend", "qd.runtime"},
+    "qd.compile": {"qd_analysis", "qd.cache", "qd.codegen", "qd.core", "qd.frontend", "qd.lang", "qd.runtime",
                    "qd.targets"},
     "qd.dispatch": {"qd.compile", "qd.core", "qd.frontend", "qd.lang", "qd.runtime"},
-    "qd.explain": {"analysis", "qd.compile", "qd.core", "qd.dispatch", "qd.lang"},
+    "qd.explain": {"qd_analysis", "qd.compile", "qd.core", "qd.dispatch", "qd.lang"},
     # `qd/__init__.py`: the user's namespace; `import quadrants` maps onto it (`qd.standin`), which is a tool
     # over the namespace, not part of it
     "qd": {f"qd.{p}" for p in PACKAGES_IN_ORDER if p != "standin"},
     "qd.standin": {"qd"},
-    "analysis": set(),
+    "qd_analysis": set(),
 }
 
 
@@ -167,7 +167,7 @@ def test_ls_qd_shows_the_pipeline():
     user's namespace, nothing else."""
     entries = sorted(p.name for p in (ROOT / "qd").iterdir() if p.name != "__pycache__")
     assert entries == sorted(["__init__.py", *PACKAGES_IN_ORDER])
-    assert set(ALLOWED) == {"qd", "analysis", *(f"qd.{p}" for p in PACKAGES_IN_ORDER)}
+    assert set(ALLOWED) == {"qd", "qd_analysis", *(f"qd.{p}" for p in PACKAGES_IN_ORDER)}
 
 
 def test_no_import_cycle():
@@ -178,7 +178,8 @@ def test_no_import_cycle():
 
 def test_analysis_imports_nothing_from_qd():
     g, _ = graph()
-    bad = [(a, b, g.edges[a, b]["line"]) for a, b in g.edges if a.startswith("analysis") and b.startswith("qd")]
+    bad = [(a, b, g.edges[a, b]["line"]) for a, b in g.edges
+           if a.split(".")[0] == "qd_analysis" and b.split(".")[0] == "qd"]
     assert bad == []
 
 
@@ -224,7 +225,7 @@ _PROGRAM = textwrap.dedent("""
     import numpy as np
 
     def loaded():
-        return sorted(m for m in sys.modules if m.split(".")[0] in ("qd", "analysis", "llvmlite", "networkx",
+        return sorted(m for m in sys.modules if m.split(".")[0] in ("qd", "qd_analysis", "llvmlite", "networkx",
                                                                     "subprocess"))
 
     import qd
@@ -269,10 +270,10 @@ def _run_program(tmp_path) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-CODE_GENERATION = ("qd.codegen", "qd.frontend.lower", "qd.targets.cpu.target", "analysis.datalog")  # prefixes
+CODE_GENERATION = ("qd.codegen", "qd.frontend.lower", "qd.targets.cpu.target", "qd_analysis.datalog")  # prefixes
 # (the IR alone took 25 ms to import)
 COMPILER_MODULES = (*CODE_GENERATION, "qd.compile.compiler", "qd.compile.compile_path", "qd.compile.pruning",
-                    "analysis.analyze", "analysis.explain", "qd.core.ir", "qd.frontend.objects")
+                    "qd_analysis.analyze", "qd_analysis.explain", "qd.core.ir", "qd.frontend.objects")
 # what only a CUDA process needs (the driver binding itself is loaded by `qd.init`), a graph
 # library whose import alone costs more than compiling a small kernel, and `subprocess` (only
 # compile workers and the Soufflé engine start processes; its import is ~4 ms of a first compile)

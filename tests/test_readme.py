@@ -107,8 +107,8 @@ def test_link_check_can_fail(tmp_path):
 
 # backticked repository paths (`qd/core/abi.py`, `rules/*.dl`, `frontend/vectors.py`): the
 # prefixes that name a top-level folder; other paths ending in a source suffix are looked up
-# under the packages too (prose names modules relative to `qd/` or `analysis/`)
-_TOP = ("qd/", "analysis/", "rules/", "tests/", "bench/", "examples/", "docs/", ".ci/")
+# under the packages too (prose names modules relative to `qd/` or `qd_analysis/`)
+_TOP = ("qd/", "qd_analysis/", "rules/", "tests/", "bench/", "examples/", "docs/", ".ci/")
 MADE_BY_RUNS = {"bench/results/"}  # written by the benchmarks, not in a fresh checkout
 
 
@@ -120,7 +120,7 @@ def missing_paths(md: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
             continue
         if not tok.startswith(_TOP) and not tok.endswith((".py", ".dl", ".json", "/")):
             continue
-        bases = [root] if tok.startswith(_TOP) else [root, root / "qd", root / "analysis"]
+        bases = [root] if tok.startswith(_TOP) else [root, root / "qd", root / "qd_analysis"]
         if not any(any(b.glob(tok.rstrip("/"))) for b in bases):
             out.append(f"{md.relative_to(root)}: {tok}")
     return out

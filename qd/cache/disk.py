@@ -34,9 +34,9 @@ import types
 import warnings
 from pathlib import Path
 
-import analysis.records
-from analysis.records import record
-from analysis.rules_path import rule_files
+import qd_analysis.records
+from qd_analysis.records import record
+from qd_analysis.rules_path import rule_files
 
 from ..core import abi
 from ..core import dtypes as _dt
@@ -87,18 +87,17 @@ _dirs: dict[tuple, Path] = {}  # what names a cache directory -> it (an explicit
 
 def compiler_files() -> list[Path]:
     """The files whose text decides what a compiled entry holds: the rules and every source
-    file of the `qd` and `analysis` packages (all of their subpackages)."""
+    file of the `qd` and `qd_analysis` packages (all of their subpackages)."""
     files = list(rule_files())
-    # the package of a module qd imports from it: `analysis` itself may resolve to a namespace
-    # package of the same name (a `tests/analysis` folder first on sys.path) that has no file
-    for pkg in (Path(__file__).resolve().parents[1], Path(analysis.records.__file__).resolve().parent):
+    # located through a module qd imports from it, the one that will actually run
+    for pkg in (Path(__file__).resolve().parents[1], Path(qd_analysis.records.__file__).resolve().parent):
         files += sorted(pkg.rglob("*.py"))
     return files
 
 
 @functools.lru_cache(maxsize=1)
 def compiler_digest() -> str:
-    """Digest of the compiler itself (the rules and every source file of `qd` and `analysis`):
+    """Digest of the compiler itself (the rules and every source file of `qd` and `qd_analysis`):
     an entry built by another revision of qd may lack a check or follow an older semantics, and
     the version number does not change with every edit."""
     h = hashlib.sha256()

@@ -2,7 +2,7 @@
 
 A process's first analysis would parse and check the rule files and generate the engine's
 evaluation code, about a sixth of a small kernel's first launch. What that gives depends only on
-the rule texts, the engine's source and the Python version (`analysis.analyze` names an image by
+the rule texts, the engine's source and the Python version (`qd_analysis.analyze` names an image by
 a digest of the three), so it is kept as a file and made once per installation rather than once
 per process. It belongs to the installation, not to a program's kernels, so it lives in the
 user's cache root (`$XDG_CACHE_HOME/qd/rules`, else `~/.cache/qd/rules`) whatever
@@ -28,7 +28,7 @@ def images_dir() -> Path:
 
 
 class RuleImages:
-    """The rule images of one cache directory (`analysis.analyze.ImageStore`)."""
+    """The rule images of one cache directory (`qd_analysis.analyze.ImageStore`)."""
 
     def __init__(self, directory: Path):
         self.directory = directory

@@ -19,9 +19,9 @@ import os
 import time
 from dataclasses import dataclass
 
-from analysis import records
-from analysis.plan import PruningPlan
-from analysis.records import record
+from qd_analysis import records
+from qd_analysis.plan import PruningPlan
+from qd_analysis.records import record
 
 from ..cache import disk as fastcache
 from ..cache import objects

@@ -8,7 +8,7 @@ neither `import qd` nor a launch served from the disk cache loads any of it.
 
 from __future__ import annotations
 
-from analysis.explain import Explainer, record_text, to_dot
+from qd_analysis.explain import Explainer, record_text, to_dot
 
 from .compile_path import build, compile_many, forget, prepare, ptx, registry, start_workers
 from .pruning import explain_facts, explain_relations

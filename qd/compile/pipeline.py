@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import traceback
 
-from analysis.plan import PruningPlan
-from analysis.records import record
+from qd_analysis.plan import PruningPlan
+from qd_analysis.records import record
 
 from ..core import variants
 from ..core.abi import KernelModule

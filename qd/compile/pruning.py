@@ -1,7 +1,7 @@
 """The analysis stage as the compiler runs it: facts out of the typed IR, the Datalog rules on
 them, pruning plans back.
 
-`analysis/` works on plain rows and knows nothing of qd's IR; this module is the seam between
+`qd_analysis/` works on plain rows and knows nothing of qd's IR; this module is the seam between
 the two. It is part of the compile side (`qd.compile.compiler`), which neither `import qd` nor a
 launch served from the disk cache loads, so the rules engine is imported with it.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import MutableMapping, Sequence
 
-from analysis import analyze
-from analysis.analyze import EngineUnavailableError, ImageStore
-from analysis.plan import PruningPlan, all_used
+from qd_analysis import analyze
+from qd_analysis.analyze import EngineUnavailableError, ImageStore
+from qd_analysis.plan import PruningPlan, all_used
 
 from ..core import ir
 from ..core.errors import QdConfigError, caller_loc

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from analysis.records import field, record
+from qd_analysis.records import field, record
 
 from . import dtypes
 from .dtypes import DType

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from typing import ClassVar
 
-from analysis.records import field, record
+from qd_analysis.records import field, record
 
 from .dtypes import DType
 from .errors import SourceLoc

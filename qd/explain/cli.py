@@ -25,7 +25,7 @@ import textwrap
 import traceback
 from pathlib import Path
 
-from analysis.explain import Explainer, param_text, summary, title, to_dot
+from qd_analysis.explain import Explainer, param_text, summary, title, to_dot
 
 from ..compile import disk_cache, pipeline, pruning
 from ..core.errors import QdConfigError

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis.records import record
+from qd_analysis.records import record
 
 from ..core import dtypes as _dt
 from ..core import ir, semantics

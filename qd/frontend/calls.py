@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, NoReturn
 
-from analysis.records import field, record, replace
+from qd_analysis.records import field, record, replace
 
 from ..core import ir
 from ..core.errors import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Container, Iterable, Mapping, Sequence
 
-from analysis.datalog import GroupedRows
+from qd_analysis.datalog import GroupedRows
 
 from ..core import ir
 

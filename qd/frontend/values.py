@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.records import field, record
+from qd_analysis.records import field, record
 
 from ..core import ir
 from .kinds import kind_of

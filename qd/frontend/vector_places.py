@@ -13,7 +13,7 @@ import ast
 import itertools
 from typing import TYPE_CHECKING
 
-from analysis.records import record
+from qd_analysis.records import record
 
 from ..core import dtypes as _dt
 from ..core import ir

@@ -13,8 +13,8 @@ from typing import Any
 
 import clingo
 
-from analysis.datalog import Program
-from analysis.datalog.syntax import Atom, Compare, Const, Term, Var, Wildcard
+from qd_analysis.datalog import Program
+from qd_analysis.datalog.syntax import Atom, Compare, Const, Term, Var, Wildcard
 
 
 def _pred(rel: str) -> str:

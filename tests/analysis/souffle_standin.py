@@ -21,7 +21,7 @@ sys.path.insert(0, {repo!r})
 if os.environ.get("SOUFFLE_STANDIN_LOG"):
     with open(os.environ["SOUFFLE_STANDIN_LOG"], "a") as log:
         log.write("run\\n")
-from analysis.datalog import get_engine, parse_program
+from qd_analysis.datalog import get_engine, parse_program
 
 args = sys.argv[1:]
 fact_dir = Path(args[args.index("-F") + 1])

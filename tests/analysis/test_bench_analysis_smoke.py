@@ -24,10 +24,10 @@ def bench():
 
 @pytest.mark.parametrize("scale", [0.05, 0.1])
 def test_engine_worklist_and_plans_agree(bench, scale):
-    from analysis import analyze, plan
-    from analysis.datalog import get_engine
     from qd.compile import pruning
     from qd.frontend import facts
+    from qd_analysis import analyze, plan
+    from qd_analysis.datalog import get_engine
 
     prog = bench.build_ir(bench.generate_codebase(scale))
     kernels, insts = prog.kernels, list(prog.insts.values())

@@ -6,7 +6,7 @@ from clingo_oracle import run_clingo
 from hypothesis import HealthCheck, given, settings
 from random_programs import Generated, stratified_programs
 
-from analysis.datalog import GroupedRows, get_engine, parse_program
+from qd_analysis.datalog import GroupedRows, get_engine, parse_program
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,4 +1,4 @@
-"""Public API of analysis.datalog: loading, caching, engine selection and input validation."""
+"""Public API of qd_analysis.datalog: loading, caching, engine selection and input validation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.datalog import (
+from qd_analysis.datalog import (
     DatalogError,
     GroupedRows,
     Program,
@@ -16,7 +16,7 @@ from analysis.datalog import (
     load_program,
     parse_program,
 )
-from analysis.rules_path import rule_files, rules_dir
+from qd_analysis.rules_path import rule_files, rules_dir
 
 TC = """.decl edge(a: symbol, b: symbol)  // an edge
 .input edge

@@ -1,5 +1,5 @@
-"""Compiled programs kept as images (`analysis.datalog.images`) and the analysis stage's use of a
-store for them (`analysis.analyze.rules`): an image run in a fresh namespace gives the relations
+"""Compiled programs kept as images (`qd_analysis.datalog.images`) and the analysis stage's use of a
+store for them (`qd_analysis.analyze.rules`): an image run in a fresh namespace gives the relations
 the program gives, on random programs; bytes that are not an image of this engine and Python are
 refused; a store's image is made once and then used, and a damaged one is made again."""
 
@@ -12,10 +12,10 @@ from clingo_oracle import run_clingo
 from hypothesis import HealthCheck, given, settings
 from random_programs import Generated, stratified_programs
 
-from analysis import analyze
-from analysis.datalog import DatalogError, parse_program
-from analysis.datalog.embedded import EmbeddedEngine
-from analysis.datalog.images import FORMAT, from_image, to_image
+from qd_analysis import analyze
+from qd_analysis.datalog import DatalogError, parse_program
+from qd_analysis.datalog.embedded import EmbeddedEngine
+from qd_analysis.datalog.images import FORMAT, from_image, to_image
 
 ENGINE = EmbeddedEngine()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.datalog import DatalogSyntaxError, parse_program
+from qd_analysis.datalog import DatalogSyntaxError, parse_program
 
 HEADER = """.type T <: symbol
 .decl e(a: T, n: number)
@@ -159,7 +159,7 @@ def test_subtype_and_base_type_mix() -> None:
 
 
 def test_errors_in_later_files_name_that_file() -> None:
-    from analysis.datalog.program import build_program
+    from qd_analysis.datalog.program import build_program
 
     with pytest.raises(DatalogSyntaxError) as info:
         build_program([("a.dl", HEADER), ("b.dl", "\n\np(x) :- e(x, _), nope(x).\n")])

@@ -12,8 +12,8 @@ import souffle_standin
 from hypothesis import given, settings
 from random_programs import Generated, stratified_programs
 
-from analysis.datalog import DatalogError, get_engine, load_program, parse_program
-from analysis.rules_path import rule_files
+from qd_analysis.datalog import DatalogError, get_engine, load_program, parse_program
+from qd_analysis.rules_path import rule_files
 
 REPO = Path(__file__).resolve().parents[2]
 HAS_SOUFFLE = shutil.which("souffle") is not None

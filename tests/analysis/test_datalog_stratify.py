@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from random_programs import unstratified_programs
 
-from analysis.datalog import DatalogStratificationError, parse_program
+from qd_analysis.datalog import DatalogStratificationError, parse_program
 
 DECLS = """.decl e(x: symbol)
 .decl p(x: symbol)

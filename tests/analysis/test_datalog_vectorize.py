@@ -1,4 +1,4 @@
-"""The embedded engine's set-at-a-time tails (`analysis/datalog/vectorize.py`) give the same
+"""The embedded engine's set-at-a-time tails (`qd_analysis/datalog/vectorize.py`) give the same
 relations as its loop-only code and as clingo, on random programs and on each shape they take."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from random_programs import Generated, stratified_programs
 
-from analysis.datalog import DatalogError, parse_program
-from analysis.datalog.embedded import EmbeddedEngine
+from qd_analysis.datalog import DatalogError, parse_program
+from qd_analysis.datalog.embedded import EmbeddedEngine
 
 VECTORISED = EmbeddedEngine()
 LOOPS = EmbeddedEngine(vectorize=False)

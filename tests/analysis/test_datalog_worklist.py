@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from used_reference import worklist_analysis
 
-from analysis.datalog import get_engine, load_program
-from analysis.rules_path import rule_files
+from qd_analysis.datalog import get_engine, load_program
+from qd_analysis.rules_path import rule_files
 
 
 @st.composite

@@ -102,10 +102,10 @@ def test_static_conditions_are_quoted_with_their_selection():
 def test_removing_the_arm_rule_removes_the_condition_from_the_explanation():
     """The condition text comes from the Why_AccessInArm rule of rules/provenance.dl, not from a
     second analysis in Python: without that rule the sentence loses it, the rest stays."""
-    from analysis.datalog import get_engine
-    from analysis.datalog.program import build_program
-    from analysis.explain import Explainer
-    from analysis.rules_path import rule_files
+    from qd_analysis.datalog import get_engine
+    from qd_analysis.datalog.program import build_program
+    from qd_analysis.explain import Explainer
+    from qd_analysis.rules_path import rule_files
 
     dead_and_live(make())
     variant = dead_and_live.variants[dead_and_live.last.specialization]

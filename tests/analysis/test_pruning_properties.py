@@ -50,8 +50,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qd
-from analysis.analyze import program as rules_program
-from analysis.datalog import get_engine
+from qd_analysis.analyze import program as rules_program
+from qd_analysis.datalog import get_engine
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

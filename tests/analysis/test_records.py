@@ -1,4 +1,4 @@
-"""`analysis.records.record` behaves as `dataclasses.dataclass` for what the IR uses.
+"""`qd_analysis.records.record` behaves as `dataclasses.dataclass` for what the IR uses.
 
 Each case declares the same class twice, once as a record and once as a dataclass, and
 compares what instances do: construction (positional, keyword, defaults, factories,
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from analysis.records import field, record, replace
+from qd_analysis.records import field, record, replace
 
 
 def _both(make):

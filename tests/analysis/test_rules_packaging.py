@@ -12,8 +12,8 @@ pytestmark = pytest.mark.slow  # starts Python processes
 
 def test_rules_found_and_loaded_from_outside_the_source_tree(tmp_path):
     script = textwrap.dedent("""
-        import analysis.datalog as d
-        from analysis.rules_path import rule_files
+        import qd_analysis.datalog as d
+        from qd_analysis.rules_path import rule_files
         files = rule_files()
         prog = d.load_program(files)
         print(len(files), "Param_Kept" in prog.outputs and "Param_Used" in prog.outputs, files[0].parent)
@@ -29,6 +29,6 @@ def test_rules_found_and_loaded_from_outside_the_source_tree(tmp_path):
 def test_analysis_imports_before_qd(tmp_path):
     """The analysis package can be imported on its own, before qd (it imports nothing from qd)."""
     r = subprocess.run([sys.executable, "-c",
-                        "import analysis.analyze, analysis.explain; import qd; print(qd.explain)"],
+                        "import qd_analysis.analyze, qd_analysis.explain; import qd; print(qd.explain)"],
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

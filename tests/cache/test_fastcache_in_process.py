@@ -85,7 +85,7 @@ def test_compiler_digest_covers_every_source_file_of_qd_and_analysis():
 
     root = Path(qd.__file__).resolve().parent
     files = {f.resolve() for f in disk.compiler_files()}
-    for pkg in (root, root.parent / "analysis"):
+    for pkg in (root, root.parent / "qd_analysis"):
         missing = [str(f) for f in pkg.rglob("*.py") if f.resolve() not in files]
         assert missing == []
     assert root / "frontend" / "lower.py" in files and root / "core" / "errors.py" in files

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # starts Python processes
 PROGRAM = textwrap.dedent("""
     import json, sys
     import numpy as np
-    import analysis.datalog.program as program
+    import qd_analysis.datalog.program as program
     import qd
 
     parsed = []

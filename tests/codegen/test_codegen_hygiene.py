@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import qd
-from analysis.records import replace
 from qd.runtime.launcher import make_launcher
+from qd_analysis.records import replace
 
 
 @dataclasses.dataclass

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from analysis.datalog import Program, get_engine, load_program
-from analysis.rules_path import rule_files
+from qd_analysis.datalog import Program, get_engine, load_program
+from qd_analysis.rules_path import rule_files
 
 Facts = Mapping[str, Iterable[tuple[Any, ...]]]
 Result = dict[str, set[tuple[Any, ...]]]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analysis.datalog import Program
-from analysis.rules_path import rule_files
+from qd_analysis.datalog import Program
+from qd_analysis.rules_path import rule_files
 
 INPUTS = {
     "Kernel": ("Inst",),

@@ -1,6 +1,6 @@
 """The syntax tree of the supported Soufflé subset.
 
-Nodes are small frozen records (`analysis.records`) so that a parsed :class:`~analysis.datalog.program.Program`
+Nodes are small frozen records (`qd_analysis.records`) so that a parsed :class:`~qd_analysis.datalog.program.Program`
 can be shared (and cached) safely between engines and runs.  Every node keeps its source
 position (:class:`Pos`) so that later checks can report ``file:line:col`` with a caret.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 class DatalogError(Exception):
-    """Base class for every error raised by :mod:`analysis.datalog`."""
+    """Base class for every error raised by :mod:`qd_analysis.datalog`."""
 
 
 class DatalogSyntaxError(DatalogError):

@@ -2,8 +2,8 @@
 locating them, whether qd runs from a source checkout or an installed wheel.
 
 The rules live in the top-level ``rules/`` directory of the repository; packaging maps that
-directory to the package ``analysis.rules``, so an installed copy is found through
-``importlib.resources`` and a checkout falls back to the directory next to ``analysis/``.
+directory to the package ``qd_analysis.rules``, so an installed copy is found through
+``importlib.resources`` and a checkout falls back to the directory next to ``qd_analysis/``.
 """
 
 from __future__ import annotations
@@ -28,20 +28,20 @@ def rules_dir() -> Path:
 
 
 def _package_dirs() -> list[Path]:
-    """Directories of the ``analysis.rules`` package, if it is importable at all.
+    """Directories of the ``qd_analysis.rules`` package, if it is importable at all.
 
     Namespace and editable installs expose it as several locations (some of them import hooks
     rather than directories), so each is tried instead of trusting a single resource root.
     """
     try:
-        root = importlib.resources.files("analysis.rules")
+        root = importlib.resources.files("qd_analysis.rules")
     except (ModuleNotFoundError, NotADirectoryError, TypeError, ValueError):
         root = None
     dirs: list[Path] = []
     if root is not None:
         dirs.append(Path(str(root)))
     try:
-        spec = importlib.util.find_spec("analysis.rules")
+        spec = importlib.util.find_spec("qd_analysis.rules")
     except (ModuleNotFoundError, ValueError):
         spec = None
     if spec is not None and spec.submodule_search_locations:

@@ -75,7 +75,7 @@ def build(kernels: Sequence[str], params: Mapping[str, tuple[str, ...]], out: Ma
 
 def _by_first(out: Mapping[str, set], rel: str) -> Mapping[str, set[str]]:
     """A binary relation as first column -> set of second: the engine's own projection when its
-    run built one (`analysis.datalog.Relations`), else grouped here."""
+    run built one (`qd_analysis.datalog.Relations`), else grouped here."""
     projection = getattr(out, "projection", None)
     groups = projection(rel, (0,), (1,)) if projection is not None else None
     if groups is not None:

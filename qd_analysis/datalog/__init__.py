@@ -3,7 +3,7 @@
 A program is parsed, checked and stratified once (:func:`load_program`), then evaluated on
 input facts by an engine chosen with :func:`get_engine`: the embedded compiled evaluator by
 default, or an external ``souffle``. (Which rule files qd's analysis loads is the business of
-``analysis.rules_path``.)
+``qd_analysis.rules_path``.)
 
 Typical use::
 
