@@ -284,10 +284,11 @@ class Lowerer(ExprLowerer):
                     and any(v.home == -1 for v in p.vars):
                 m = vectors.as_mat(self, rhs, node.value)
                 items = list(m.entries) if m is not None else [rhs] * len(p.vars)
+                # the whole value first: a later component's value may read an earlier one
+                items = [vector_places.hold(self, self.scalar(it, node), self.loc(node)) for it in items]
                 for var, it in zip(p.vars, items):
-                    rules.atomic_operands(op, var.dtype, self.scalar(it, node).dtype)
-                    self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(var.dtype, op, var,
-                                                                       self.cast(self.scalar(it, node), var.dtype))))
+                    rules.atomic_operands(op, var.dtype, it.dtype)
+                    self.emit(ir.ExprStmt(self.loc(node), ir.AtomicVar(var.dtype, op, var, self.cast(it, var.dtype))))
                 return
             new = ir.located(self.binop(op, p.read(self, t), rhs, node), self.loc(node))
             vector_places.store(self, p, new, node, self.loc(node))

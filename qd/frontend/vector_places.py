@@ -72,7 +72,8 @@ def array_element_place(low: Lowering, arr: LeafV, node: ast.Subscript) -> Place
     es = element_shape(arr.leaf)
     if not es:
         return None
-    outer = low.subscript_parts(node, arr)[1]
+    # the element's indices are read once, as Python reads them, before any component is written
+    outer = [hold(low, e, low.loc(node)) for e in low.subscript_parts(node, arr)[1]]
     comps = [list(ir.Const(_dt.i32, i) for i in c) for c in itertools.product(*[range(s) for s in es])]
     return Place(tuple(es), leaf=arr.leaf, outer=outer, comps=comps)
 
@@ -227,6 +228,7 @@ def _count(shape: tuple) -> int:
 
 
 def hold(low: Lowering, e: ir.Expr, loc) -> ir.Expr:
+    """`e` evaluated now, into a temporary: later stores cannot change what it read."""
     if isinstance(e, (ir.Const, ir.ParamRead)):
         return e
     tmp = low.new_var(None, e.dtype)
@@ -247,9 +249,11 @@ def atomic(low: Lowering, op: str, p: Place, value, node):
     leaf = p.leaf
     low.access(leaf.path, node, "atomic")
     low.inst.written.add(leaf.path)
+    values = [low.scalar(it, node) for it in items]
+    if len(values) > 1:  # the whole value is computed before the first component changes
+        values = [hold(low, v, low.loc(node)) for v in values]
     olds = []
-    for c, it in zip(p.comps, items):
-        v = low.scalar(it, node)
+    for c, v in zip(p.comps, values):
         rules.atomic_operands(op, leaf.dtype, v.dtype)
         olds.append(ir.AtomicRMW(leaf.dtype, op, leaf.path, p.outer + list(c), low.cast(v, leaf.dtype), low.loc(node)))
     if not p.shape:

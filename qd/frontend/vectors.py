@@ -301,8 +301,12 @@ def norm(low: Lowering, v: MatV, node, eps=None) -> ir.Expr:
 
 
 def normalized(low: Lowering, v: MatV, node, eps=None) -> MatV:
+    """quadrants' `(1 / (|v| + eps)) * v`: `eps` is added to the length, not under the root as in `norm(eps)`."""
     v = stable(low, v, node)
-    inv = low.scalar(low.binop("truediv", CT(1.0), norm(low, v, node, eps), node), node)
+    length = norm(low, v, node)
+    if eps is not None:
+        length = low.scalar(low.binop("add", length, eps, node), node)
+    inv = low.scalar(low.binop("truediv", CT(1.0), length, node), node)
     return binop(low, "mul", v, inv, node)
 
 
@@ -589,7 +593,7 @@ def _dynamic_index(low: Lowering, v: MatV, axes, node):
             d = dyn[0]
             cands = []
             for x in choices[d]:
-                full = [0] * v.ndim
+                full = [a if isinstance(a, int) else 0 for a in axes]  # a constant index stays where it was written
                 for k, y in zip(keep, fixed):
                     full[k] = y
                 full[d] = x
@@ -598,7 +602,7 @@ def _dynamic_index(low: Lowering, v: MatV, axes, node):
             continue
         result = None
         for combo in itertools.product(*[choices[d] for d in dyn]):
-            full = [0] * v.ndim
+            full = [a if isinstance(a, int) else 0 for a in axes]
             for d, x in zip(keep, fixed):
                 full[d] = x
             for d, x in zip(dyn, combo):

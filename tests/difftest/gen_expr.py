@@ -577,6 +577,29 @@ class ExprGen:
                        max(c.hi for c in comps), shape, ex, max(c.den for c in comps))
         return None
 
+    def mixed_index(self, t: str, depth: int) -> Val | None:
+        """A matrix component read with one run-time and one constant index (`m[i, 1]`,
+        `m[1, i]`), or two run-time ones; the run-time index is a loop index in range. The
+        matrix is a local variable when one of the shape is in scope, else an expression."""
+        r = self.rng
+        rows, cols = r.choice([(2, 2), (3, 3), (2, 3), (3, 2)])
+        held = [v for v in self.scope.leaves(t, (rows, cols)) if not v.lit]
+        m = r.choice(held) if held and r.random() < 0.7 else self.vector(t, (rows, cols), depth - 1)
+        idx = getattr(self.scope, "idx_leaves", [])
+
+        def run_time(n: int) -> str | None:
+            cands = [v for v in idx if v.lo >= 0 and v.hi < n]
+            return r.choice(cands).src if cands else None
+
+        i, j = run_time(rows), run_time(cols)
+        form = r.choice(["rc", "cr", "rr"])
+        ri = i if form in ("rc", "rr") else None
+        cj = j if form in ("cr", "rr") else None
+        row = ri if ri is not None else str(r.randrange(rows))
+        col = cj if cj is not None else str(r.randrange(cols))
+        src = f"{m.src}[{row}, {col}]" if m.src.isidentifier() else f"({m.src})[{row}, {col}]"
+        return replace(m, src=src, shape=(), lit=False)
+
     def _vec_binop(self, op: str, a: Val, b: Val, scalar_left: bool = False) -> Val | None:
         s = self.binop(op, replace(a, shape=()), replace(b, shape=()))
         if s is None or s.t != a.t:
@@ -604,7 +627,9 @@ class ExprGen:
         r = self.rng
         n = r.choice([2, 3, 4])
         kind = pick(r, [(3, "comp"), (2, "sum"), (2, "dot"), (1, "max"), (1, "norm"), (1, "det"), (1, "trace"),
-                        (1, "swz")])
+                        (1, "swz"), (1.5, "mixed")])
+        if kind == "mixed":
+            return self.mixed_index(t, depth)
         if kind == "norm" and D.is_float(t):
             v = self.vector(t, (n,), depth - 1)
             m = max(abs(v.lo), abs(v.hi)) * math.sqrt(n)

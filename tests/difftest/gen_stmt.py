@@ -433,6 +433,8 @@ class Body(Scope):
         idx = ", ".join(v.src for v in self.par_idx)
         if a.elem:
             form = r.random()
+            if form < 0.35 and self.self_update(a, idx):
+                return
             if form < 0.5:
                 v = self.gen.vector(a.t, a.elem, 2)
                 self.emit(f"{a.name}[{idx}] = {v.src}")
@@ -449,6 +451,29 @@ class Body(Scope):
         e = self.gen.scalar(a.t, 2)
         op = "+=" if r.random() < 0.2 else "="
         self.emit(f"{a.name}[{idx}] {op} {e.src}")
+
+    def self_update(self, a: Arr, idx: str) -> bool:
+        """`o[i] = v` then `o[i] += o[i] * o[i].y` (or `-=`, a matrix element as the factor): an
+        element updated by a value that reads the element, which must be computed whole before
+        the first component changes. False if no value fits the element's type."""
+        r = self.rng
+        v = self.gen.vector(a.t, a.elem, 1)
+        if max(abs(v.lo), abs(v.hi)) > 64:
+            return False
+        cur = replace(v, src=f"{a.name}[{idx}]", lit=False, const=False)
+        if len(a.elem) == 1:
+            k = r.randrange(a.elem[0])
+            comp = f".{'xyzw'[k]}" if r.random() < 0.5 and a.elem[0] <= 4 else f"[{k}]"
+        else:
+            comp = f"[{r.randrange(a.elem[0])}, {r.randrange(a.elem[1])}]"
+        factor = self.gen._vec_binop("*", cur, replace(cur, src=f"{a.name}[{idx}]{comp}", shape=()))
+        op = r.choice(["+", "-"])
+        res = self.gen._vec_binop(op, cur, factor) if factor is not None else None
+        if res is None or not fits(a.t, res.lo, res.hi) or (D.is_unsigned(a.t) and res.lo < 0):
+            return False
+        self.emit(f"{a.name}[{idx}] = {v.src}")
+        self.emit(f"{a.name}[{idx}] {op}= {factor.src}")
+        return True
 
     def st_acc(self, depth: int) -> None:
         """An atomic update of an accumulator: order-independent (exact values, no result read)."""
