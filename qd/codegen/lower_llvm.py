@@ -89,6 +89,8 @@ class ModuleGen:
         text += ("\nattributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n"
                  "attributes #2 = { noinline nounwind }\n")
         text += "".join(m + "\n" for m in self.metadata)
+        if self.rng:
+            text = random.keyed(text, self.random_seed)
         return KernelModule.of(self.layout, self.name, self.target.entry_symbol(self.name), text, self.check_locs,
                                self.check_messages, self.warns, self.check_formats, self.assert_args)
 

@@ -4,7 +4,10 @@ no shared state and a seed gives the same values in every process.
 quadrants keeps one generator state per hardware thread; which values an iteration gets there
 depends on how iterations are spread over threads. qd instead derives every value from a key:
 
-- the seed (`qd.init(random_seed=...)`) and the variant's name hash, constants of the code;
+- the variant's key, a constant of the code: a hash of the seed (`qd.init(random_seed=...)`) and
+  of the module's own text (`keyed`), so every variant has streams of its own (another template
+  value, dtype or closure value is other code) while a seed still gives the same values in every
+  process, and a variant loaded from the disk cache the values it gave when it was compiled;
 - the launch number `n`, a frame word (`ModuleGen.rng_slot`): a target whose entry function
   runs once per launch counts launches in a module global (`number_launch`, the CPU); the CUDA
   host writes its own count there before the steps run;
@@ -19,12 +22,18 @@ caller's stream instead of repeating it. A module without `qd.random` has none o
 
 from __future__ import annotations
 
+import hashlib
+
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core.errors import QdInternalError
 from .llvm_text import Fn, const
 
 FUNC_PARAM = "%qd.rng"  # the state's address in a func
+# The variant's key in the module text until `keyed` writes its value there. `$` is escaped in
+# every string constant and in no symbol but a module's provisional name, so this occurs nowhere
+# else, and it is gone before the text is named after its contents.
+KEY = "qd$rng.key$"
 GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment (the golden ratio)
 _M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 _LAUNCH, _STREAM, _INDEX = 0xD1B54A32D192ED03, 0xABC98388FB8FAC03, 0x8CB92BA72F3D8DD7
@@ -44,11 +53,13 @@ def _mix_py(z: int) -> int:
     return z ^ (z >> 31)
 
 
-def _name_hash(name: str) -> int:
-    h = 0
-    for b in name.encode():
-        h = _mix_py((h ^ b) + GAMMA)
-    return h
+def keyed(text: str, seed: int) -> str:
+    """The module text `text` with its variant key written in: the seed mixed with a digest of
+    the text itself. Keying on the code rather than on the kernel's name separates the streams of
+    variants of one kernel (quadrants' per-thread generators give those uncorrelated values) and
+    of kernels one factory makes, and it depends on nothing of the process."""
+    digest = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+    return text.replace(KEY, str(_s64(_mix_py(_mix_py(seed & _U64) ^ digest))))
 
 
 def uses_random(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> bool:
@@ -79,16 +90,16 @@ def number_launch(g) -> None:
 
 
 def start(g) -> None:
-    """Give the entry, step or task function `g` is writing its state, keyed on the seed, the
-    launch number and a stream number of its own (iteration 0 until `reseed`)."""
+    """Give the entry, step or task function `g` is writing its state, keyed on the variant's
+    key, the launch number and a stream number of its own (iteration 0 until `reseed`)."""
     mg = g.mg
     fn = g.fn
     stream = mg.rng_streams
     mg.rng_streams += 1
-    key = _mix_py(_mix_py(mg.random_seed & _U64) ^ _name_hash(mg.kernel.qualname)) + stream * _STREAM
     n = fn.ins(f"load i64, ptr {g.frame_slot(mg.rng_slot)}")
     scaled = fn.ins(f"mul i64 {n}, {_s64(_LAUNCH)}")
-    g.rng_base = fn.ins(f"add i64 {scaled}, {_s64(key)}")
+    keyed_n = fn.ins(f"add i64 {scaled}, {KEY}")
+    g.rng_base = fn.ins(f"add i64 {keyed_n}, {_s64(stream * _STREAM)}")
     g.rng = fn.alloca("i64")
     reseed(g, "0")
 

@@ -146,6 +146,123 @@ def test_a_seed_gives_the_same_values_in_a_fresh_process_and_another_seed_others
     assert _seeded(tmp_path, 2) == two
 
 
+@qd.kernel
+def scaled_noise(a: qd.types.ndarray(), amp: qd.template()):
+    for i in range(a.shape[0]):
+        a[i] = amp * qd.random(a.dtype)
+
+
+def _noise_with_offset(offset: float):
+    """A kernel factory: each kernel has the same source and its own closure value."""
+
+    @qd.kernel
+    def noise(a: qd.types.ndarray()):
+        for i in range(a.shape[0]):
+            a[i] = qd.random(qd.f64) + offset
+
+    return noise
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    return abs(np.corrcoef(a.astype(np.float64), b.astype(np.float64))[0, 1])
+
+
+def test_each_variant_of_a_kernel_and_each_kernel_of_a_factory_draws_its_own_stream():
+    """quadrants gives two template values, two dtypes and two kernels of one factory
+    uncorrelated values (`test_variant_streams_are_independent_as_in_quadrants`); streams keyed on
+    the kernel's name alone made amp=2's values exactly twice amp=1's."""
+    n = 20_000
+    one, two, single = np.zeros(n), np.zeros(n), np.zeros(n, np.float32)
+    scaled_noise(one, 1.0)
+    scaled_noise(two, 2.0)
+    scaled_noise(single, 1.0)
+    assert not np.array_equal(two, 2 * one)
+    assert _correlation(one, two) < 0.03 and _correlation(one, single) < 0.03
+    a, b = np.zeros(n), np.zeros(n)
+    _noise_with_offset(0.0)(a)
+    _noise_with_offset(1.0)(b)
+    assert _correlation(a, b) < 0.03
+    again = np.zeros(n)
+    scaled_noise(again, 1.0)  # the same variant's next launch: new values
+    assert _correlation(one, again) < 0.03
+
+
+_VARIANTS = """
+    import sys
+    import numpy as np
+    import qd
+    qd.init(arch=qd.cpu, random_seed=5, offline_cache_file_path=sys.argv[1])
+
+    @qd.kernel(fastcache=True)
+    def scaled_noise(a: qd.types.ndarray(), amp: qd.template()):
+        for i in range(a.shape[0]):
+            a[i] = amp * qd.random(a.dtype)
+
+    for amp, dtype in ((1.0, np.float64), (2.0, np.float64), (1.0, np.float32)):
+        a = np.zeros(4, dtype)
+        scaled_noise(a, amp)
+        source = qd.launch_info(scaled_noise).source
+        first = a.tolist()
+        scaled_noise(a, amp)
+        print(source, first + a.tolist())
+"""
+
+
+@pytest.mark.slow
+def test_variant_streams_are_the_same_in_another_process_and_from_the_disk_cache(tmp_path):
+    """Each variant's values depend on the seed and its code only: a second process, which loads
+    every variant from the disk cache, draws the same ones."""
+    script = tmp_path / "variants.py"
+    script.write_text(textwrap.dedent(_VARIANTS))
+
+    def run() -> list[str]:
+        p = subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
+                           timeout=300, env={**os.environ, "PYTHONPATH": str(quadrants_oracle.ROOT)}, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return p.stdout.splitlines()
+
+    first, second = run(), run()
+    assert [line.split(" ", 1)[0] for line in first] == ["compile"] * 3
+    assert [line.split(" ", 1)[0] for line in second] == ["disk"] * 3
+    assert [line.split(" ", 1)[1] for line in first] == [line.split(" ", 1)[1] for line in second]
+    assert len({line.split(" ", 1)[1] for line in first}) == 3
+
+
+_VARIANT_ORACLE = """
+    import numpy as np
+    import quadrants as qd
+    qd.init(arch=qd.cpu, random_seed=2)
+
+    @qd.kernel
+    def scaled_noise(a: qd.types.ndarray(), amp: qd.template()):
+        for i in range(a.shape[0]):
+            a[i] = amp * qd.random(qd.f64)
+
+    def with_offset(offset):
+        @qd.kernel
+        def noise(a: qd.types.ndarray()):
+            for i in range(a.shape[0]):
+                a[i] = qd.random(qd.f64) + offset
+        return noise
+
+    def independent(a, b):
+        return abs(np.corrcoef(a, b)[0, 1]) < 0.03
+
+    one, two, a, b = (np.zeros(20000) for _ in range(4))
+    scaled_noise(one, 1.0)
+    scaled_noise(two, 2.0)
+    with_offset(0.0)(a)
+    with_offset(1.0)(b)
+    print("template values", independent(one, two), "factory kernels", independent(a, b))
+"""
+
+
+@pytest.mark.slow
+def test_variant_streams_are_independent_as_in_quadrants(tmp_path):
+    ref, got = quadrants_oracle.both(tmp_path, _VARIANT_ORACLE)
+    assert got == ref == "template values True factory kernels True"
+
+
 def test_unsupported_dtypes_and_python_scope_are_located_errors():
     @qd.kernel
     def small() -> qd.i32:
