@@ -335,8 +335,8 @@ def _entry_from(header: dict, facts: bytes, obj: bytes, kernel, spec_key, dkey: 
     leaves = key_leaves(kernel, spec_key)  # path -> (kind, dtype, ndim, element shape, layout, offset)
     m = _dict(header["module"])
     name = _str(m["name"])
-    ident = "".join(c if c.isalnum() else "_" for c in kernel.fn.__qualname__)
-    prefix = f"qd_{ident}_"  # then 12 hex digits: a pattern compiled per kernel cost more than the rest
+    prefix = ids.symbol_prefix(kernel.fn.__qualname__)  # then 12 hex digits (a pattern compiled per
+    # kernel cost more than the rest)
     _need(name.startswith(prefix) and len(name) == len(prefix) + 12
           and set(name[len(prefix):]) <= set("0123456789abcdef"), "bad symbol name")
     _need(m["entry"] == entry_symbol(name), "bad entry symbol")

@@ -31,7 +31,7 @@ from ..core import ir, variants
 from ..core.abi import KernelModule
 from ..core.abi import layout as arg_layout
 from ..core.errors import QdArgumentError, QdError, QdInternalError, caller_loc
-from ..frontend import purity
+from ..frontend import ids, purity
 from ..frontend.lower import lower_kernel
 from ..frontend.registry import InstRegistry
 from ..frontend.spec_key import array_types
@@ -193,7 +193,7 @@ def prepare(kernel: KernelView, bound: dict, noalias: bool = True, tgt: Target |
         with timed("codegen"):
             km = ModuleGen(PROVISIONAL_NAME, inst, reg.insts, plan.used, arg_layout(inst, plan.used[inst.id]), tgt,
                            cfg.debug, noalias, cfg.fast_math, cfg.random_seed).build()
-            km = _named_after_text(km, f"qd_{_ident(kernel.fn.__qualname__)}_")
+            km = _named_after_text(km, ids.symbol_prefix(kernel.fn.__qualname__))
     except QdError:
         raise
     except Exception as e:  # a code generation failure is a qd bug; say which kernel triggered it
@@ -235,11 +235,6 @@ def written_leaves(kernel: ir.Inst, insts: dict[str, ir.Inst]) -> set[str]:
         return out
 
     return of(kernel)
-
-
-def _ident(s: str) -> str:
-    """`s` as part of a symbol name: every character but letters and digits becomes `_`."""
-    return "".join(c if c.isalnum() else "_" for c in s)
 
 
 @dataclass(frozen=True)

@@ -139,13 +139,14 @@ def _describe(v) -> str:
     return f"a {type(v).__name__}"
 
 
-_STEP = re.compile(r"\.([A-Za-z_][A-Za-z_0-9]*)|\[([^\]]*)\]")
+_NAME = r"[^\W\d]\w*"  # a Python identifier, non-ASCII letters included
+_STEP = re.compile(rf"\.({_NAME})|\[([^\]]*)\]")
 
 
 def _chain_steps(chain: str) -> tuple[str, tuple]:
     """`a.b[0].c['k']` -> ("a", ("b", (0,), "c", ("k",))): the name, then attribute names and
     subscripts (an int or str key, written as its repr by the lowering)."""
-    m = re.match(r"[A-Za-z_][A-Za-z_0-9]*", chain)
+    m = re.match(_NAME, chain)
     name, pos, steps = m.group(0), m.end(), []
     for step in _STEP.finditer(chain, pos):
         steps.append(step.group(1) if step.group(1) is not None else (ast.literal_eval(step.group(2)),))

@@ -1,4 +1,5 @@
-"""Instantiation ids and call-site ids: how they are written and read back.
+"""Instantiation ids and call-site ids, and the prefix of a kernel's module name: how they are
+written and read back.
 
 Both are the names the facts, the rules, explanations and the disk cache use, so their format
 is a contract: an instantiation is `<qualname>#<digest of its static context>`, a live call
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["dead_site_id", "digest", "inst_id", "inst_name", "site_id", "site_position"]
+__all__ = ["dead_site_id", "digest", "inst_id", "inst_name", "site_id", "site_position", "symbol_prefix"]
 
 
 def digest(key: object) -> str:
@@ -50,3 +51,12 @@ def site_position(ident: str) -> tuple[int, int] | None:
     if not (line.isdigit() and col.isdigit()):
         return None
     return int(line), int(col)
+
+
+def symbol_prefix(qualname: str) -> str:
+    """`qd_<qualname>_`, the start of the name of a kernel's module (and of every symbol in it),
+    written on compiling and checked on reading a disk-cache entry. Only ASCII letters, digits and
+    `_` are kept, any other character (`.`, a non-ASCII letter of `Δ` or `Körper.größe`) becomes
+    `_`: LLVM takes no other character in an unquoted name, nor PTX in any. The name only labels
+    the module, the digest of its text that follows it makes it unique."""
+    return "qd_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in qualname) + "_"

@@ -10,9 +10,9 @@ the whole warp (mask 0xffffffff), as quadrants lowers it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from ...codegen.emitter import ident
 from ...codegen.llvm_text import ll, mem
 from ...core.errors import QdInternalError
 
@@ -135,7 +135,7 @@ def shared_array(g: Emitter, st: ir.SharedAlloc) -> str:
     count = 1
     for n in st.shape:
         count *= n
-    tag = re.sub(r"\W", "_", f"{g.inst.id}{st.leaf.path}")
+    tag = ident(f"{g.inst.id}{st.leaf.path}")  # one-to-one and ASCII: `a.b` and `a_b`, `größe` are arrays of their own
     name = f"@{g.mg.name}_sh_{tag}"
     g.mg.declare(f"{name} = internal addrspace(3) global [{count} x {mem(st.leaf.dtype)}] undef, align 16")
     return g.fn.ins(f"addrspacecast ptr addrspace(3) {name} to ptr")
