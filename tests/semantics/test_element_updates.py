@@ -99,7 +99,7 @@ def test_kernel_scope_vector_accumulated_with_its_own_components(arch):
     @qd.kernel
     def k() -> qd.types.vector(3, qd.f32):
         acc = qd.Vector([1.0, 2.0, 3.0])
-        for i in range(1):
+        for _i in range(1):
             acc += acc * acc.y
         return acc
 
