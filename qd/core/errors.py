@@ -118,18 +118,20 @@ def caller_loc() -> SourceLoc | None:
 
 
 class QdWarning(UserWarning):
-    """A warning about user input; its message is located like a `QdError`'s."""
+    """A warning about user input, whose file and line are the user's code (`warn_at`)."""
 
 
 def warn_at(message: str, loc: SourceLoc | None = None, category: type[Warning] = QdWarning) -> None:
-    """Warn about user input at `loc` (the caller's line by default), so that both the
-    message and the warning's own file/line point at the user's code rather than into qd."""
+    """Warn about user input at `loc` (the caller's line by default): the warning's own file and
+    line are the user's code rather than qd's. The message itself carries no location: Python
+    prints a warning as `file:line: Category: message` followed by the source line, so a located
+    message would show both twice."""
     if loc is None:
         loc = caller_loc()
     if loc is None:
         warnings.warn(message, category, stacklevel=2)
         return
-    warnings.warn_explicit(render(loc, message), category, loc.file, loc.line)
+    warnings.warn_explicit(message, category, loc.file, loc.line)
 
 
 class QdError(Exception):

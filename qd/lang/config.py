@@ -137,6 +137,17 @@ def _warn_once(key: str, message: str) -> None:
         warn_at(message)
 
 
+def _warn_ignored(options) -> None:
+    """One short warning for the quadrants options of a `qd.init` that qd does not act on, naming
+    those not warned about before in this process: a program passes the same options at every
+    start (Genesis' `gs.init` passes seven), and one line says all there is to say."""
+    new = [k for k in options if f"kw:{k}" not in _warned]
+    if not new:
+        return
+    _warned.update(f"kw:{k}" for k in new)
+    warn_at("qd.init: ignored, no effect in qd: " + ", ".join(f"{k!r}{_HINTS.get(k, '')}" for k in new))
+
+
 def _thread_count(value, source: str) -> int:
     """A positive thread count from `cpu_max_num_threads` or `QD_NUM_THREADS`; 0 or unset means
     one thread per CPU. Anything else is refused: a typo must not silently change the parallelism."""
@@ -209,7 +220,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
             close = difflib.get_close_matches(key, [*_OWN_KEYWORDS, *QUADRANTS_ONLY], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise QdConfigError(f"qd.init: unknown option {key!r}{hint}", caller_loc())
-        _warn_once(f"kw:{key}", f"qd.init: option {key!r} has no effect in qd and is ignored{_HINTS.get(key, '')}")
+    _warn_ignored(kwargs)
     if offline_cache_file_path is not None and not isinstance(offline_cache_file_path, (str, os.PathLike)):
         raise QdConfigError(f"qd.init: offline_cache_file_path must be a path, got {show(offline_cache_file_path)}",
                             caller_loc())

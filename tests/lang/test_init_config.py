@@ -1,7 +1,8 @@
 """`qd.init` with quadrants' keywords, `qd.reset` and `qd.cfg`.
 
 Programs written for quadrants pass options qd has no use for (profilers, IR dumps, GPU memory
-sizes); they must run unchanged, with one warning per option and process, and `qd.cfg` must
+sizes); they must run unchanged, each warned about once per process (one short warning naming all of
+an init's new ones), and `qd.cfg` must
 read back what they set. A misspelt option is refused with the closest known name.
 """
 
@@ -40,6 +41,27 @@ def test_every_quadrants_option_is_accepted_with_one_warning_per_process(key):
     assert len(first) == 1 and repr(key) in first[0], first
     assert _init_collecting(**{key: QUADRANTS_OPTIONS[key]}) == []  # once per process
     assert getattr(qd.cfg, key) == QUADRANTS_OPTIONS[key]
+
+
+def test_ignored_options_are_one_short_warning_located_once_per_process():
+    """Genesis' `gs.init` passes seven such options at every start: one line names them all, Python
+    prints its location and source line once each, and a second init warns about nothing it already did."""
+    config._warned.clear()
+    options = {"print_ir": False, "timeline": True, "device_memory_GB": 2.0, "gdb_trigger": False,
+               "offline_cache_cleaning_policy": "never", "print_full_traceback": False, "unrolling_limit": 8}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qd.init(arch=qd.cpu, **options)  # the call
+    (w,) = [w for w in caught if issubclass(w.category, qd.QdWarning)]
+    shown = warnings.formatwarning(w.message, w.category, w.filename, w.lineno)  # what Python prints
+    assert w.filename == __file__ and shown.count(f"{__file__}:{w.lineno}") == 1
+    head, source = shown.rstrip("\n").split("\n")
+    assert all(repr(k) in head for k in options), head
+    assert len(str(w.message)) <= 40 + sum(len(repr(k)) + 2 for k in options), head  # the names and a few words
+    assert source.strip().endswith("# the call")
+    assert _init_collecting(**options) == [] and _init_collecting(print_ir=True) == []
+    (again,) = _init_collecting(print_ir=True, verbose=False)  # a new one is named, alone
+    assert "'verbose'" in again and "'print_ir'" not in again
 
 
 def test_num_compile_threads_is_qd_s_own_option():
