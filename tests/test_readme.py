@@ -118,6 +118,9 @@ def missing_paths(md: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
     for tok in sorted(set(re.findall(r"`([\w./*-]+)`", md.read_text()))):
         if not re.fullmatch(r"[\w.*-]+(/[\w.*-]+)+/?", tok) or tok in MADE_BY_RUNS:
             continue
+        if os.path.normpath(tok).split(os.sep)[0] == "..":  # outside the repository: no such path in a fresh clone
+            out.append(f"{md.relative_to(root)}: {tok} (outside the repository)")
+            continue
         if not tok.startswith(_TOP) and not tok.endswith((".py", ".dl", ".json", "/")):
             continue
         bases = [root] if tok.startswith(_TOP) else [root, root / "qd", root / "qd_analysis"]
@@ -137,6 +140,16 @@ def test_path_check_can_fail(tmp_path):
     md = tmp_path / "x.md"
     md.write_text("`qd/core/abi.py`, `core/abi.py`, `qd/abi.py`, `frontend/gone.py`, `a / b`, `x.y`\n")
     assert missing_paths(md, tmp_path) == ["x.md: frontend/gone.py", "x.md: qd/abi.py"]
+
+
+def test_a_path_outside_the_repository_is_refused_even_where_it_exists(tmp_path):
+    """The docs speak of the repository only: a folder beside it exists on one machine, not in a fresh clone."""
+    root, beside = tmp_path / "repo", tmp_path / "beside"
+    (root / "qd").mkdir(parents=True)
+    (beside / "genesis").mkdir(parents=True)
+    md = root / "x.md"
+    md.write_text("`../beside/genesis/`, `qd/../qd/`\n")
+    assert missing_paths(md, root) == ["x.md: ../beside/genesis/ (outside the repository)"]
 
 
 def test_readme_is_a_front_door():

@@ -70,7 +70,8 @@ def test_cuda_without_bindings_fails_at_init_with_one_error(no_driver):
     with pytest.raises(qd.QdConfigError) as ei:
         qd.init(arch=qd.cuda, enable_fallback=False)
     msg = ei.value.message
-    assert "pip install 'qd[cuda]'" in msg and "cuda-bindings" in msg and "driver" in msg
+    assert "pip install '.[cuda]'" in msg and "cuda-bindings" in msg and "driver" in msg
+    assert "qd[cuda]" not in msg  # the package registry's `qd` is an unrelated project
     assert ei.value.loc is not None and ei.value.loc.file == HERE
     assert ei.value.__cause__ is None and ei.value.__suppress_context__
     assert qd.lang.config.current().arch == qd.cpu  # the failed init changed nothing

@@ -1,10 +1,11 @@
 """The CUDA driver as qd uses it: a thin wrapper over `cuda.bindings.driver`.
 
-This module owns everything that talks to the driver: finding it (the optional `qd[cuda]`
-extra, loaded only when `arch=qd.cuda` asks for it, so `import qd` never pays for it or fails
-for want of it), the device's primary context and one stream, module loading (a cubin from
-`ptxas` when it is on PATH, else the PTX for the driver to JIT), function lookup, device
-memory, copies, launches and synchronisation.
+This module owns everything that talks to the driver: finding it (the bindings of the `cuda`
+extra, which `pip install '.[cuda]'` in a qd checkout installs, loaded only when `arch=qd.cuda`
+asks for them, so `import qd` never pays for them or fails for want of them), the device's
+primary context and one stream, module loading (a cubin from `ptxas` when it is on PATH, else
+the PTX for the driver to JIT), function lookup, device memory, copies, launches and
+synchronisation.
 
 Every call's `CUresult` is checked: anything but success becomes a `CudaError` (a
 `QdRuntimeError`) that names the call, the kernel it served when there is one, and the
@@ -23,8 +24,9 @@ import threading
 
 from ...core.errors import QdConfigError, QdRuntimeError, caller_loc
 
-INSTALL_HINT = ("install the bindings with `pip install 'qd[cuda]'` (cuda-bindings; CUDA 13 bindings need "
-                "NVIDIA driver 580.65 or newer, the 12.9 line driver 525.60 or newer)")
+# the registry's `qd` is another project: the extra is installed from a checkout of this one
+INSTALL_HINT = ("install the bindings with `pip install '.[cuda]'` in qd's checkout, or `pip install cuda-bindings` "
+                "(CUDA 13 bindings need NVIDIA driver 580.65 or newer, the 12.9 line driver 525.60 or newer)")
 BLOCK = 256  # threads per block of a parallel (grid-stride) task
 BLOCKS_PER_SM = 4  # blocks per multiprocessor of a parallel task's grid
 NO_DEVICE = 100  # CUDA_ERROR_NO_DEVICE
