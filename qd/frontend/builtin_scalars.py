@@ -121,6 +121,8 @@ def _rounding(low: Lowering, f, node, args, kwargs):
     if dtype is None or known(dtype) is None:
         return v
     d = _dtype_arg(low, dtype, node, bc._MATH_NAMES[f])
+    if vectors.is_mat(v):  # `qd.floor(x[p] * inv_dx - 0.5, qd.i32)`: each component converted
+        return vectors.cast(low, vectors.as_mat(low, v, node), d)
     return low.convert(v, CT(d), node)
 
 

@@ -93,6 +93,8 @@ def cast(x, dtype):
     d = _dt.as_dtype(dtype)
     if d is None:
         raise QdTypeError(f"qd.cast: unknown dtype {dtype!r}", caller_loc())
+    if isinstance(x, Matrix):  # a qd.Vector / qd.Matrix stays one
+        return x.cast(d)
     if isinstance(x, (bool, int, float, np.number, np.bool_)):
         src = _dt.from_numpy(x.dtype) if isinstance(x, np.generic) else None
         return _semantics.to_numpy(_semantics.convert(x, d, src), d)
@@ -137,8 +139,6 @@ cos = np.cos
 tan = np.tan
 exp = np.exp
 log = np.log
-floor = np.floor
-ceil = np.ceil
 abs = np.abs  # noqa: A001 - mirrors quadrants' qd.abs
 
 
@@ -162,6 +162,28 @@ def min(*args):  # noqa: A001
 def max(*args):  # noqa: A001
     """NaN-ignoring, like `max` inside kernels (`numpy.fmax`)."""
     return _reduce("max", np.fmax, args)
+
+
+def _rounded(name: str, ufunc, x, dtype):
+    try:
+        r = ufunc(x)
+        return r if dtype is None else cast(r, dtype)
+    except QdError:
+        raise
+    except (TypeError, ValueError, OverflowError) as e:
+        raise QdTypeError(f"qd.{name}(): {e}", caller_loc()) from None
+
+
+def floor(x, dtype=None):
+    """The largest integer not above `x`, per component, converted to `dtype` when given: what
+    `qd.floor` computes in kernels, where `qd.floor(x[p] * inv_dx - 0.5, qd.i32)` is a
+    particle's base cell, so a helper computes it the same way in Python."""
+    return _rounded("floor", np.floor, x, dtype)
+
+
+def ceil(x, dtype=None):
+    """The smallest integer not below `x`, per component, converted to `dtype` when given."""
+    return _rounded("ceil", np.ceil, x, dtype)
 
 
 pi = math.pi
