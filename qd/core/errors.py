@@ -260,6 +260,17 @@ class QdIndexError(QdArgumentError, IndexError):
     """A `qd.ndarray` indexed from Python out of its bounds (an IndexError, so iteration still stops)."""
 
 
+class QuadrantsIndexError(QdCompileError, IndexError):
+    """An array or field indexed in a kernel with more or fewer indices than it has dimensions:
+    a compilation error and an IndexError, the class quadrants raises for it."""
+
+
+@_shown_as("QuadrantsIndexError")
+class QdIndexCountError(QdIndexError, QuadrantsIndexError):
+    """A field or ndarray indexed from Python with more or fewer indices than it has dimensions:
+    qd's IndexError of a bad index, and the QuadrantsIndexError quadrants raises for it."""
+
+
 class QdConfigError(QdError, ValueError):
     """A bad setting: an option of `qd.init`, an environment variable, an unavailable engine."""
 

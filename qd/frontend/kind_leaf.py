@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core import ir
-from ..core.errors import QdSyntaxError, QdTypeError
+from ..core.errors import QdSyntaxError, QdTypeError, QuadrantsIndexError
 from . import calls, fields, vector_places, vectors
 from .kinds import NOT_A_METHOD, Kind, register
 from .signature import ArraySpec, ScalarSpec
@@ -147,8 +147,8 @@ class LeafKind(Kind):
                 nodes.append(it)
         ndim = arr.leaf.outer_ndim
         if len(vals) != ndim:
-            raise QdTypeError(f"array {arr.leaf.path!r} has {ndim} dimension(s) but is indexed with {len(vals)} "
-                              f"index(es)", lw.loc(node))
+            raise QuadrantsIndexError(f"array {arr.leaf.path!r} has {ndim} dimension(s) but is indexed with "
+                                      f"{len(vals)} index(es)", lw.loc(node))
         idx = []
         for v, it in zip(vals, nodes):
             e = lw.scalar(v, node.slice)

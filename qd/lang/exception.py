@@ -13,18 +13,17 @@ from ..core.errors import (
     QdArgumentError,
     QdAssertionError,
     QdCompileError,
-    QdIndexError,
     QdNameError,
     QdRuntimeError,
     QdSyntaxError,
     QdTypeError,
+    QuadrantsIndexError,  # an array or field indexed with the wrong number of indices (errors.py's own class)
 )
 
 QuadrantsCompilationError = QdCompileError  # any failure to compile a kernel or func
 QuadrantsSyntaxError = QdSyntaxError
 QuadrantsNameError = QdNameError
 QuadrantsTypeError = QdTypeError
-QuadrantsIndexError = QdIndexError
 QuadrantsRuntimeError = QdRuntimeError
 QuadrantsAssertionError = QdAssertionError
 QuadrantsRuntimeTypeError = QdArgumentError  # a launch argument of the wrong type (quadrants checks it at launch)

@@ -25,7 +25,7 @@ from ..core import dtypes as _dt
 from ..core.errors import (
     QdArgumentError,
     QdBoundsError,
-    QdIndexError,
+    QdIndexCountError,
     QdRuntimeError,
     QdTypeError,
     QdValueError,
@@ -140,8 +140,8 @@ class Field(Ndarray):
                                       "slicing a qd.field is not supported so far (index one element, or use "
                                       "to_numpy())", caller_loc())
         if len(key) != len(self.shape):
-            raise QdIndexError(f"qd.field of shape {self.shape} indexed with {len(key)} index(es)"
-                               + (" (index a 0-d field with x[None])" if not self.shape else ""), caller_loc())
+            raise QdIndexCountError(f"qd.field of shape {self.shape} indexed with {len(key)} index(es)"
+                                    + (" (index a 0-d field with x[None])" if not self.shape else ""), caller_loc())
         off = self.offset or (0,) * len(key)
         for axis, (k, n, o) in enumerate(zip(key, self.shape, off)):
             if not o <= int(k) < o + n:

@@ -27,7 +27,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtypes as _dt
-from ..core.errors import QdArgumentError, QdBoundsError, QdIndexError, QdShapeError, QdValueError, caller_loc, show
+from ..core.errors import (
+    QdArgumentError,
+    QdBoundsError,
+    QdIndexCountError,
+    QdIndexError,
+    QdShapeError,
+    QdValueError,
+    caller_loc,
+    show,
+)
 from ..targets.base import register_array_types
 from . import buffer_view as _buffer_view
 from . import config as _config
@@ -314,14 +323,23 @@ class Ndarray(TensorBase):
             raise QdArgumentError(f"copy_from expects a qd.ndarray, got {type(other).__name__}", caller_loc())
         self.from_numpy(other.to_numpy() if other.on_device else other._arr)
 
+    def _check_count(self, idx) -> None:
+        """More int indices than the array has dimensions: the QuadrantsIndexError quadrants raises
+        (fewer give numpy's sub-array, as slices do)."""
+        t = idx if isinstance(idx, tuple) else (idx,)
+        if len(t) > len(self.shape) and all(isinstance(i, (int, np.integer)) for i in t):
+            raise QdIndexCountError(f"qd.ndarray: index {show(idx)}: a {len(self.shape)}-d array indexed with "
+                                    f"{len(t)} indices", caller_loc())
+
     def _element_key(self, idx) -> tuple:
         """An element index of an array of vectors / matrices: one int per outer dimension."""
         t = () if idx is None else idx if isinstance(idx, tuple) else (idx,)
-        if len(t) != len(self.shape) or not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
-                                                for i in t):
-            raise QdIndexError(f"qd.ndarray: index {show(idx)}: a {len(self.shape)}-d array of "
-                               f"{_element_name(self.dtype, self.element_shape)} takes {len(self.shape)} int "
-                               "index(es); index the components of the element it gives (a[i][j])", caller_loc())
+        ints = all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in t)
+        if len(t) != len(self.shape) or not ints:
+            error = QdIndexCountError if ints else QdIndexError
+            raise error(f"qd.ndarray: index {show(idx)}: a {len(self.shape)}-d array of "
+                        f"{_element_name(self.dtype, self.element_shape)} takes {len(self.shape)} int "
+                        "index(es); index the components of the element it gives (a[i][j])", caller_loc())
         return t
 
     def __getitem__(self, idx):
@@ -335,6 +353,7 @@ class Ndarray(TensorBase):
                 raise _item_error(e, idx, None) from None
         if idx is None and not self.shape:
             idx = ()
+        self._check_count(idx)
         try:
             v = self._arr[idx]
         except Exception as e:
@@ -348,6 +367,7 @@ class Ndarray(TensorBase):
             idx = key
         elif idx is None and not self.shape:
             idx = ()
+        self._check_count(idx)
         try:
             self._arr[idx] = self.dtype.wrapped(value)
         except Exception as e:
@@ -471,6 +491,7 @@ class DeviceNdarray(Ndarray):
                                           for i in t):
             if self.element_shape:
                 self._element_key(idx)  # raises
+            self._check_count(idx)
             return None
         flat = 0
         for axis, (i, n) in enumerate(zip(t, self.shape)):

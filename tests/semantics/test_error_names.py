@@ -16,6 +16,7 @@ SHOWN = [(qd.QdStaticError, "QuadrantsCompilationError", qd.QuadrantsCompilation
          (qd.QdArgumentError, "TypeError", TypeError),
          (qd.QdValueError, "ValueError", ValueError),
          (qd.QdIndexError, "IndexError", IndexError),
+         (qd.QdIndexCountError, "QuadrantsIndexError", qd.QuadrantsIndexError),
          (qd.QdSignatureError, "QuadrantsSyntaxError", qd.QuadrantsSyntaxError),
          (qd.QdResumeError, "RuntimeError", RuntimeError),
          (qd.QdBoundsError, "QuadrantsAssertionError", qd.QuadrantsAssertionError)]

@@ -109,5 +109,5 @@ def test_func_instances_are_keyed_by_element_shape(arch):
     assert pick_open(DATA) == DATA[1, 0]
     v = qd.Vector.ndarray(3, qd.f32, (4,))
     v.from_numpy(DATA)
-    with pytest.raises(qd.QdTypeError, match="indexed with 2"):
+    with pytest.raises(qd.QuadrantsIndexError, match="indexed with 2"):
         pick_open_again(v)
