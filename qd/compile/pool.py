@@ -26,7 +26,7 @@ from ..targets import compile_worker
 from ..targets.base import Target
 from ..targets.compile_worker import read_message, write_message
 
-_SIGKILL = 9  # POSIX
+_SIGINT, _SIGKILL, _SIGTERM = 2, 9, 15  # POSIX (the `signal` module costs a first compile ~0.8 ms)
 _workers: list[_Worker] = []  # the started workers (explicit cache; `shutdown` empties it)
 _idle: queue.Queue = queue.Queue()
 _lock = threading.Lock()
@@ -42,7 +42,9 @@ def _open_fds() -> list[int]:
 def _spawn(argv: list[str], keep: tuple[int, ...]) -> int:
     """Start `argv` with stdin and stdout on /dev/null, stderr shared and, of this process's
     other file descriptors, only `keep` (what `subprocess` with `close_fds` gives, without
-    importing `subprocess`, which would cost every process's first compile ~4 ms)."""
+    importing `subprocess`, which would cost every process's first compile ~4 ms). SIGINT is
+    blocked in the child: a Ctrl-C reaches the whole process group, and a worker, which ignores
+    it as soon as it runs, must not die of one that comes during its start-up."""
     devnull = os.open(os.devnull, os.O_RDWR)  # not inheritable: only its copies on 0 and 1 are
     actions = [(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1)]
     for fd in _open_fds():
@@ -54,7 +56,7 @@ def _spawn(argv: list[str], keep: tuple[int, ...]) -> int:
     try:
         for fd in keep:
             os.set_inheritable(fd, True)
-        return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+        return os.posix_spawn(argv[0], argv, os.environ, file_actions=actions, setsigmask=(_SIGINT,))
     finally:
         os.close(devnull)
 
@@ -73,6 +75,7 @@ class _Worker:
         self.recv = os.fdopen(self._from_child, "rb", buffering=0)
         self.status: int | None = None
         self.warm = False  # it has answered a job: its imports and LLVM's set-up are done
+        self.busy = False  # a job is out: the worker answers before it reads its input again
 
     def poll(self) -> int | None:
         """The worker's exit status once it has exited (it is then reaped), else None."""
@@ -88,6 +91,7 @@ class _Worker:
     def run(self, job: tuple) -> tuple[bool, object]:
         """The worker's answer to one job; OSError when the worker is gone (then it is dropped,
         and the caller compiles in its own process instead)."""
+        self.busy = True
         try:
             write_message(self.send, job)
             result = read_message(self.recv)
@@ -95,6 +99,7 @@ class _Worker:
             raise OSError(f"a compile worker failed: {e}") from None
         if result is None:
             raise OSError(f"a compile worker exited (status {self.poll()})")
+        self.busy = False
         self.warm = True
         return result
 
@@ -104,6 +109,8 @@ class _Worker:
                 f.close()
             except OSError:
                 pass
+        if self.busy and self.poll() is None:  # it would finish a job nobody reads (a Ctrl-C left it
+            os.kill(self.pid, _SIGTERM)  # running, say) before it saw its input end
         deadline = time.monotonic() + 10
         while self.poll() is None:
             if time.monotonic() > deadline:

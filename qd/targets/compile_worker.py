@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import struct
 import sys
 import types
@@ -62,7 +63,8 @@ def bare_qd_package() -> types.ModuleType:
 
 
 def main(read_fd: int, write_fd: int, module) -> None:
-    """Serve jobs until the input ends; `module(name)` gives `qd.targets.<name>`."""
+    """Serve jobs until the input ends or the parent stops reading (it has exited, or given up
+    on this worker); `module(name)` gives `qd.targets.<name>`."""
     inp = os.fdopen(read_fd, "rb", buffering=0)
     out = os.fdopen(write_fd, "wb")
     while True:
@@ -74,13 +76,25 @@ def main(read_fd: int, write_fd: int, module) -> None:
             result = (True, getattr(module(mod), fn)(text, *extra))
         except Exception as e:  # reported to the parent, which raises it against the kernel
             result = (False, f"{type(e).__name__}: {e}")
-        write_message(out, result)
+        try:
+            write_message(out, result)
+        except OSError:  # the parent closed its end (a broken pipe): nobody wants the answer
+            return
 
 
 if __name__ == "__main__":
+    # A Ctrl-C in a terminal is a SIGINT to the whole foreground process group, workers included.
+    # Whether to stop is the parent's decision (a program may catch KeyboardInterrupt and go on);
+    # a worker stops when its input ends, so it ignores the signal from its first statement on,
+    # instead of printing a KeyboardInterrupt traceback from the middle of a compile (its parent
+    # starts it with SIGINT blocked, so one that arrives before this line is discarded here too).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         del sys.path[0]  # run as a script: its directory (qd/targets) must not shadow top-level modules
     sys.modules.setdefault("qd", bare_qd_package())
     import qd.targets  # noqa: E402 - after the bare package is in place
 
     main(int(sys.argv[1]), int(sys.argv[2]), qd.targets.module)
+    # nothing is left to say: a flush at exit of an answer the parent no longer reads would only
+    # print a BrokenPipeError (stdout is /dev/null, and no other state outlives the process)
+    os._exit(0)
