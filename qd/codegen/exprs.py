@@ -7,6 +7,8 @@ Target-neutral: a math function's symbol comes from the target (`mg.target.math_
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import dtypes as _dt
 from ..core import ir
 from ..core.abi import BOUNDS
@@ -236,7 +238,7 @@ class ExprGen(Emitter):
             v = self.expr(e.operand)
             t = ll(e.dtype)
             if e.op == "neg":
-                return fn.ins(f"fneg {t} {v}") if e.dtype.is_float else fn.ins(f"sub {t} 0, {v}")
+                return fn.ins(f"fneg {self.mg.fp_flags}{t} {v}") if e.dtype.is_float else fn.ins(f"sub {t} 0, {v}")
             if e.op == "not":
                 return fn.ins(f"xor i1 {v}, true")
             return fn.ins(f"xor {t} {v}, -1")
@@ -359,8 +361,8 @@ class ExprGen(Emitter):
             f = self.mg.intrinsic(name, d, [s])
             return fn.ins(f"call {d} {f}({s} {v})")
         if src.bits < dst.bits:
-            return fn.ins(f"fpext {s} {v} to {d}")
-        return fn.ins(f"fptrunc {s} {v} to {d}")
+            return fn.ins(f"fpext {self.mg.fp_flags}{s} {v} to {d}")
+        return fn.ins(f"fptrunc {self.mg.fp_flags}{s} {v} to {d}")
 
     def binop(self, e: ir.BinOp) -> str:
         fn = self.fn
@@ -372,7 +374,7 @@ class ExprGen(Emitter):
         if op in ("lt", "le", "gt", "ge", "eq", "ne"):
             if od.is_float:
                 pred = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}[op]
-                return fn.ins(f"fcmp {pred} {t} {a}, {b}")
+                return fn.ins(f"fcmp {self.mg.fp_flags}{pred} {t} {a}, {b}")
             sign = "s" if od.is_signed else "u"
             pred = {"lt": sign + "lt", "le": sign + "le", "gt": sign + "gt", "ge": sign + "ge", "eq": "eq",
                     "ne": "ne"}[op]
@@ -381,6 +383,10 @@ class ExprGen(Emitter):
             if op in ("add", "sub", "mul"):
                 return fn.ins(f"f{op} {self.mg.fp_flags}{t} {a}, {b}")
             if op == "truediv":
+                if self.mg.fp_flags and isinstance(e.rhs, ir.Const) and e.rhs.value != 0:
+                    # quadrants' fast math divides by a constant as it multiplies by the
+                    # reciprocal (rounded to the type), before LLVM sees the division
+                    return fn.ins(f"fmul {self.mg.fp_flags}{t} {a}, {const(od, _reciprocal(od, e.rhs.value))}")
                 return fn.ins(f"fdiv {self.mg.fp_flags}{t} {a}, {b}")
             if op in ("floordiv", "mod"):
                 return self.float_divmod(op, od, a, b)
@@ -449,20 +455,20 @@ class ExprGen(Emitter):
         if op == "mod":
             mb = fn.ins(f"fadd {t} {m}, {b}")
             r = fn.ins(f"select i1 {fix}, {t} {mb}, {t} {m}")
-            signed_zero = self.intrinsic_call("copysign", d, ["0.0", b])
+            signed_zero = self.intrinsic_call("copysign", d, ["0.0", b], "")
             return fn.ins(f"select i1 {nz}, {t} {r}, {t} {signed_zero}")
         am = fn.ins(f"fsub {t} {a}, {m}")
         div = fn.ins(f"fdiv {t} {am}, {b}")
         div1 = fn.ins(f"fsub {t} {div}, 1.0")
         div = fn.ins(f"select i1 {fix}, {t} {div1}, {t} {div}")
-        fl = self.intrinsic_call("floor", d, [div])
+        fl = self.intrinsic_call("floor", d, [div], "")
         frac = fn.ins(f"fsub {t} {div}, {fl}")
         up = fn.ins(f"fcmp ogt {t} {frac}, 0.5")
         fl1 = fn.ins(f"fadd {t} {fl}, 1.0")
         q = fn.ins(f"select i1 {up}, {t} {fl1}, {t} {fl}")
         zero = fn.ins(f"fcmp oeq {t} {div}, 0.0")
         ab = fn.ins(f"fdiv {t} {a}, {b}")
-        signed_zero = self.intrinsic_call("copysign", d, ["0.0", ab])
+        signed_zero = self.intrinsic_call("copysign", d, ["0.0", ab], "")
         q = fn.ins(f"select i1 {zero}, {t} {signed_zero}, {t} {q}")
         by_zero = fn.ins(f"fcmp oeq {t} {b}, 0.0")  # x // 0.0 is ±inf or nan, as in numpy
         return fn.ins(f"select i1 {by_zero}, {t} {ab}, {t} {q}")
@@ -549,12 +555,13 @@ class ExprGen(Emitter):
         neg = fn.ins(f"icmp slt {t} {b}, 0") if d.is_signed else "false"
         return fn.ins(f"select i1 {neg}, {t} 0, {t} {res}")
 
-    def intrinsic_call(self, name: str, d: _dt.DType, args: list[str]) -> str:
-        """A float math function; the target names the symbol that implements it."""
+    def intrinsic_call(self, name: str, d: _dt.DType, args: list[str], flags: str) -> str:
+        """A float math function with fast-math `flags`; the target names the symbol that
+        implements it."""
         t = ll(d)
         f = self.mg.intrinsic(self.mg.target.math_symbol(name, d), t, [t] * len(args))
         self.mg.count_call(name)
-        return self.fn.ins(f"call {self.mg.fp_flags}{t} {f}({', '.join(f'{t} {a}' for a in args)})")
+        return self.fn.ins(f"call {flags}{t} {f}({', '.join(f'{t} {a}' for a in args)})")
 
     def float_minmax(self, name: str, d: _dt.DType, a: str, b: str) -> str:
         """NaN-ignoring min/max that returns the first operand on ties: `b if b < a or a is NaN
@@ -595,7 +602,7 @@ class ExprGen(Emitter):
         if d.is_float and e.name in ("min", "max"):
             return self.float_minmax(e.name, d, args[0], args[1])
         if d.is_float:
-            return self.intrinsic_call(e.name, d, args)
+            return self.intrinsic_call(e.name, d, args, self.mg.math_flags(e.name))
         t = ll(d)
         fn = self.fn
         if e.name == "abs":
@@ -643,6 +650,14 @@ def _atomic_op(op: str, d: _dt.DType) -> str:
     if op in ("min", "max"):
         return op if d.is_signed else "u" + op
     return INT_ATOMIC[op]
+
+
+def _reciprocal(d: _dt.DType, value) -> float:
+    """1 / `value` computed in float type `d`, as quadrants folds it."""
+    if d.bits == 32:
+        with np.errstate(over="ignore", divide="ignore"):
+            return float(np.float32(1.0) / np.float32(value))
+    return 1.0 / float(value)
 
 
 def _int_text(v: str) -> bool:

@@ -43,9 +43,11 @@ class ModuleGen:
         self.used = used
         self.debug = debug
         self.noalias = noalias
-        # `qd.init(fast_math=True)`: float arithmetic may be reassociated and contracted (so float
-        # reductions vectorise) and math functions approximated; NaN and inf keep their meaning
-        self.fp_flags = "reassoc nsz arcp contract afn " if fast_math else ""
+        # `qd.init(fast_math=True)`: the fast-math flags of float arithmetic, comparisons,
+        # negation and float casts (so float reductions vectorise) and the math functions that
+        # take them too, as quadrants gives them on the target (`Target.fast_math`)
+        flags, self.fast_math_calls = target.fast_math() if fast_math else ("", frozenset())
+        self.fp_flags = flags + " " if flags else ""
         self.funcs: dict[str, str] = {}  # inst id -> llvm name
         self.func_text: list[str] = []
         self.decls: set[str] = set()
@@ -109,6 +111,11 @@ class ModuleGen:
             esc = "".join(chr(b) if 32 <= b < 127 and b not in (34, 36, 92) else f"\\{b:02X}" for b in data)
             self.declare(f'{name} = private unnamed_addr constant [{len(data)} x i8] c"{esc}", align 1')
         return name
+
+    def math_flags(self, name: str) -> str:
+        """The fast-math flags of a call of float math function `name` written by the user."""
+        calls = self.fast_math_calls
+        return self.fp_flags if calls is None or name in calls else ""
 
     def intrinsic(self, name: str, ret: str, args: list[str]) -> str:
         self.declare(f"declare {ret} @{name}({', '.join(args)})")

@@ -108,8 +108,9 @@ class Config:
     # processes that optimise one large module's parts at once (quadrants' option of the same
     # name and default; at most one per core is used)
     num_compile_threads: int = 4
-    # float arithmetic may be reassociated, contracted and approximated (quadrants' default, and
-    # qd's; `fast_math=False` makes float results follow IEEE and constant folding exactly)
+    # float code gets quadrants' fast-math licence, no wider (reassociation, no infinities, no
+    # fused multiply-adds: `Target.fast_math`); quadrants' default, and qd's. `fast_math=False`
+    # makes float results follow IEEE and constant folding exactly
     fast_math: bool = True
     # quadrants' guard against a variant per float value: a float among a launch's compile-time
     # values (a template argument, a data-oriented object's member) is a ValueError

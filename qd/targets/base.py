@@ -44,6 +44,10 @@ if TYPE_CHECKING:
     from ..core.entry import EntryPoint
 
 
+# the float math functions quadrants' LLVM code generator emits as LLVM intrinsics, so that its
+# fast-math flags reach them (`Target.fast_math`)
+_INTRINSIC_MATH = frozenset({"sqrt", "floor", "ceil", "round"})
+
 # device memory? -> the `qd.ndarray` class whose memory is there: the array classes belong to the
 # language (`qd.lang.ndarray`, which registers them here when it is imported)
 _ARRAY_TYPES: dict[bool, type] = {}
@@ -188,6 +192,20 @@ class Target(Host):
         """Whether LLVM may vectorise a loop whose body (with the funcs it calls) makes these
         float math calls (`math_symbol` name -> how many); by default it may."""
         return True
+
+    def fast_math(self) -> tuple[str, frozenset[str] | None]:
+        """What `qd.init(fast_math=True)` lets LLVM do to float code on this machine, no more than
+        quadrants' code generator for it does: the fast-math flags of float arithmetic,
+        comparisons, negation and float-to-float casts, and the math functions (`math_symbol`
+        names) whose calls carry them too (None: every one).
+
+        By default quadrants' CPU licence. Its LLVM code generator gives every instruction it
+        builds `reassoc ninf nsz afn`, which reach the math functions it emits as intrinsics
+        (`sqrt`, `floor`, `ceil`, `round`); the others call runtime routines compiled without
+        them. There is no `contract` (its code is emitted by a JIT whose target options leave
+        fusion to that flag, so no multiply-add is fused) and no `arcp` (a division by a
+        run-time value stays a division)."""
+        return "reassoc ninf nsz afn", _INTRINSIC_MATH
 
     # -- output ----------------------------------------------------------------------------
 

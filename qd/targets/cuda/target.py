@@ -238,6 +238,12 @@ class CudaTarget(Target):
             raise QdInternalError(f"codegen: no CUDA math function {name!r}")
         return sym
 
+    def fast_math(self) -> tuple[str, frozenset[str] | None]:
+        # quadrants' CUDA backend allows more than its CPU one (fused multiply-adds, f32
+        # denormals flushed, approximate square roots and, for f32, sin, cos and log): qd's CUDA
+        # code keeps the flags it has always had, which also fuse and reassociate
+        return "reassoc nsz arcp contract afn", None
+
     # -- compile, load, invoke -------------------------------------------------------------
 
     def prepare(self) -> None:
