@@ -182,13 +182,15 @@ from .lang.ops import (  # noqa: E402
     rsqrt,
     select,
     static_assert,
+    static_print,
     tanh,
     zero,
 )
 
 __all__ += [
     "acos", "asin", "atan2", "atomic_cas", "atomic_exchange", "atomic_mul", "bit_cast", "bit_shr", "loop_config", "pow",
-    "raw_div", "raw_mod", "round", "rsqrt", "select", "static_assert", "tanh", "zero", "one",
+    "raw_div", "raw_mod", "round", "rsqrt", "select", "static_assert", "static_print", "tanh", "zero",
+    "one",
 ]
 from .lang.ops import outer, randn, random, volatile_load  # noqa: E402
 

@@ -442,6 +442,7 @@ class Inst:
     inout: tuple = ()
     fields: dict = field(default_factory=dict)  # field leaf path -> its frontend.fields.FieldSource
     shared: list = field(default_factory=list)  # the ArrayLeafs of its `SharedAlloc`s (no parameters)
+    prints: list = field(default_factory=list)  # (file, text) of its `qd.static_print`s and its callees', in order
 
 
 # ---------------------------------------------------------------- queries

@@ -2,7 +2,7 @@
 
 `qd.bit_shr`, `qd.bit_cast`, `qd.pow`, `qd.round` / `qd.floor` / `qd.ceil` with a result dtype,
 `qd.rsqrt`, `qd.select`, `qd.atan2`, `qd.raw_div`, `qd.raw_mod`, `qd.atomic_mul`, `qd.f16`
-(refused) and `qd.static_assert`. Each handler builds IR from the operations the lowering
+(refused), `qd.static_assert` and `qd.static_print`. Each handler builds IR from the operations the lowering
 already has where it can (a logical shift is a shift of the unsigned view), so folding and code
 generation follow the one semantics of `semantics.py`; an expression over constants folds to
 a typed constant, and one over untyped Python numbers to the Python-scope function's value (a
@@ -29,7 +29,7 @@ from ..lang import math as _qdmath
 from ..lang import ops as lang
 from ..lib import bits as bit_funcs
 from . import builtin_calls as bc
-from . import calls, vector_places, vectors
+from . import calls, print_calls, vector_places, vectors
 from .kinds import RUNTIME, known
 from .values import CT, LeafV, TupleV
 
@@ -418,6 +418,8 @@ _reg([builtins.all, builtins.any], bc.Builtin("all", _all_any, "all / any of a v
 _reg([lang.zero, lang.one], bc.Builtin("qd.zero", _zero_one, "0 or 1 of the argument's type", arity=(1, 1),
                                        arity_error="this function takes one argument", no_keywords=True))
 _reg([_dt.f16], bc.Builtin("qd.f16", _f16, "refused: no half precision", raw=True))
+_reg([lang.static_print], bc.Builtin("qd.static_print", lambda low, f, node, args, kwargs: print_calls.static_print(
+    low, node, args, kwargs), "print at compile time"))
 _reg([lang.static_assert], bc.Builtin("qd.static_assert", _static_assert, "a compile-time check", arity=(1, 2),
                                       arity_error="qd.static_assert(cond, msg=None) takes a condition and a message",
                                       error=QdStaticError, no_keywords=True, raw=True))

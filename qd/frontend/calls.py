@@ -36,7 +36,7 @@ from ..core.errors import (
 from ..core.source import free_vars, get_source
 from ..lang.matrix import UNPACKED_ONLY_MEMBERS
 from ..lang.structs import StructType
-from . import by_reference, fields, ids, structs, vectors
+from . import by_reference, fields, ids, print_calls, structs, vectors
 from .kinds import kind_of
 from .signature import (
     AnySpec,
@@ -449,12 +449,17 @@ def call_func(low: Lowering, f, node: ast.Call, self_value=None, given=None) -> 
     reg = low.reg
     inst_id = ids.inst_id(f.fn.__qualname__, (reg.identity(f), tuple(key)))
     callee = reg.insts.get(inst_id)
+    in_progress = False
     if callee is None and getattr(f, "is_real", False):
         callee = reg.lowering(inst_id)  # a real func calling itself: the instantiation being lowered
         if callee is not None:
             reg.mark_cycle(inst_id)
-    if callee is None or (not callee.recursive and fields.stale(callee)):
+            in_progress = True
+    lowered_now = callee is None or (not callee.recursive and fields.stale(callee))
+    if lowered_now:
         callee = _instantiate(low, f, inst_id, params, site.leaves, node, tuple(n for n, _ in inout))
+    if not in_progress:  # (a recursive call's callee prints where it is lowered)
+        print_calls.replay_static_prints(low, callee, lowered_now)
     fields.bind_callee(low, callee, site.binds)
     # A site is named by its source position and what it binds, so every instantiation of
     # this caller that binds alike shares the site and its Bind rows.

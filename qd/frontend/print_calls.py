@@ -7,23 +7,32 @@ hand the spec to printf for run-time values.
 The result is an `ir.Print`: text pieces and `(expression, conversion)` pairs in order, where
 the conversion is the printf directive for that value (`codegen` adds the length modifier its
 type needs). Parsing the spec here gives a bad spec its location.
+
+`qd.static_print(...)` is Python's print while the code is compiled, with quadrants' text for a
+value known only at run time. Its output is kept with the instantiation (`ir.Inst.prints`, its
+callees' included), so a func instantiation lowered once prints at every call compiled later,
+as quadrants, which traces each call, prints it.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
 import string
+import sys
 from typing import TYPE_CHECKING
 
+from ..core import dtypes as _dt
 from ..core import ir
-from ..core.errors import QdTypeError
+from ..core.errors import QdStaticError, QdTypeError
 from .kinds import RUNTIME, kind_of, known
+from .values import CT, TupleV
 
 if TYPE_CHECKING:
     from .lowering import Lowering
 
-__all__ = ["lower_print"]
+__all__ = ["lower_print", "replay_static_prints", "static_print"]
 
 # a format spec printf can take for one value: flags, width, precision and a conversion letter
 _SPEC = re.compile(r"^(?P<flags>[-+ #0]*)(?P<width>\d*)(?:\.(?P<prec>\d+))?(?P<conv>[dieEfFgGxXo]?)$")
@@ -176,3 +185,64 @@ def _merged(parts: list) -> list:
         elif not (isinstance(p, str) and not p):
             out.append(p)
     return out
+
+
+# ---------------------------------------------------------------- qd.static_print
+
+
+class _Shown:
+    """A value as `qd.static_print` shows it where quadrants' text differs from qd's repr: a value
+    known only at run time (`<qd.Expr>`), a dtype (`f32`)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_RUN_TIME = _Shown("<qd.Expr>")
+
+
+def _shown(v):
+    if isinstance(v, TupleV):
+        return tuple(_shown(item) for item in v.items)
+    value = known(v)
+    if value is RUNTIME:
+        return _RUN_TIME
+    return _Shown(value.name) if isinstance(value, _dt.DType) else value
+
+
+def _write(file, text: str) -> None:
+    (sys.stdout if file is None else file).write(text)
+
+
+def static_print(low: Lowering, node: ast.Call, args: list, kwargs: dict) -> CT:
+    """`qd.static_print(*values, sep=..., end=..., file=...)`: printed now, while the instantiation
+    is lowered, so once per compile of a kernel variant and once per call of a func compiled in
+    it; a disk-cache hit lowers nothing and prints nothing, as in quadrants."""
+    options = {}
+    for name, v in kwargs.items():
+        if known(v) is RUNTIME:
+            raise QdStaticError(f"the {name}= of qd.static_print must be a compile-time value", low.loc(node))
+        options[name] = v.value
+    file = options.pop("file", None)
+    options.pop("flush", None)
+    buffer = io.StringIO()
+    try:
+        print(*(_shown(a) for a in args), **options, file=buffer)
+    except (TypeError, ValueError) as e:
+        raise QdTypeError(f"qd.static_print: {e}", low.loc(node)) from None
+    text = buffer.getvalue()
+    _write(file, text)
+    low.inst.prints.append((file, text))
+    return CT(None)
+
+
+def replay_static_prints(low: Lowering, callee: ir.Inst, lowered_now: bool) -> None:
+    """A call of `callee` compiled into the instantiation being lowered: its static prints become
+    the caller's too, and are printed again when the callee was lowered for an earlier call."""
+    if not lowered_now:
+        for file, text in callee.prints:
+            _write(file, text)
+    low.inst.prints.extend(callee.prints)

@@ -391,6 +391,13 @@ def static_assert(cond, msg=None) -> None:
                             caller_loc())
 
 
+def static_print(*args, **kwargs) -> None:
+    """Python's `print` while a kernel compiles, of compile-time values (a value known only at run
+    time shows as `<qd.Expr>`, as in quadrants). Only inside a kernel or func, as in quadrants:
+    from Python there is no compile for it to belong to."""
+    raise QdCallError("qd.static_print can only be used inside a kernel or func", caller_loc())
+
+
 def random(dtype=float):
     """A random value of `dtype` (a float uniform in [0, 1), an i32/u32/i64/u64 with every bit
     random) from the running thread's stream, seeded by `qd.init(random_seed=...)`. Only inside
