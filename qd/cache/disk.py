@@ -191,15 +191,17 @@ def usable(cfg, loc=None) -> bool:
     if trust.secret(loc) is None:
         return False
     d = cache_dir(cfg)
-    if (cfg.generation, d) in _usable:
+    if _usable.get(d) == cfg.generation:
         return True
     ok = trust.usable_dir(d, True, loc)
     if ok:
-        _usable.add((cfg.generation, d))
+        _usable[d] = cfg.generation
     return ok
 
 
-_usable: set[tuple[int, Path]] = set()  # (qd.init generation, directory) found usable
+# directory -> the qd.init generation it was last found usable in (one entry per directory, not
+# one per generation: a program that calls qd.init in a loop must not grow it)
+_usable: dict[Path, int] = {}
 
 
 def store(path: Path, dkey: str, km: KernelModule, obj: bytes, *, kept, pruned, inst_id, written, facts,

@@ -62,6 +62,15 @@ def registry(tgt: Target | None = None) -> InstRegistry:
     return reg
 
 
+def _drop_registries() -> None:
+    """`qd.init`: the instantiations lowered under the old settings are freed now, not when the
+    next compile finds the generation changed (a program that stops compiling would keep them)."""
+    _registry["regs"] = {}
+
+
+variants.on_drop_all(_drop_registries)
+
+
 def forget(inst_id: str) -> None:
     """Drop a kernel-level instantiation whose variant was evicted (it serves only that variant
     and its aliasing twin)."""

@@ -86,7 +86,7 @@ def where(kernel: KernelView, key, cfg, host: Host) -> tuple[Path | None, str | 
     return (None, None) if dkey is None else (fastcache.cache_dir(cfg) / f"{dkey}.qdk", dkey)
 
 
-_learned: set = set()  # (qd.init generation, directory) whose computed reads the keys know
+_learned: dict = {}  # directory -> the qd.init generation whose keys know its computed reads (one per directory)
 
 
 def learn_computed_reads(cfg) -> None:
@@ -95,9 +95,9 @@ def learn_computed_reads(cfg) -> None:
     if not cfg.offline_cache:
         return
     d = fastcache.cache_dir(cfg)
-    if (cfg.generation, d) in _learned or not d.is_dir() or fastcache_trust.secret() is None:
+    if _learned.get(d) == cfg.generation or not d.is_dir() or fastcache_trust.secret() is None:
         return
-    _learned.add((cfg.generation, d))
+    _learned[d] = cfg.generation
     read_names.learn(computed_reads.load(d))
 
 

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from ...core.errors import QdConfigError
+from ..cpu import jit
 
 BITCODE = "libdevice.10.bc"
 PREFIX = "__nv_"
@@ -90,6 +91,6 @@ def link(llvm, mod, tm) -> None:
             lib.triple, lib.data_layout = mod.triple, mod.data_layout
             pm = llvm.create_new_module_pass_manager()
             pm.add_global_dead_code_eliminate_pass()
-            pm.run(lib, llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0)))
+            jit.run_passes(lib, llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0)), pm)
             _parsed.update(path=path, module=lib)
         mod.link_in(lib, preserve=True)

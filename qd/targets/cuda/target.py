@@ -302,8 +302,8 @@ def compile_module(ir_text: str, sm: str) -> CudaModule:
     pm.add_global_dead_code_eliminate_pass()
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
-    pm.run(mod, pb)
-    pb.getModulePassManager().run(mod, pb)
+    jit.run_passes(mod, pb, pm)  # each pass manager freed after its run (llvmlite never frees one)
+    jit.run_passes(mod, pb)
     ptx = tm.emit_assembly(mod)
     return CudaModule(meta["name"], ptx, sm, tasks, int(meta["frame_slots"]), int(meta.get("launch_slot", -1)))
 
