@@ -119,7 +119,7 @@ ALLOWED = {
     # `qd/__init__.py`: the user's namespace; `import quadrants` maps onto it (`qd.standin`), which is a tool
     # over the namespace, not part of it
     "qd": {f"qd.{p}" for p in PACKAGES_IN_ORDER if p != "standin"},
-    "qd.standin": {"qd"},
+    "qd.standin": {"qd", "qd.explain"},  # the `qd-explain` command runs programs with the stand-in installed
     "qd_analysis": set(),
 }
 

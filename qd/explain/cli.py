@@ -137,9 +137,19 @@ def _explain_recorded(recorded, kernel: str | None, param: str | None, fmt: str 
         print(f"qd-explain: no kernel {kernel!r} was compiled{_closest(kernel, names)}", file=sys.stderr)
         return 1
     if not recorded:
-        print("qd-explain: the script compiled no kernel", file=sys.stderr)
+        print(f"qd-explain: the script compiled no kernel{_quadrants_hint()}", file=sys.stderr)
     found = [(r.kernel.fn.__qualname__, r.variant.inst_id, r.variant.explain_facts()) for r in chosen]
     return _explain(found, param, fmt)
+
+
+def _quadrants_hint() -> str:
+    """Why a script may have compiled nothing here: it ran its kernels on the real quadrants (this
+    module run directly, without the stand-in the `qd-explain` command installs)."""
+    q = sys.modules.get("quadrants")
+    if q is None or getattr(q, "__name__", None) != "quadrants":  # absent, or qd standing in ("qd")
+        return ""
+    return ("; it imported quadrants itself, not qd: the qd-explain command (`python -m qd.standin.explain "
+            "SCRIPT.py`) runs it with qd standing in for quadrants")
 
 
 def _explain(found, param: str | None, fmt: str, where=None) -> int:

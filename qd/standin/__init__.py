@@ -5,15 +5,18 @@
 
     import qd.standin; qd.standin.install()         # from Python, before anything imports quadrants
 
-After `install()`, `import quadrants` gives qd itself (the same module object, so `quadrants.X`
-is `qd.X`), and `import quadrants.A.B` / `from quadrants.A.B import name` give qd's module
-`qd.A.B`, or the module qd holds at that attribute path. A path qd does not have fails with
-`ModuleNotFoundError` naming the qd module it looked for, so a program that probes for an
-optional quadrants module takes its fallback, and one that needs it says what is missing.
+After `install()`, `import quadrants` gives qd's namespace: a module whose every attribute is qd's
+(`quadrants.X is qd.X`; `quadrants.X = v` sets `qd.X`) but whose `__version__` is the quadrants
+release qd implements, `(1, 3, 3)` as quadrants writes it, so a library's version check passes;
+`qd.__version__` stays qd's own. `import quadrants.A.B` / `from quadrants.A.B import name` give qd's
+module `qd.A.B`, or the module qd holds at that attribute path. A path qd does not have is not
+found (`importlib.util.find_spec` answers None, an import fails with `ModuleNotFoundError`), so a
+program that probes for an optional quadrants module takes its fallback.
 
-Nothing is copied or wrapped: a name qd lacks is an `AttributeError` on qd, as after `import qd`.
-The mapping is installed ahead of every other importer, so it wins over an installed quadrants;
-installing after quadrants itself was imported is refused (the program would hold both).
+Nothing is copied: a name qd lacks is an `AttributeError` on qd, as after `import qd`. The mapping
+is installed ahead of every other importer, so it wins over an installed quadrants, and it follows
+the program into the `multiprocessing` children it starts (`qd.standin.children`); installing after
+quadrants itself was imported is refused (the program would hold both).
 """
 
 from __future__ import annotations
@@ -26,9 +29,48 @@ import types
 
 import qd
 
-__all__ = ["install", "uninstall", "installed"]
+from . import children
+
+__all__ = ["install", "uninstall", "installed", "QUADRANTS_VERSION"]
 
 _NAME = "quadrants"
+
+# the quadrants release whose API qd implements, in the form of quadrants' `__version__`
+QUADRANTS_VERSION = (1, 3, 3)
+_OWN = frozenset({"__version__", "__version_str__"})  # the names `quadrants` answers itself
+
+
+class QuadrantsModule(types.ModuleType):
+    """`quadrants` under the stand-in: qd's namespace read, written and deleted through, except the
+    version. It is a module of its own, not qd, only so that the two versions can differ; it keeps
+    qd's `__name__` ("qd"), which is how qd recognises its own namespace in a kernel's globals."""
+
+    def __getattribute__(self, name: str):
+        if name in _OWN:
+            return types.ModuleType.__getattribute__(self, name)
+        return getattr(qd, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _OWN:
+            types.ModuleType.__setattr__(self, name, value)
+        else:
+            setattr(qd, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _OWN:
+            types.ModuleType.__delattr__(self, name)
+        else:
+            delattr(qd, name)
+
+
+def _make_quadrants() -> QuadrantsModule:
+    module = QuadrantsModule(_NAME)
+    module.__version__ = QUADRANTS_VERSION
+    module.__version_str__ = ".".join(map(str, QUADRANTS_VERSION))
+    return module
+
+
+quadrants = _make_quadrants()
 
 
 def _qd_module(fullname: str) -> types.ModuleType | None:
@@ -67,7 +109,7 @@ def _alias_children(fullname: str, module: types.ModuleType) -> None:
     """qd registers a few modules under a plain module's name (`qd.types.primitive_types`); the import
     system looks such a child up only in `sys.modules` (its parent has no `__path__`), so it is entered
     there under the quadrants name too."""
-    prefix = module.__name__ if module is qd else "qd" + fullname[len(_NAME):]
+    prefix = "qd" + fullname[len(_NAME):]
     for name, child in list(sys.modules.items()):
         if name.startswith(prefix + ".") and "." not in name[len(prefix) + 1:]:
             sys.modules.setdefault(fullname + name[len(prefix):], child)
@@ -79,11 +121,9 @@ class QuadrantsFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path=None, target=None) -> importlib.machinery.ModuleSpec | None:
         if fullname != _NAME and not fullname.startswith(_NAME + "."):
             return None
-        module = qd if fullname == _NAME else _qd_module(fullname)
+        module = quadrants if fullname == _NAME else _qd_module(fullname)
         if module is None:
-            qd_name = "qd" + fullname[len(_NAME):]
-            raise ModuleNotFoundError(f"No module named {fullname!r} (qd, standing in for quadrants, has no "
-                                      f"{qd_name})", name=fullname)
+            return None  # as for any missing module: `find_spec` says None, an import raises ModuleNotFoundError
         if "__qd_spec__" not in vars(module):
             module.__qd_spec__ = module.__spec__
         if not hasattr(module, "__path__"):
@@ -98,14 +138,16 @@ def installed() -> bool:
 
 
 def install() -> None:
-    """Make `import quadrants[.A.B]` give qd's modules from now on, in this process."""
+    """Make `import quadrants[.A.B]` give qd's modules from now on, in this process and the
+    `multiprocessing` children it starts."""
     loaded = sys.modules.get(_NAME)
-    if loaded is not None and loaded is not qd:
+    if loaded is not None and loaded is not quadrants and loaded is not qd:
         raise qd.QdConfigError("qd.standin.install(): quadrants itself was already imported in this process; "
                                "install the stand-in before anything imports quadrants")
     if not installed():
         sys.meta_path.insert(0, QuadrantsFinder())
-    sys.modules[_NAME] = qd
+    sys.modules[_NAME] = quadrants
+    children.follow()
 
 
 def uninstall() -> None:
@@ -113,3 +155,4 @@ def uninstall() -> None:
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, QuadrantsFinder)]
     for name in [n for n in sys.modules if n == _NAME or n.startswith(_NAME + ".")]:
         del sys.modules[name]
+    children.unfollow()

@@ -10,8 +10,10 @@ installed there too, so the qd run also shows that the stand-in wins over an ins
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,7 @@ def _same(tmp_path: Path, source: str, args: tuple[str, ...] = ()) -> str:
 def test_a_quadrants_program_runs_on_qd_with_the_same_results(tmp_path):
     out = _same(tmp_path, """
         import sys
+        import types
         import numpy as np
         import quadrants as qd
         import quadrants.math as tm
@@ -50,24 +53,136 @@ def test_a_quadrants_program_runs_on_qd_with_the_same_results(tmp_path):
         fill(a, 1.5)
         print(sys.argv[1:], a.tolist())
         print(impl.current_cfg().arch == qd.cpu, impl.get_runtime().prog is not None)
-        print(type(qd).__name__, qd.lang.impl is impl)
+        print(isinstance(qd, types.ModuleType), qd.lang.impl is impl)
     """, args=("x", "--y"))
     assert out.splitlines()[0] == "['x', '--y'] [0.0, 1.5, 3.0, 4.5, 5.0, 5.0, 5.0, 5.0]"
 
 
-def test_the_stand_in_is_qd_itself_and_wins_over_an_installed_quadrants(tmp_path):
+def test_the_stand_in_is_qd_s_namespace_and_wins_over_an_installed_quadrants(tmp_path):
     out = _run(tmp_path, """
+        import importlib.util
         import quadrants, qd
         import quadrants.lang.impl
         from quadrants.types import primitive_types
-        print(quadrants is qd, quadrants.lang.impl is qd.lang.impl, primitive_types is qd.types.primitive_types)
+        print(quadrants.kernel is qd.kernel, quadrants.lang.impl is qd.lang.impl,
+              primitive_types is qd.types.primitive_types)
         print(quadrants.__spec__.name, quadrants.lang.impl.__spec__.name)
+        quadrants.patched = 1  # written through to qd
+        print(qd.patched, quadrants.__version__, qd.__version__ == qd.core.version.__version__)
+        print(importlib.util.find_spec("quadrants.no_such_module"), importlib.util.find_spec("quadrants.lang.nope"))
         try:
             import quadrants.no_such_module
         except ModuleNotFoundError as e:
             print("ModuleNotFoundError", e.name)
     """, on_qd=True)
-    assert out.splitlines() == ["True True True", "qd qd.lang.impl", "ModuleNotFoundError quadrants.no_such_module"]
+    assert out.splitlines() == ["True True True", "qd qd.lang.impl", "1 (1, 3, 3) True", "None None",
+                                "ModuleNotFoundError quadrants.no_such_module"]
+
+
+def test_version_checks_see_the_quadrants_release_qd_implements(tmp_path):
+    out = _same(tmp_path, """
+        import quadrants as qd
+        print(qd.__version__, type(qd.__version__).__name__, qd.__version_str__, qd.__version__ >= (1, 3))
+    """)
+    assert out == "(1, 3, 3) tuple 1.3.3 True"
+
+
+def test_a_script_sees_file_argv_and_path_as_python_gives_them(tmp_path):
+    """`__file__` absolute, `sys.argv[0]` as typed, `sys.path[0]` the script's directory (symbolic
+    links resolved) in place of the working directory: as `python sub/prog.py` has them."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.py").write_text(textwrap.dedent("""
+        import sys
+        import __main__
+        print(__file__, __main__.__file__ == __file__, __name__, sys.argv)
+        print(sys.path)
+    """))
+    (tmp_path / "link.py").symlink_to(tmp_path / "sub" / "prog.py")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for script in ("sub/prog.py", "link.py"):
+        direct, standin = (subprocess.run([sys.executable, *pre, script, "a"], capture_output=True, text=True,
+                                          env=env, cwd=tmp_path, timeout=120)
+                           for pre in ((), ("-m", "qd.standin")))
+        assert direct.returncode == 0 and standin.returncode == 0, standin.stderr
+        assert standin.stdout == direct.stdout
+        assert standin.stdout.startswith(f"{tmp_path / script} True __main__ ['{script}', 'a']\n")
+        assert standin.stdout.splitlines()[1].startswith(f"[{str(tmp_path / 'sub')!r}, {str(ROOT)!r}")
+
+
+_CHILDREN = """
+    import multiprocessing as mp
+    import os
+    import sys
+    import numpy as np
+    import quadrants as qd
+
+    @qd.kernel
+    def fill(x: qd.types.NDArray[qd.f32, 1]):
+        for i in x:
+            x[i] = i * 2.0
+
+    def child(method):
+        import quadrants
+        qd.init(arch=qd.cpu)
+        a = np.zeros(4, np.float32)
+        fill(a)
+        return method, quadrants.__name__, os.path.dirname(os.path.dirname(qd.__file__)), a.tolist()
+
+    if __name__ == "__main__":
+        if sys.argv[1] == "preload":
+            mp.set_forkserver_preload(["quadrants"])  # the server imports it before any child starts
+        else:
+            os.chdir(sys.argv[1])  # the children start elsewhere than the parent did
+        for method in ("spawn", "forkserver"):
+            with mp.get_context(method).Pool(1) as pool:
+                print(*pool.map(child, [method])[0])
+"""
+
+
+@pytest.mark.parametrize("case", ["elsewhere", "preload"])
+def test_spawned_and_forkserver_children_get_qd_too(tmp_path, case):
+    """Children started by spawn or forkserver import the main script again: under the stand-in
+    they too get qd for quadrants, the very qd the parent runs (not an installed copy), even
+    where they start in another directory and qd is not on their path (`elsewhere`), and where
+    the program has the forkserver preload quadrants (`preload`)."""
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(_CHILDREN))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if case == "preload":  # the server finds qd on its own path, as it finds the modules it preloads
+        env["PYTHONPATH"] = str(ROOT)
+    env["QD_OFFLINE_CACHE_FILE_PATH"] = str(tmp_path / "cache")
+    p = subprocess.run([sys.executable, "-m", "qd.standin", str(script), case if case == "preload" else str(tmp_path)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert [line for line in p.stdout.splitlines() if line.startswith(("spawn", "forkserver"))] == [
+        f"{method} qd {ROOT} [0.0, 2.0, 4.0, 6.0]" for method in ("spawn", "forkserver")]
+
+
+def test_qd_explain_stands_in_for_quadrants(tmp_path):
+    """The `qd-explain` command (the entry point the package declares) runs a program written for
+    quadrants on qd and explains its kernels; the CLI module run directly says how to get that."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import quadrants as qd
+
+        @qd.kernel
+        def fill(x: qd.types.NDArray[qd.f32, 1], unused: qd.types.NDArray[qd.f32, 1]):
+            for i in x:
+                x[i] = 1.0
+
+        qd.init(arch=qd.cpu)
+        fill(np.zeros(4, np.float32), np.zeros(4, np.float32))
+    """))
+    entry = re.search(r'^qd-explain = "([\w.]+):(\w+)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    command = f"import sys; from {entry.group(1)} import {entry.group(2)} as main; sys.exit(main())"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QD_OFFLINE_CACHE_FILE_PATH": str(tmp_path / "cache")}
+    p = subprocess.run([sys.executable, "-c", command, "prog.py"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "x is kept" in p.stdout and "unused is pruned" in p.stdout, p.stdout + p.stderr
+    p = subprocess.run([sys.executable, "-m", "qd.explain.cli", "prog.py"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path, timeout=300)
+    assert "compiled no kernel; it imported quadrants itself" in p.stderr and "qd-explain command" in p.stderr
 
 
 def test_install_from_python_and_its_refusal_after_quadrants_was_imported(tmp_path):
