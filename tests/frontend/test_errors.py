@@ -311,7 +311,7 @@ def test_type_too_few_indices():
                 y[i] = a[i]  # err:type-index
 
         k(np.zeros((8, 8), np.float32), f32_array())
-    check_error(ei.value, qd.QdTypeError, "type-index", node="a[i]")
+    check_error(ei.value, qd.QuadrantsIndexError, "type-index", node="a[i]")
 
 
 def test_type_too_many_indices():
@@ -323,7 +323,7 @@ def test_type_too_many_indices():
                 y[i, 0] = 1.0  # err:type-index2
 
         k(f32_array())
-    check_error(ei.value, qd.QdTypeError, "type-index2", node="y[i, 0]")
+    check_error(ei.value, qd.QuadrantsIndexError, "type-index2", node="y[i, 0]")
 
 
 def test_type_array_plus_scalar():
