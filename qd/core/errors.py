@@ -71,7 +71,7 @@ _QD_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
-def _is_user_file(file: str) -> bool:
+def is_user_file(file: str) -> bool:
     """True for a real source file that is neither part of qd nor of Python's standard library
     (annotations are evaluated inside `typing`, decorators run through `functools`...)."""
     if file.startswith("<"):
@@ -95,7 +95,7 @@ def caller_loc() -> SourceLoc | None:
     frame = sys._getframe(1)
     while frame is not None:
         file = frame.f_code.co_filename
-        if not _is_user_file(file):
+        if not is_user_file(file):
             # the frontend evaluating a kernel's compile-time call (`qd.ndarray(...)` in a kernel body)
             # names the kernel expression in this local: that, not the launch, is the user's line
             site = frame.f_locals.get(SITE_LOCAL) if os.path.abspath(file).startswith(_QD_DIR) else None
@@ -157,7 +157,7 @@ class QdError(Exception):
         qd's own funcs (`qd.simt`'s reductions, `qd.linalg`) is located at the user's call that
         reached it; the frames still show the way."""
         if self.frames and site is not None:
-            if self.loc is not None and not _is_user_file(self.loc.file) and _is_user_file(site.file):
+            if self.loc is not None and not is_user_file(self.loc.file) and is_user_file(site.file):
                 self.loc = site
             self._set_frames(((site, name), *self.frames))
 
@@ -177,6 +177,13 @@ def _shown_as(name: str):
         cls.__name__ = name
         return cls
     return rename
+
+
+@_shown_as("SyntaxWarning")
+class QdSyntaxWarning(QdWarning, SyntaxWarning):
+    """Code qd compiles where quadrants warns that it may not work as expected (a plain Python
+    function called in a kernel with run-time values): the SyntaxWarning quadrants gives, so the
+    filters a program sets for quadrants apply."""
 
 
 # The classes quadrants also has carry quadrants' names (`QuadrantsTypeError`, ...), which a program

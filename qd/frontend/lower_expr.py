@@ -52,6 +52,7 @@ from . import (  # noqa: F401 - the kind_* modules register the kinds of values
     kind_tuple,
     kind_vector,
     objects,
+    plain_calls,
     purity,
     structs,
     tile_syntax,
@@ -401,8 +402,7 @@ class ExprLowerer:
                 raise
             except Exception as e:
                 raise QdTypeError(f"compile-time call of {getattr(f, '__qualname__', f)!r} failed: {e}") from None
-        raise QdTypeError(f"cannot call Python function {getattr(f, '__qualname__', f)!r} with runtime values "
-                          "inside a kernel; decorate it with @qd.func")
+        return plain_calls.call(self, f, fn, node, args, kwargs)  # quadrants traces it: compiled as a func
 
     # -- typed helpers ---------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from .values import CT, LeafV, StructV
 if TYPE_CHECKING:
     from .lowering import Lowering
 
-__all__ = ["attribute", "bound_call", "layout_of", "method_of", "object_leaves", "object_value"]
+__all__ = ["attribute", "bound_call", "layout_of", "method_of", "object_leaves", "object_value", "self_value"]
 
 
 def object_value(path: str, obj, leaves: list[ir.Leaf], loc: Callable[[str], object], walking=()) -> StructV:
@@ -78,16 +78,22 @@ def bound_call(low: Lowering, f: object) -> tuple[object, object] | None:
     f = getattr(f, "value", f)
     if not isinstance(f, BoundFunc):
         return None
+    return f.func, self_value(low, f.obj, origin)
+
+
+def self_value(low: Lowering, obj, origin) -> object:
+    """What a method bound to `obj` gets as `self`: the kernel's view of `obj` when it has one,
+    else `obj` as a compile-time value, recorded as read where the method was (`origin`)."""
     pending = list(low.scope.values())
     while pending:
         v = pending.pop()
         if isinstance(v, StructV):
-            if v.obj is f.obj:
-                return f.func, v
+            if v.obj is obj:
+                return v
             pending.extend(m for _, m in v.members)
     if origin is not None and len(origin) == 3 and re.fullmatch(r".+\.\w+", origin[2]):
-        return f.func, CT(f.obj, (*origin[:2], origin[2].rsplit(".", 1)[0]))  # `s.method`: `s`, where it was read
-    return f.func, low.wrap_static(f.obj)
+        return CT(obj, (*origin[:2], origin[2].rsplit(".", 1)[0]))  # `s.method`: `s`, where it was read
+    return low.wrap_static(obj)
 
 
 def attribute(low: Lowering, base: StructV, name: str, node):
