@@ -7,6 +7,7 @@ bare message would leave the user guessing which expression was meant.
 
 from __future__ import annotations
 
+import difflib
 import linecache
 import os
 import sys
@@ -245,6 +246,18 @@ _BIND_WORDS = (("missing a required argument: ", "Missing argument "),
                ("got an unexpected keyword argument ", "Unexpected argument "),
                ("too many positional arguments", "Too many arguments"),
                ("multiple values for argument ", "Multiple values for argument "))
+
+
+def unexpected_keywords(what: str, given: dict, accepted: tuple[str, ...]) -> None:
+    """Refuse keywords a decorator or factory does not take (`@qd.kernel(fastcahce=True)`) at the
+    caller's line, with the accepted one it most resembles: accepted silently, a misspelt option
+    would do nothing. A TypeError, as Python's own for such a call."""
+    if not given:
+        return
+    name = sorted(given)[0]
+    close = difflib.get_close_matches(name, accepted, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; it takes {', '.join(accepted)}"
+    raise QdArgumentError(f"{what} got an unexpected keyword argument {name!r}{hint}", caller_loc())
 
 
 def signature_error(what: str, e: TypeError, loc: SourceLoc | None) -> QdSignatureError:

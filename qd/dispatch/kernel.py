@@ -29,6 +29,7 @@ from ..core.errors import (
     caller_loc,
     show,
     signature_error,
+    unexpected_keywords,
     warn_at,
 )
 from ..core.source import free_vars, get_source
@@ -409,9 +410,17 @@ def _check_struct_arg(v, spec: StructSpec, path: str, kernel) -> None:
         values.update((f"{p}.{name}", getattr(m, name, None)) for name, ms in s.members if isinstance(ms, StructSpec))
 
 
-def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, **_options):
+KERNEL_OPTIONS = ("fastcache", "pure", "graph", "checkpoints", "gpu_graph")
+
+
+def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, graph: bool = False,
+           checkpoints: bool = False, gpu_graph: bool = False, **unknown):
     """Decorator: `@qd.kernel` or `@qd.kernel(fastcache=True)`. quadrants' deprecated
-    `pure=True` means `fastcache=True` (and warns, as there)."""
+    `pure=True` means `fastcache=True` (and warns, as there); Genesis' `gpu_graph=True` means
+    `graph=True`. Any other keyword is a TypeError, as in quadrants (a misspelt option would
+    otherwise do nothing)."""
+    unexpected_keywords("@qd.kernel", unknown, KERNEL_OPTIONS)
+    _options = {"graph": graph or gpu_graph, "checkpoints": checkpoints}
     if pure is not None:
         warn_at("@qd.kernel parameter `pure` is deprecated (as in quadrants): write fastcache=True", caller_loc())
         fastcache = fastcache or bool(pure)
@@ -426,7 +435,7 @@ def kernel(fn=None, *, fastcache: bool = False, pure: bool | None = None, **_opt
 
 def _with_graph(k: Kernel, options: dict) -> Kernel:
     """Record `graph=True` (or Genesis' `gpu_graph=True`): streams refuse such a kernel, as in quadrants."""
-    if options.get("graph") or options.get("gpu_graph"):
+    if options.get("graph"):
         k.graph = True
     if options.get("checkpoints"):  # launches return a qd.GraphStatus; labels are this process's objects
         k.checkpoint_table = CheckpointTable()

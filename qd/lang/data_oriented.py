@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..core.errors import QdArgumentError, caller_loc, unexpected_keywords
+
 __all__ = ["data_oriented", "is_data_oriented", "is_frozen_struct", "is_walked", "members_of", "runtime_primitives",
            "taken_apart"]
 
@@ -26,13 +28,19 @@ _MARK = "_qd_data_oriented"
 _PRIMITIVES = "_qd_template_primitives"
 
 
-def data_oriented(cls: type | None = None, *, template_primitives: bool = True):
+def data_oriented(cls: type | None = None, *, stable_members: bool = False, template_primitives: bool = True,
+                  **unknown):
     """Mark a class as data-oriented (quadrants' `@qd.data_oriented`). Its instances' int,
     float and bool members are compile-time constants, or with `template_primitives=False`
-    scalar arguments read at every launch (changing one then needs no new compile)."""
+    scalar arguments read at every launch (changing one then needs no new compile).
+    `stable_members=True` is quadrants' promise that array members are never reassigned, which
+    lets it skip a check at each launch; qd's launch finds a reassigned member anyway, so the
+    promise changes nothing. Any other keyword is a TypeError, as in quadrants."""
+    unexpected_keywords("@qd.data_oriented", unknown, ("stable_members", "template_primitives"))
+
     def mark(c):
         if not isinstance(c, type):
-            raise TypeError(f"@qd.data_oriented decorates a class, got {type(c).__name__}")
+            raise QdArgumentError(f"@qd.data_oriented decorates a class, got {type(c).__name__}", caller_loc())
         setattr(c, _MARK, True)
         setattr(c, _PRIMITIVES, bool(template_primitives))
         return c

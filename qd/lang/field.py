@@ -189,7 +189,7 @@ class Field(Ndarray):
         shape = self._numpy_shape(keep_dims)
         return arr.view() if arr.shape == shape else arr.reshape(shape)  # C-contiguous there: a view
 
-    def to_numpy(self, dtype=None, keep_dims: bool = False, *, copy=True, **_options) -> np.ndarray:
+    def to_numpy(self, dtype=None, keep_dims: bool = False, *, copy=True) -> np.ndarray:
         """The field's values: a copy, or with `copy=False` a view of its own memory (writes
         through it are the field's; `copy=None`: a view where there is one, see `torch_interop`)."""
         self._need()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 
-from ..core.errors import QdCallError, QdSyntaxError, caller_loc
+from ..core.errors import QdCallError, QdSyntaxError, caller_loc, unexpected_keywords
 from ..core.source import type_hints
 
 __all__ = ["BoundFunc", "Decorated", "Func", "check_decorated", "func"]
@@ -92,15 +92,19 @@ def check_decorated(fn, what: str) -> None:
         raise QdSyntaxError(f"@qd.{what} cannot compile a lambda; define the function with def", caller_loc())
 
 
-def func(fn=None, **_options):
-    """Decorator; accepts quadrants' options (`is_real_function`, ...) for source compatibility."""
-    if fn is None:
-        def wrap(f):
-            check_decorated(f, "func")
-            out = Func(f)
-            out.is_real = bool(_options.get("is_real_function", False))
-            out.requires_top_level = bool(_options.get("requires_top_level", False))
-            return out
-        return wrap
-    check_decorated(fn, "func")
-    return Func(fn)
+FUNC_OPTIONS = ("is_real_function", "requires_top_level")
+
+
+def func(fn=None, *, is_real_function: bool = False, requires_top_level: bool = False, **unknown):
+    """Decorator, `@qd.func` or `@qd.func(is_real_function=True, requires_top_level=True)`, with
+    quadrants' options; any other keyword is a TypeError, as in quadrants (a misspelt option would
+    otherwise do nothing)."""
+    unexpected_keywords("@qd.func", unknown, FUNC_OPTIONS)
+
+    def wrap(f):
+        check_decorated(f, "func")
+        out = Func(f)
+        out.is_real = bool(is_real_function)
+        out.requires_top_level = bool(requires_top_level)
+        return out
+    return wrap if fn is None else wrap(fn)

@@ -253,7 +253,7 @@ class Ndarray(TensorBase):
     def _what(self) -> str:
         return f"ndarray shape {self.shape}" + (f" + element shape {self.element_shape}" if self.element_shape else "")
 
-    def to_numpy(self, dtype=None, *, copy=True, **_options) -> np.ndarray:
+    def to_numpy(self, dtype=None, *, copy=True) -> np.ndarray:
         """The array's values in canonical order: a copy, or with `copy=False` a view of the
         array's own memory (writes through it are the array's; `copy=None`: a view where
         there is one, see `torch_interop`)."""
@@ -451,7 +451,7 @@ class DeviceNdarray(Ndarray):
         self._ptr = self._arr.ptr
         self._end = self._ptr + nbytes
 
-    def to_numpy(self, dtype=None, *, copy=True, **_options) -> np.ndarray:
+    def to_numpy(self, dtype=None, *, copy=True) -> np.ndarray:
         _torch.numpy_view(self, None, copy, dtype)  # copy=False is refused: numpy cannot address device memory
         host = np.empty(self._full(), dtype=self.dtype.np)
         self._arr.download(host.ctypes.data, host.nbytes)
