@@ -13,7 +13,8 @@ import inspect
 import linecache
 import textwrap
 import typing
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .errors import QdError, QdSyntaxError, SourceLoc
@@ -36,8 +37,25 @@ class FuncSource:
 # Keyed by the identity of the code object, not by its equality: code objects compare equal
 # across files and across an edit that only changes a local annotation (a `importlib.reload`
 # in a notebook), and either would hand back the other function's text and file name. The
-# entry holds the code object, so its id cannot be reused while the entry exists.
-_cache: dict[int, tuple[object, FuncSource]] = {}
+# entry holds a weak reference to the code object and goes when the code does (before its id
+# can be reused): code executed again (a reloaded module, kernels made from generated source)
+# must not keep every earlier copy of itself and its source alive.
+_cache: dict[int, tuple[Callable[[], object], FuncSource]] = {}
+
+
+def _remember(key, src: FuncSource) -> None:
+    k = id(key)
+
+    def gone(ref) -> None:
+        if _cache.get(k, (None,))[0] is ref:
+            del _cache[k]
+
+    try:
+        ref = weakref.ref(key, gone)
+    except TypeError:  # an object without weak references: held, so its id stays its own
+        def ref(key=key):
+            return key
+    _cache[k] = (ref, src)
 
 
 # file -> (its lines as linecache has them, {first line of a def or its decorators: FunctionDef});
@@ -119,7 +137,7 @@ def cached(fn) -> FuncSource | None:
     """The source `get_source` already read for `fn`, if it did."""
     key = getattr(fn, "__code__", None) or fn
     hit = _cache.get(id(key))
-    return hit[1] if hit is not None and hit[0] is key else None
+    return hit[1] if hit is not None and hit[0]() is key else None
 
 
 def get_source(fn) -> FuncSource:
@@ -128,11 +146,11 @@ def get_source(fn) -> FuncSource:
     code = getattr(fn, "__code__", None)
     key = code if code is not None else fn
     hit = _cache.get(id(key))
-    if hit is not None and hit[0] is key:
+    if hit is not None and hit[0]() is key:
         return hit[1]
     src = _from_file(fn, code) if code is not None else None
     if src is not None:
-        _cache[id(key)] = (key, src)
+        _remember(key, src)
         return src
     try:
         lines, start = inspect.getsourcelines(fn)
@@ -155,7 +173,7 @@ def get_source(fn) -> FuncSource:
         raise QdSyntaxError(f"{fn!r} is not a function definition")
     # the digest covers where the text is too: a moved function has stale error locations
     src = FuncSource(file, fdef, raw, hashlib.sha256(f"{file}\n{start}\n{raw}".encode()).hexdigest()[:16])
-    _cache[id(key)] = (key, src)
+    _remember(key, src)
     return src
 
 

@@ -14,6 +14,7 @@ import textwrap
 import threading
 import tracemalloc
 import warnings
+import weakref
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -258,3 +259,34 @@ def test_qd_init_while_another_thread_launches():
     assert (x == 2.0).all()
     gc.collect()
     assert jit.live_code() < live
+
+
+GENERATED = '''
+import qd
+
+
+@qd.kernel
+def scaled(x: qd.types.NDArray[qd.f32, 1]):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 2.0 + 1.0
+'''
+
+
+def test_code_executed_again_does_not_keep_its_earlier_copies(tmp_path, qd_cache_dir):
+    """A module executed again (a reload in a notebook, kernels made from generated source) makes
+    new code objects: the source read for the old ones goes with them, and nothing else of qd
+    keeps them alive once their kernels are gone and `qd.init` has dropped their variants."""
+    path = tmp_path / "generated.py"
+    path.write_text(GENERATED)
+    x = np.ones(8, np.float32)
+    codes = []
+    for _ in range(4):
+        ns: dict = {}
+        exec(compile(GENERATED, str(path), "exec"), ns)
+        ns["scaled"](x)
+        codes.append(weakref.ref(ns["scaled"].fn.__code__))
+        del ns
+    np.testing.assert_array_equal(x, np.full(8, 31.0, np.float32))
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(qd_cache_dir))
+    gc.collect()
+    assert [r() for r in codes] == [None] * 4
