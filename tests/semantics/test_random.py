@@ -211,21 +211,21 @@ _VARIANTS = """
 @pytest.mark.slow
 def test_variant_streams_are_the_same_in_another_process_and_from_the_disk_cache(tmp_path):
     """Each variant's values depend on the seed and its code only: a second process, which loads
-    every variant from the disk cache, draws the same ones."""
+    every variant from the disk cache, and a third that compiles them again draw the same ones."""
     script = tmp_path / "variants.py"
     script.write_text(textwrap.dedent(_VARIANTS))
 
-    def run() -> list[str]:
-        p = subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
+    def run(cache: str) -> tuple[list[str], list[str]]:
+        p = subprocess.run([sys.executable, str(script), str(tmp_path / cache)], capture_output=True, text=True,
                            timeout=300, env={**os.environ, "PYTHONPATH": str(quadrants_oracle.ROOT)}, cwd=tmp_path)
         assert p.returncode == 0, p.stderr[-3000:]
-        return p.stdout.splitlines()
+        lines = [line.split(" ", 1) for line in p.stdout.splitlines()]
+        return [source for source, _ in lines], [values for _, values in lines]
 
-    first, second = run(), run()
-    assert [line.split(" ", 1)[0] for line in first] == ["compile"] * 3
-    assert [line.split(" ", 1)[0] for line in second] == ["disk"] * 3
-    assert [line.split(" ", 1)[1] for line in first] == [line.split(" ", 1)[1] for line in second]
-    assert len({line.split(" ", 1)[1] for line in first}) == 3
+    first, from_disk, recompiled = run("cache"), run("cache"), run("other_cache")
+    assert first[0] == recompiled[0] == ["compile"] * 3 and from_disk[0] == ["disk"] * 3
+    assert first[1] == from_disk[1] == recompiled[1]
+    assert len(set(first[1])) == 3
 
 
 _VARIANT_ORACLE = """
