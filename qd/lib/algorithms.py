@@ -23,8 +23,9 @@ import warnings
 import numpy as np
 
 from ..core import dtypes as _dt
-from ..core.errors import QdRuntimeError, QdTypeError, QdValueError, caller_loc
+from ..core.errors import QdArgumentError, QdRuntimeError, QdShapeError, QdTypeError, QdValueError, caller_loc, show
 from ..lang.funcs import func
+from ..lang.ndarray import Ndarray
 from ..lang.ops import bit_cast, cast, max, min, static
 from ..lang.types import template
 
@@ -453,18 +454,35 @@ def _merge_sort_pairs(n: int, p: int, k: int):
     return a[a // (2 * p) == b // (2 * p)], b[a // (2 * p) == b // (2 * p)]
 
 
+def _length_of(arr, what: str, scalars: bool) -> int:
+    """The length of `arr`, which the host-side ops take as a 1-D qd field or ndarray (of scalars
+    where they are compared or summed); anything else is a located error at the user's call, not
+    an AttributeError or IndexError from inside qd."""
+    if not isinstance(arr, Ndarray):
+        raise QdArgumentError(f"{what} must be a 1-D qd.field or qd.ndarray, got {show(arr)}", caller_loc())
+    if len(arr.shape) != 1:
+        raise QdArgumentError(f"{what} must be 1-D, got shape {tuple(arr.shape)}", caller_loc())
+    if scalars and arr.element_shape:
+        raise QdArgumentError(f"{what} must hold scalars, got elements of shape {tuple(arr.element_shape)}",
+                              caller_loc())
+    return arr.shape[0]
+
+
 def parallel_sort(keys, values=None) -> None:
     """quadrants' deprecated in-place odd-even merge sort of a 1-D field (`values`, if given,
-    permuted with the keys). Not stable: equal keys may swap, exactly as in quadrants, since
-    the same compare-exchange network runs (on the host: the data is copied out and back)."""
+    permuted with the keys: the first `len(keys)` of them, as quadrants permutes them). Not
+    stable: equal keys may swap, exactly as in quadrants, since the same compare-exchange network
+    runs (on the host: the data is copied out and back)."""
     warnings.warn("qd.algorithms.parallel_sort is deprecated. Use qd.algorithms.sort (the @qd.func) instead.",
                   DeprecationWarning, stacklevel=2)
-    for arr, what in ((keys, "keys"), (values, "values")):
-        if arr is not None and len(getattr(arr, "shape", ())) != 1:
-            raise QdTypeError(f"parallel_sort: {what} must be a 1-D field", caller_loc())
+    n = _length_of(keys, "parallel_sort: keys", scalars=True)
+    if values is not None:
+        m = _length_of(values, "parallel_sort: values", scalars=False)
+        if m < n:
+            raise QdValueError(f"parallel_sort: values has {m} elements, fewer than the {n} keys it is sorted by",
+                               caller_loc())
     k_np = keys.to_numpy()
     v_np = values.to_numpy() if values is not None else None
-    n = k_np.shape[0]
     p = 1
     while p < n:
         k = p
@@ -490,12 +508,21 @@ class PrefixSumExecutor:
     def __init__(self, length: int):
         warnings.warn("qd.algorithms.PrefixSumExecutor is deprecated. Use qd.algorithms.exclusive_scan_add "
                       "(the @qd.func) instead.", DeprecationWarning, stacklevel=2)
-        self.sorting_length = _count(length)
+        n = _count(length)
+        if n < 1:  # quadrants sizes a field by it, and refuses such a field (a RuntimeError)
+            raise QdShapeError(f"PrefixSumExecutor({n}): the length must be at least 1", caller_loc())
+        self.sorting_length = n
 
     def run(self, input_arr) -> None:
+        if not isinstance(input_arr, Ndarray):
+            raise QdArgumentError(f"PrefixSumExecutor.run takes a 1-D qd.field or qd.ndarray of qd.i32, got "
+                                  f"{show(input_arr)}", caller_loc())
         if _dt.as_dtype(getattr(input_arr, "dtype", None)) is not _dt.i32:
             raise QdRuntimeError("Only qd.i32 type is supported for prefix sum.", caller_loc())
-        a = input_arr.to_numpy()
+        size = _length_of(input_arr, "PrefixSumExecutor.run: the array", scalars=True)
         n = self.sorting_length
+        if n > size:
+            raise QdValueError(f"PrefixSumExecutor of length {n} run on an array of {size} elements", caller_loc())
+        a = input_arr.to_numpy()
         a[:n] = np.cumsum(a[:n].astype(np.int64)).astype(np.int32)  # i32 wraps: the low 32 bits
         input_arr.from_numpy(a)
