@@ -43,6 +43,7 @@ from . import compare
 from .generator import generate
 
 WORKER = Path(__file__).resolve().parent / "worker.py"
+REPO = WORKER.parents[2]  # the checkout holding tests/difftest/
 PER_WORKER = 30
 DEFAULT_TIMEOUT = 30.0
 
@@ -120,6 +121,8 @@ class Worker:
         rfd, wfd = os.pipe()
         env = dict(os.environ)
         env["DIFFTEST_RESULT_FD"] = str(wfd)
+        # the checkout's qd, not a copy installed beside the oracle: the code under test is this tree
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
         env.setdefault("QD_OFFLINE_CACHE_FILE_PATH", str(self.workdir / "cache"))
         log = open(self.workdir / f"worker_{self.side}.log", "ab")  # noqa: SIM115 - owned by the child
         self.proc = subprocess.Popen([sys.executable, str(WORKER), self.side], stdin=subprocess.PIPE,
