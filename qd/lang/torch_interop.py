@@ -16,10 +16,16 @@ field that shares its placement cell with others (a member of a struct field of 
 members, fields placed by one `SNode`); there `copy=False` is an error and `copy=None` copies,
 so a program behaves as it does on quadrants, views and copies alike.
 
-A torch tensor given for an ndarray parameter is passed by its CPU memory (`tensor_view`: the
-tensor's own zero-copy numpy view, so the kernel's writes land in the tensor) and is then
-checked and keyed exactly as a numpy array is; as in quadrants a non-contiguous tensor is
-refused rather than copied.
+A torch tensor given for an ndarray parameter is passed by its CPU memory (`tensor_view`: a
+zero-copy numpy view, so the kernel's writes land in the tensor) and is then checked and keyed
+exactly as a numpy array is; as in quadrants a non-contiguous tensor is refused rather than
+copied.
+
+The user's tensors stay as they were: qd reads a tensor's memory through its address
+(`memory_of`), never through `Tensor.numpy()`, which marks the tensor's storage as one that can
+never be resized again (a later `t.resize_()` raises); and `to_torch`'s copies are tensors of
+torch's own memory, where `torch.from_numpy` of a copy would share numpy's, which torch cannot
+resize either.
 """
 
 from __future__ import annotations
@@ -79,10 +85,50 @@ def describe(v) -> str:
     return f"a torch tensor of dtype {v.dtype}, shape {tuple(v.shape)} on device {v.device}"
 
 
+class _TensorMemory:
+    """A tensor's memory as numpy reads it (`__array_interface__`), holding the tensor, so a numpy
+    array over it keeps the tensor alive."""
+
+    __slots__ = ("__array_interface__", "tensor")
+
+
+_NUMPY_TYPES: dict = {}  # torch dtype -> numpy dtype, or None where numpy has none (bfloat16)
+
+
+def _numpy_dtype(torch_dtype) -> np.dtype | None:
+    hit = _NUMPY_TYPES.get(torch_dtype, False)
+    if hit is False:
+        torch = sys.modules["torch"]
+        try:  # the numpy() of an empty tensor of its own: it marks nothing of the user's
+            hit = torch.empty(0, dtype=torch_dtype).numpy().dtype
+        except (RuntimeError, TypeError):
+            hit = None
+        _NUMPY_TYPES[torch_dtype] = hit
+    return hit
+
+
+def memory_of(t) -> np.ndarray:
+    """A numpy array over CPU tensor `t`'s own memory (its shape, strides and offset), holding
+    `t`, without `Tensor.numpy()`: that marks the storage as never to be resized, which a user's
+    tensor must not become by passing through qd. A tensor numpy cannot address (a dtype numpy
+    lacks, a negated or conjugated view, a sparse layout) is a TypeError."""
+    d = _numpy_dtype(t.dtype)
+    if d is None:
+        raise TypeError(f"numpy has no dtype for torch {t.dtype}")
+    if t.is_neg() or t.is_conj() or t.layout is not sys.modules["torch"].strided:
+        raise TypeError("a negated, conjugated or sparse tensor has no plain memory to read")
+    if t.numel() == 0:
+        return np.empty(tuple(t.shape), d)
+    m = _TensorMemory()
+    m.tensor = t
+    m.__array_interface__ = {"data": (t.data_ptr(), False), "shape": tuple(t.shape), "typestr": d.str,
+                             "strides": tuple(k * d.itemsize for k in t.stride()), "version": 3}
+    return np.asarray(m)
+
+
 def tensor_view(v, path: str, loc: Callable[[], SourceLoc | None]) -> np.ndarray:
     """The CPU memory of tensor `v`, an argument for parameter `path`, as a numpy array that
-    shares it (torch's own zero-copy `Tensor.numpy`, of the tensor detached from autograd:
-    kernel writes bypass autograd, as in quadrants). A tensor on another device, of a dtype qd
+    shares it (`memory_of`; kernel writes bypass autograd, as in quadrants). A tensor on another device, of a dtype qd
     has no type for, or not C-contiguous (quadrants refuses it too, where a numpy array would
     be copied) is an argument error at the parameter, whose place `loc()` finds only then (it
     reads the kernel's source, which a kernel served from the disk cache never needs)."""
@@ -96,7 +142,7 @@ def tensor_view(v, path: str, loc: Callable[[], SourceLoc | None]) -> np.ndarray
         raise QdValueError(f"argument {path!r} is {describe(v)} that is not contiguous: Non contiguous tensors are "
                            "not supported, please call tensor.contiguous() before passing it into a qd kernel", loc())
     try:
-        return v.detach().numpy()
+        return memory_of(v)
     except (RuntimeError, TypeError, ValueError) as e:  # a conjugate or negative-bit view, say
         raise QdArgumentError(f"argument {path!r} is {describe(v)} that qd cannot pass: {e}", loc()) from None
 
@@ -109,7 +155,7 @@ def host_copy(v, op: str) -> np.ndarray:
                               (" (use from_numpy for numpy arrays)" if isinstance(v, np.ndarray) else ""),
                               caller_loc())
     try:
-        return v.detach().cpu().numpy()
+        return memory_of(v if v.device.type == _TORCH_HOST_MEMORY else v.detach().cpu())
     except (RuntimeError, TypeError, ValueError) as e:  # bfloat16, complex views, meta tensors
         raise QdValueError(f"{op}: cannot read {describe(v)}: {e}", caller_loc()) from None
 
@@ -186,7 +232,7 @@ def to_torch(a, view_of, copy_of, device, copy):
             return torch.from_numpy(view_of())
         if copy is False:
             raise QdValueError(why, caller_loc())
-    t = torch.from_numpy(copy_of())
+    t = _owned(torch, view_of() if zero_copy_refusal(a) is None else copy_of())
     if device is None:
         return t
     dev = _device(torch, device)
@@ -194,6 +240,15 @@ def to_torch(a, view_of, copy_of, device, copy):
         return t.to(dev)
     except (RuntimeError, AssertionError, TypeError, ValueError) as e:  # torch without CUDA, say
         raise QdValueError(f"to_torch: cannot move the tensor to device {device!r}: {e}", caller_loc()) from None
+
+
+def _owned(torch: ModuleType, values: np.ndarray):
+    """A C-contiguous tensor of torch's own memory holding `values`: an ordinary tensor, which
+    `resize_` and the rest of torch treat as any other (`torch.from_numpy` would share numpy's
+    memory, which torch can never resize)."""
+    t = torch.empty(values.shape, dtype=torch.from_numpy(np.empty(0, values.dtype)).dtype)
+    memory_of(t)[...] = values
+    return t
 
 
 def _device(torch: ModuleType, device):
