@@ -295,6 +295,15 @@ class QdConfigError(QdError, ValueError):
     """A bad setting: an option of `qd.init`, an environment variable, an unavailable engine."""
 
 
+@_shown_as("KeyError")
+class QdUnknownOptionError(QdConfigError, KeyError):
+    """A keyword `qd.init` does not know: a `KeyError`, as quadrants raises for it, and still a
+    `QdConfigError`."""
+
+    def __str__(self) -> str:  # KeyError would print the message quoted, as a key
+        return QdConfigError.__str__(self)
+
+
 class QuadrantsRuntimeError(QdError, RuntimeError):
     """A check inside a running kernel failed (bounds checks under `qd.init(debug=True)`)."""
 

@@ -15,7 +15,7 @@ from .. import targets as _targets
 from ..core import dtypes as _dt
 from ..core import log as _log
 from ..core import variants as _variants
-from ..core.errors import QdConfigError, caller_loc, show, warn_at
+from ..core.errors import QdConfigError, QdUnknownOptionError, caller_loc, show, warn_at
 
 
 class Arch(str):
@@ -220,7 +220,7 @@ def init(arch=None, default_fp=None, default_ip=None, debug: bool = False,
         if key not in QUADRANTS_ONLY:
             close = difflib.get_close_matches(key, [*_OWN_KEYWORDS, *QUADRANTS_ONLY], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise QdConfigError(f"qd.init: unknown option {key!r}{hint}", caller_loc())
+            raise QdUnknownOptionError(f"qd.init: unknown option {key!r}{hint}", caller_loc())
     _warn_ignored(kwargs)
     if offline_cache_file_path is not None and not isinstance(offline_cache_file_path, (str, os.PathLike)):
         raise QdConfigError(f"qd.init: offline_cache_file_path must be a path, got {show(offline_cache_file_path)}",

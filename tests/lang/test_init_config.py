@@ -175,3 +175,14 @@ def test_raise_on_templated_floats_refuses_float_globals_too():
     with pytest.raises(qd.QdCompileError, match="Not permitted to access floats as global values: scale = 1.5"):
         reads_float()
     assert reads_int() == 3 and decomposes() == pytest.approx(2.0)
+
+
+def test_an_unknown_option_is_a_key_error_as_in_quadrants():
+    """quadrants 1.3.3 raises `KeyError` for a keyword `qd.init` does not know: an `except KeyError`
+    written for it catches qd's error, which is still a located `QdConfigError`."""
+    with pytest.raises(KeyError) as info:
+        qd.init(arch=qd.cpu, fast_mth=True)
+    assert isinstance(info.value, qd.QdConfigError)
+    assert type(info.value).__name__ == "KeyError"
+    assert "did you mean 'fast_math'" in str(info.value)
+    assert "test_init_config.py" in str(info.value)
