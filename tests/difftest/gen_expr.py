@@ -584,7 +584,12 @@ class ExprGen:
         r = self.rng
         rows, cols = r.choice([(2, 2), (3, 3), (2, 3), (3, 2)])
         held = [v for v in self.scope.leaves(t, (rows, cols)) if not v.lit]
-        m = r.choice(held) if held and r.random() < 0.7 else self.vector(t, (rows, cols), depth - 1)
+        if held and (depth <= 1 or r.random() < 0.7):
+            m = r.choice(held)
+        elif depth > 1:  # a matrix expression's components are scalars again: bounded by depth
+            m = self.vector(t, (rows, cols), depth - 1)
+        else:
+            return None
         idx = getattr(self.scope, "idx_leaves", [])
 
         def run_time(n: int) -> str | None:
