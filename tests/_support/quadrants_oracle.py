@@ -15,6 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT = "import quadrants as qd"
 
@@ -63,3 +65,24 @@ def run_here(tmp_path: Path, source: str, capsys) -> str:
 def both(tmp_path: Path, source: str) -> tuple[str, str]:
     """(quadrants' output, qd's output) of one program."""
     return run(tmp_path, source, on_qd=False), run(tmp_path, source, on_qd=True)
+
+
+def recorded_checks(program: str, output: str, *, arch: bool = False):
+    """The two tests of a program whose output on quadrants 1.3.3 is recorded beside it, to be
+    bound to test names in the module: the quick one runs the program on qd in this process and
+    compares with the record; the slow one runs both interpreters and checks that quadrants still
+    prints the record and qd the same. `arch`: the quick one takes the `arch` fixture, so it is
+    parametrised by target as the other tests of its folder are."""
+    if arch:
+        def quick(arch, tmp_path, capsys):
+            assert run_here(tmp_path, program, capsys) == output
+    else:
+        def quick(tmp_path, capsys):
+            assert run_here(tmp_path, program, capsys) == output
+
+    @pytest.mark.slow  # two interpreters
+    def same_as_quadrants(tmp_path):
+        ref, got = both(tmp_path, program)
+        assert ref == got == output
+
+    return quick, same_as_quadrants

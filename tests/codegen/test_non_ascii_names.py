@@ -95,15 +95,8 @@ QUADRANTS_OUTPUT = """[2.5, 4.5, 6.5, 8.5]
 [1.0, 1.5, 2.0, 2.5]"""  # quadrants 1.3.3 on the CPU
 
 
-def test_non_ascii_names(tmp_path, capsys):
-    """The program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_non_ascii_names, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT)
 
 
 # ---------------------------------------------------------------- PTX

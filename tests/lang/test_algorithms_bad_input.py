@@ -45,15 +45,8 @@ parallel_sort of numpy keys TypeError
 parallel_sort of numpy values TypeError"""
 
 
-def test_error_classes_as_in_quadrants(tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_error_classes_as_in_quadrants, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT)
 
 
 def located(e: pytest.ExceptionInfo, text: str) -> None:

@@ -65,15 +65,8 @@ kernel argument resizable
 [0.0, 1.0, 2.0, 3.0] [[1, 1], [1, 1]]"""
 
 
-def test_tensors_stay_resizable(tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_tensors_stay_resizable, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT)
 
 
 def test_views_and_strided_sources_still_work():

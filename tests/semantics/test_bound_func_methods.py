@@ -4,8 +4,6 @@ parallel sections over such a list), and a kernel may call a method of a global 
 
 from __future__ import annotations
 
-import pytest
-
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -64,11 +62,5 @@ print(g.x.to_numpy().tolist())
 QUADRANTS_OUTPUT = "[98, 8, 8] [65, 5]\nTrue False True\n[31, 1]"  # quadrants 1.3.3 on the CPU
 
 
-def test_bound_func_methods(arch, tmp_path, capsys):
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_bound_func_methods, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT, arch=True)

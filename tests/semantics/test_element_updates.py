@@ -10,7 +10,6 @@ quadrants (qd computed `v / sqrt(|v|^2 + eps)`).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import qd
 from tests._support import quadrants_oracle
@@ -66,14 +65,8 @@ QUADRANTS_OUTPUT = """\
 [0.5, 0.66667, 0.0]"""
 
 
-def test_updates_read_the_element_before_it_changes(tmp_path, capsys):
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_updates_read_the_element_before_it_changes, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT)
 
 
 def test_vector_atomic_value_is_computed_before_the_first_component(arch):

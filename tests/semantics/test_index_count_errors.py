@@ -67,15 +67,8 @@ ndarray_too_few QuadrantsIndexError True True
 python ndarray_too_many QuadrantsIndexError True"""
 
 
-def test_wrong_index_counts_raise_quadrants_index_error(arch, tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_wrong_index_counts_raise_quadrants_index_error, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT, arch=True)
 
 
 def test_errors_are_located_and_keep_qd_classes(arch):

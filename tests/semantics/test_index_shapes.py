@@ -9,8 +9,6 @@ narrow-phase search directions astray.
 
 from __future__ import annotations
 
-import pytest
-
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -101,11 +99,5 @@ QUADRANTS_OUTPUT = """\
 [202.0, 2201.0, 2200.0, 321.0, 320.0, 421.0, 420.0, 543.0, 543.0, 963.0, 3603.0]"""
 
 
-def test_index_shapes_read_what_quadrants_reads(tmp_path, capsys):
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_index_shapes_read_what_quadrants_reads, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT)

@@ -4,8 +4,6 @@ detection from compiling). Compared with quadrants' output for the same program.
 
 from __future__ import annotations
 
-import pytest
-
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -32,12 +30,5 @@ print(out.tolist())
 QUADRANTS_OUTPUT = "[[5.0, 0.0], [0.0, 7.0], [1.0, 2.0]]"  # quadrants 1.3.3 on the CPU
 
 
-def test_run_time_row_with_constant_column(arch, tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_run_time_row_with_constant_column, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT, arch=True)

@@ -77,15 +77,8 @@ QUADRANTS_OUTPUT = """\
 ('SyntaxWarning', 43, 'annotated'), ('SyntaxWarning', 43, 'scaler.apply'), ('SyntaxWarning', 44, 'outer')]"""
 
 
-def test_same_results_and_warnings(arch, tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_same_results_and_warnings, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT, arch=True)
 
 
 def branchy(v):

@@ -51,15 +51,8 @@ QUADRANTS_OUTPUT = """\
 [[1.2, 0.9], [1.0, 0.5], [1.4, 1.0], [1.0, 1.0]]"""
 
 
-def test_vector_floor_and_ceil_to_a_dtype(arch, tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_vector_floor_and_ceil_to_a_dtype, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT, arch=True)
 
 
 def test_python_scope_floor_and_ceil_to_a_dtype():

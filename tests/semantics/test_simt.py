@@ -40,14 +40,8 @@ print(x.to_numpy().tolist(), qd.simt.subgroup.group_size())
 QUADRANTS_OUTPUT = "[8, 10, 12, 14, 16, 18, 20, 22] 0"
 
 
-def test_shared_array_on_the_cpu(tmp_path, capsys):
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_shared_array_on_the_cpu, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT)
 
 
 @qd.func

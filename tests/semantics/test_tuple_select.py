@@ -3,8 +3,6 @@ its collision-pair table this way), so qd does too; both arms are evaluated, as 
 
 from __future__ import annotations
 
-import pytest
-
 from tests._support import quadrants_oracle
 
 PROGRAM = """
@@ -32,12 +30,5 @@ print(out.tolist())
 QUADRANTS_OUTPUT = "[430, 121, 221, 330]"  # quadrants 1.3.3 on the CPU
 
 
-def test_tuples_select_item_by_item(arch, tmp_path, capsys):
-    """The same program on qd in this process (quick), against quadrants' recorded output."""
-    assert quadrants_oracle.run_here(tmp_path, PROGRAM, capsys) == QUADRANTS_OUTPUT
-
-
-@pytest.mark.slow  # two interpreters
-def test_same_output_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, PROGRAM)
-    assert ref == got == QUADRANTS_OUTPUT
+test_tuples_select_item_by_item, test_same_output_as_quadrants = quadrants_oracle.recorded_checks(
+    PROGRAM, QUADRANTS_OUTPUT, arch=True)
