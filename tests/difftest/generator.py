@@ -231,7 +231,7 @@ class KernelGen:
             return None
         chosen = r.sample(movable, r.randint(1, len(movable)))
         cls = self.p.name("State")
-        pname = self.p.name("s")
+        pname = self.p.name("st")  # not "s": loop variables of qd.static are body.fresh("s")
         lines = ["@dataclasses.dataclass", f"class {cls}:"]
         fields = []
         for a in chosen:
