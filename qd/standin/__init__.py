@@ -41,32 +41,34 @@ _OWN = frozenset({"__version__", "__version_str__"})  # the names `quadrants` an
 
 
 class QuadrantsModule(types.ModuleType):
-    """`quadrants` under the stand-in: qd's namespace read, written and deleted through, except the
-    version. It is a module of its own, not qd, only so that the two versions can differ; it keeps
-    qd's `__name__` ("qd"), which is how qd recognises its own namespace in a kernel's globals."""
+    """`quadrants` under the stand-in: qd's namespace, except the version. It is a module of its own,
+    not qd, only so that the two versions can differ; it keeps qd's `__name__` ("qd"), which is how
+    qd recognises its own namespace in a kernel's globals.
 
-    def __getattribute__(self, name: str):
-        if name in _OWN:
-            return types.ModuleType.__getattribute__(self, name)
-        return getattr(qd, name)
+    Its dictionary holds qd's names as they are once qd is imported (qd never rebinds one), so a
+    read is a plain module attribute read, as fast as `qd.X`: programs read `qd.X` in their
+    per-step Python code. A name qd gains later (a submodule imported afterwards) is read through
+    the module's `__getattr__` (in its dictionary, as PEP 562 has it: a method of the class would slow
+    every read); a write or a delete through `quadrants` reaches qd as well."""
 
     def __setattr__(self, name: str, value) -> None:
-        if name in _OWN:
-            types.ModuleType.__setattr__(self, name, value)
-        else:
+        if name not in _OWN:
             setattr(qd, name, value)
+        types.ModuleType.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name in _OWN:
-            types.ModuleType.__delattr__(self, name)
-        else:
+        if name not in _OWN:
             delattr(qd, name)
+        if name in self.__dict__:
+            types.ModuleType.__delattr__(self, name)
 
 
 def _make_quadrants() -> QuadrantsModule:
     module = QuadrantsModule(_NAME)
-    module.__version__ = QUADRANTS_VERSION
-    module.__version_str__ = ".".join(map(str, QUADRANTS_VERSION))
+    module.__dict__.update(qd.__dict__)
+    module.__dict__["__getattr__"] = lambda name: getattr(qd, name)  # names qd gains later
+    types.ModuleType.__setattr__(module, "__version__", QUADRANTS_VERSION)
+    types.ModuleType.__setattr__(module, "__version_str__", ".".join(map(str, QUADRANTS_VERSION)))
     return module
 
 

@@ -22,13 +22,20 @@ def test_version_is_quadrants_and_qd_keeps_its_own():
 
 def test_every_other_name_is_qd_s_read_and_written_through():
     assert quadrants.kernel is qd.kernel and quadrants.lang is qd.lang and quadrants.f32 is qd.f32
-    assert quadrants.__name__ == "qd" and quadrants.__spec__ is qd.__spec__ and quadrants.__dict__ is qd.__dict__
+    assert quadrants.__name__ == "qd" and quadrants.__spec__ is qd.__spec__
+    own = ("__version__", "__version_str__")
+    assert all(getattr(quadrants, k) is v for k, v in qd.__dict__.items() if k not in own)
     quadrants._standin_probe = 1
     try:
         assert qd._standin_probe == 1
     finally:
         del quadrants._standin_probe
-    assert not hasattr(qd, "_standin_probe")
+    assert not hasattr(qd, "_standin_probe") and not hasattr(quadrants, "_standin_probe")
+    qd._standin_later = 2  # a name qd gains after the stand-in was made
+    try:
+        assert quadrants._standin_later == 2
+    finally:
+        del qd._standin_later
 
 
 def test_a_module_qd_lacks_is_not_found():
