@@ -350,7 +350,8 @@ class KernelGen:
             if form == "ndrange":
                 return f"for {i} in qd.ndrange({shape[0]}):", iv, ""
             if form == "shape":
-                arrs = [a for a in self.arrays if a.name in self.arg_names]
+                # an array of the loop's own extent: an accumulator is shorter or longer
+                arrs = [a for a in self.arrays if a.name in self.arg_names and a.shape == shape]
                 if arrs:
                     return f"for {i} in range({r.choice(arrs).name}.shape[0]):", iv, ""
             return f"for {i} in range({shape[0]}):", iv, ""
