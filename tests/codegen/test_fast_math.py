@@ -192,14 +192,8 @@ print("fell", round(float(x0[:, :, 1].mean() - expected[:, :, 1].mean()), 1),
 CLOTH_QUADRANTS = "fell 19.6 within 1e-9 of IEEE: True"  # quadrants 1.3.3 on the CPU
 
 
-def test_f64_cloth_stays_on_the_ieee_trajectory_as_in_quadrants(tmp_path, capsys):
-    assert quadrants_oracle.run_here(tmp_path, CLOTH, capsys) == CLOTH_QUADRANTS
-
-
-@pytest.mark.slow  # two interpreters
-def test_f64_cloth_same_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, CLOTH)
-    assert ref == got == CLOTH_QUADRANTS
+test_f64_cloth_stays_on_the_ieee_trajectory_as_in_quadrants, test_f64_cloth_same_as_quadrants = \
+    quadrants_oracle.recorded_checks(CLOTH, CLOTH_QUADRANTS)
 
 
 # f32 kernels under the default fast math: what quadrants computes exactly as IEEE (a product
@@ -268,11 +262,5 @@ transcendental close [True, True, True, True, True, True]
 sum close True"""  # quadrants 1.3.3 on the CPU
 
 
-def test_f32_math_kernels_as_in_quadrants(tmp_path, capsys):
-    assert quadrants_oracle.run_here(tmp_path, F32_KERNELS, capsys) == F32_QUADRANTS
-
-
-@pytest.mark.slow  # two interpreters
-def test_f32_math_kernels_same_as_quadrants(tmp_path):
-    ref, got = quadrants_oracle.both(tmp_path, F32_KERNELS)
-    assert ref == got == F32_QUADRANTS
+test_f32_math_kernels_as_in_quadrants, test_f32_math_kernels_same_as_quadrants = \
+    quadrants_oracle.recorded_checks(F32_KERNELS, F32_QUADRANTS)
